@@ -1,0 +1,474 @@
+#!/usr/bin/env python3
+"""Turns one bench/run.sh output directory into RESULTS.md.
+
+usage: report.py OUT_DIR RESULTS_FILE MODE
+Reads OUT_DIR/results.jsonl (one JSON object per measurement), meta.jsonl (key/value
+facts and notes), commands.txt and micro-*.json (Google Benchmark output).
+"""
+import glob
+import json
+import os
+import sys
+
+out_dir, results_file, mode = sys.argv[1], sys.argv[2], sys.argv[3]
+
+rows = []
+with open(os.path.join(out_dir, "results.jsonl")) as f:
+    for line in f:
+        line = line.strip()
+        if line:
+            rows.append(json.loads(line))
+
+meta, notes = {}, []
+with open(os.path.join(out_dir, "meta.jsonl")) as f:
+    for line in f:
+        if line.strip():
+            kv = json.loads(line)
+            if kv["k"] == "note":
+                notes.append(kv["v"])
+            else:
+                meta[kv["k"]] = kv["v"]
+
+PATH_ORDER = ["direct", "nginx", "portkey", "sluice-off", "sluice-on"]
+PATH_LABEL = {
+    "direct": "direct (no proxy)",
+    "nginx": "nginx proxy_pass",
+    "portkey": "Portkey gateway",
+    "sluice-off": "Sluice, governance off",
+    "sluice-on": "Sluice, governance on",
+}
+GOAL_PATH = "sluice-on"
+
+
+def get(test, path, conc=None):
+    for r in rows:
+        if r.get("test") == test and r.get("path") == path and not r.get("failed"):
+            if conc is None or r.get("concurrency") == conc:
+                return r
+    return None
+
+
+def all_of(test, path):
+    return [r for r in rows if r.get("test") == test and r.get("path") == path and not r.get("failed")]
+
+
+def fmt(v, digits=0, unit=""):
+    if v is None:
+        return "n/a"
+    if isinstance(v, float) and digits == 0:
+        return f"{v:,.0f}{unit}"
+    if isinstance(v, int):
+        return f"{v:,}{unit}"
+    return f"{v:,.{digits}f}{unit}"
+
+
+def ratio(a, b, digits=2):
+    if a is None or b is None or b == 0:
+        return "n/a"
+    return f"{a / b:.{digits}f}x"
+
+
+def us(v):
+    """Microseconds, printed as us below 10 ms and as ms above."""
+    if v is None:
+        return "n/a"
+    if v >= 10_000:
+        return f"{v / 1000:,.1f} ms"
+    return f"{v:,.0f} us"
+
+
+def errors(r):
+    if r is None:
+        return None
+    return sum(r.get(k, 0) for k in ("err_connect", "err_read", "err_write", "err_timeout")) + r.get("non2xx", 0)
+
+
+lines = []
+w = lines.append
+
+w("# Sluice benchmark results")
+w("")
+w(f"Written by `bench/run.sh{' --quick' if mode == 'quick' else ''}` on {meta.get('date', '?')}. "
+  "All traffic is on loopback. Figures from one run: compare rows with each other, not with "
+  "other machines. Raw outputs of this run: `bench/out/" + os.path.basename(out_dir.rstrip('/')) + "/`.")
+w("")
+w("## Machine and versions")
+w("")
+w(f"- Machine: {meta.get('nproc', '?')} CPUs ({meta.get('cpu', '?')}), {meta.get('memory', '?')} RAM, "
+  f"{meta.get('os', '?')}, kernel {meta.get('kernel', '?')}; open-file limit {meta.get('nofile', '?')}")
+w(f"- CPU placement: {meta.get('pinning', '?')}. Each gateway gets one core and one worker "
+  "(Sluice `workers: 1`, nginx `worker_processes 1`, Portkey is one Node.js process).")
+w(f"- Sluice: {meta.get('v_sluice', 'n/a')} (git {meta.get('git', '?')}), release build")
+w(f"- nginx: {meta.get('v_nginx', 'n/a')}; wrk: {meta.get('v_wrk', 'n/a')}; Node.js {meta.get('v_node', 'n/a')}; "
+  f"Portkey: {meta.get('v_portkey', 'n/a')}; streams: {meta.get('v_loadgen', 'n/a')}")
+w(f"- Durations ({mode}): {meta.get('durations', '?')}")
+w(f"- Streams: {meta.get('stream_shape', '?')}")
+w(f"- Paths measured: {meta.get('paths', '?')}")
+w("")
+w("Paths: **direct** = the load generator calls the upstream itself (nginx answering a canned "
+  "chat.completion JSON with `return 200`, or `sluice-mock-upstream` for the 20 ms and "
+  "streaming tests); **nginx** = nginx `proxy_pass` to the same upstream with a keep-alive "
+  "pool (`proxy_http_version 1.1`, `keepalive`); **Portkey** = `@portkey-ai/gateway` from npm, "
+  "provider openai with `custom_host` pointing at the same upstream; **Sluice off** = "
+  "`auth: none`, access log disabled; **Sluice on** = API-key auth, routing by alias, access "
+  "log (metering) written to a file. The goals are judged on Sluice on.")
+w("")
+
+
+# ---- 1. latency -------------------------------------------------------------------------
+def added_table(test, title, intro, cpu_unit_ms=False):
+    d = get(test, "direct")
+    n = get(test, "nginx")
+    w(f"## {title}")
+    w("")
+    w(intro)
+    w("")
+    w("| path | p50 | p99 | p99.9 | added p50 | added p99 | added p50 vs nginx | added p99 vs nginx "
+      "| p99 vs direct | req/s | gateway CPU per request | errors |")
+    w("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    n_add50 = (n["p50_us"] - d["p50_us"]) if (n and d) else None
+    n_add99 = (n["p99_us"] - d["p99_us"]) if (n and d) else None
+    for p in PATH_ORDER:
+        r = get(test, p)
+        if r is None:
+            continue
+        a50 = (r["p50_us"] - d["p50_us"]) if d else None
+        a99 = (r["p99_us"] - d["p99_us"]) if d else None
+        cpu = r.get("gw_cpu_us_per_req")
+        cpu_s = "n/a" if cpu is None else (f"{cpu / 1000:.2f} ms" if cpu_unit_ms else f"{cpu:.0f} us")
+        if p == "direct":
+            cpu_s += " (upstream)"
+        w(f"| {PATH_LABEL[p]} | {us(r['p50_us'])} | {us(r['p99_us'])} | {us(r['p999_us'])} | "
+          f"{'-' if p == 'direct' else us(a50)} | {'-' if p == 'direct' else us(a99)} | "
+          f"{'-' if p in ('direct', 'nginx') else ratio(a50, n_add50)} | "
+          f"{'-' if p in ('direct', 'nginx') else ratio(a99, n_add99)} | "
+          f"{ratio(r['p99_us'], d['p99_us']) if d else 'n/a'} | {fmt(r['rps'])} | {cpu_s} | {errors(r)} |")
+    w("")
+
+
+added_table("latency", "Added latency at concurrency 1",
+            "One connection, closed loop, small chat request (wrk + Lua; percentiles from wrk's "
+            "histogram via `latency:percentile()`). Added = path minus direct. Ratios vs nginx "
+            "compare added latency.")
+
+# ---- 2. throughput ----------------------------------------------------------------------
+w("## Maximum throughput, concurrency 64, zero-delay upstream")
+w("")
+w("Closed loop, 64 connections from one wrk thread on the load core. Direct shares its core "
+  "with wrk, so it is a reference point, not a ceiling.")
+w("")
+w("| path | req/s | vs direct | vs nginx | p50 | p99 | gateway CPU per request | errors |")
+w("|---|---:|---:|---:|---:|---:|---:|---:|")
+d, n = get("throughput", "direct"), get("throughput", "nginx")
+for p in PATH_ORDER:
+    r = get("throughput", p)
+    if r is None:
+        continue
+    cpu = r.get("gw_cpu_us_per_req")
+    w(f"| {PATH_LABEL[p]} | {fmt(r['rps'])} | {ratio(r['rps'], d['rps'] if d else None)} | "
+      f"{ratio(r['rps'], n['rps'] if n else None)} | {us(r['p50_us'])} | {us(r['p99_us'])} | "
+      f"{'n/a' if cpu is None else f'{cpu:.0f} us'} | {errors(r)} |")
+w("")
+
+# ---- 3. 20 ms upstream ------------------------------------------------------------------
+def best_slow(p):
+    best = None
+    for r in all_of("slow", p):
+        ok = r["p99_us"] < 1_000_000 and r.get("err_timeout", 0) == 0 and r.get("requests", 0) > 0 \
+            and errors(r) <= 0.001 * r["requests"]
+        if ok and (best is None or r["rps"] > best["rps"]):
+            best = r
+    return best
+
+
+slow_concs = sorted({r["concurrency"] for r in rows if r.get("test") == "slow"})
+w("## Sustained throughput, 20 ms upstream")
+w("")
+if slow_concs:
+    w("Upstream: `sluice-mock-upstream --latency-ms 20` (every answer 20 ms late). Method: closed "
+      "loop at increasing concurrency; cells are req/s (p99). The figure kept per path is the "
+      "highest req/s among steps whose p99 stayed under 1 s with no timeouts and < 0.1% errors.")
+    w("")
+    w("| path | " + " | ".join(f"c={c}" for c in slow_concs) + " | best (p99 < 1 s) | vs direct | vs nginx |")
+    w("|---|" + "---:|" * len(slow_concs) + "---:|---:|---:|")
+    bd, bn = best_slow("direct"), best_slow("nginx")
+    for p in PATH_ORDER:
+        rs = {r["concurrency"]: r for r in all_of("slow", p)}
+        if not rs:
+            continue
+        cells = []
+        for c in slow_concs:
+            r = rs.get(c)
+            cells.append("n/a" if r is None else f"{fmt(r['rps'])} ({us(r['p99_us'])}{', ' + str(errors(r)) + ' err' if errors(r) else ''})")
+        b = best_slow(p)
+        w(f"| {PATH_LABEL[p]} | " + " | ".join(cells) +
+          f" | {fmt(b['rps']) + ' at c=' + str(b['concurrency']) if b else 'none'} | "
+          f"{ratio(b['rps'] if b else None, bd['rps'] if bd else None)} | {ratio(b['rps'] if b else None, bn['rps'] if bn else None)} |")
+else:
+    w("Not measured: `sluice-mock-upstream` was not available in this run.")
+w("")
+
+# ---- 4. large prompts -------------------------------------------------------------------
+added_table("large", "Large prompts (~100k tokens) at concurrency 1",
+            f"Request body {int(meta.get('large_body_bytes', 0)) // 1024} KiB (about 100k tokens of text "
+            "in a system prompt and a user turn), non-streaming, one connection. Gateway CPU per "
+            "request = the gateway process's utime+stime over the run divided by requests.",
+            cpu_unit_ms=True)
+
+# ---- 5. translation ---------------------------------------------------------------------
+w("## Translation: Anthropic Messages ingress to an OpenAI upstream")
+w("")
+tstatus = meta.get("translation_status", "not run")
+tp, ta = get("translation-passthrough", "sluice-on"), get("translation-anthropic", "sluice-on")
+if tp and ta:
+    w(f"Sluice on, concurrency {ta['concurrency']}, back to back: OpenAI in/OpenAI out vs "
+      "`POST /v1/messages` (Anthropic in, OpenAI out, answer translated back).")
+    w("")
+    w("| request | req/s | p50 | p99 | gateway CPU per request | ratio to passthrough |")
+    w("|---|---:|---:|---:|---:|---:|")
+    for name, r in (("passthrough (chat completions)", tp), ("translated (Anthropic messages)", ta)):
+        w(f"| {name} | {fmt(r['rps'])} | {us(r['p50_us'])} | {us(r['p99_us'])} | "
+          f"{r.get('gw_cpu_us_per_req', 0):.0f} us | {ratio(r['rps'], tp['rps'])} |")
+else:
+    w(f"| request | req/s | ratio to passthrough |\n|---|---:|---:|\n"
+      f"| passthrough (chat completions) | {fmt(get('throughput', 'sluice-on')['rps']) if get('throughput', 'sluice-on') else 'n/a'} | 1.00x |\n"
+      f"| translated (Anthropic messages) | n/a | n/a |")
+    w("")
+    w(f"Translation: {tstatus}.")
+w("")
+
+# ---- 6. streams -------------------------------------------------------------------------
+ev_rows = [r for r in rows if r.get("test", "").startswith("events") and not r.get("failed")]
+w("## Stream relay cost (unpaced events)")
+w("")
+if ev_rows:
+    w("16 concurrent streams of 2000 events with no pacing (`x-mock-events: 2000`, "
+      "`x-mock-pace-ms: 0`), looped; measures how many events a gateway relays per second and "
+      "per second of its own CPU time. The mock and the load generator share the load core, so "
+      "events/s can be load-side bound; events per gateway CPU-second is the gateway's cost.")
+    w("")
+    w("| path | streams | events/s | gateway CPU s | events per gateway CPU-second | vs nginx |")
+    w("|---|---:|---:|---:|---:|---:|")
+    nev = next((r for r in ev_rows if r["test"] == "events" and r["path"] == "nginx"), None)
+    def per_cpu(r):
+        return r["events"] / r["cpu_s"] if r.get("cpu_s", 0) > 0 else None
+    for r in sorted(ev_rows, key=lambda r: (r["test"], PATH_ORDER.index(r["path"]) if r["path"] in PATH_ORDER else 9)):
+        label = PATH_LABEL.get(r["path"], r["path"]) + (" (Anthropic in, translated)" if r["test"] == "events-anthropic" else "")
+        if r["path"] == "direct":
+            label += " (CPU = mock)"
+        w(f"| {label} | {fmt(r['streams_completed'])}/{fmt(r['streams_started'])} | {fmt(r['events_per_s'])} | "
+          f"{r.get('cpu_s', -1):.2f} | {fmt(per_cpu(r))} | "
+          f"{'-' if r['path'] in ('direct', 'nginx') else ratio(per_cpu(r), per_cpu(nev) if nev else None)} |")
+else:
+    w("Not measured in this run.")
+w("")
+
+stream_rows = [r for r in rows if r.get("test") == "streams" and not r.get("failed")]
+idle = {r["path"]: r["rss_kb"] for r in rows if r.get("test") == "stream-idle"}
+w("## Concurrent streams")
+w("")
+if stream_rows:
+    w(f"Each of N connections runs streaming chat requests back to back ({meta.get('stream_shape', '')}); "
+      "connections start evenly over the ramp, RSS is sampled every 250 ms on the plateau. "
+      "Stall-free = the stream completed with status 200, every event, and no gap between "
+      "events above the limit, as a share of streams started. TTFT = request sent to first "
+      "event. Per-stream memory = (plateau RSS max - idle RSS) / N. For nginx the RSS is its "
+      "worker's; for direct it is the mock's.")
+    w("")
+    w("| path | N | streams started | completed | stall-free | TTFT p50 | TTFT p99 | max gap p99 | "
+      "idle RSS | plateau RSS | per stream | events/s |")
+    w("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for p in PATH_ORDER:
+        for r in sorted((r for r in stream_rows if r["path"] == p), key=lambda r: r["concurrency"]):
+            i = idle.get(p)
+            per = (r["rss_plateau_max_kb"] - i) / r["concurrency"] if (i and i > 0 and r.get("rss_plateau_max_kb", -1) > 0) else None
+            w(f"| {PATH_LABEL[p]} | {r['concurrency']:,} | {r['streams_started']:,} | {r['streams_completed']:,} | "
+              f"{r['stall_free_pct']:.2f}% | {r['ttft_p50_ms']:.2f} ms | {r['ttft_p99_ms']:.2f} ms | "
+              f"{r['max_gap_p99_ms']:.1f} ms | {fmt(i / 1024 if i and i > 0 else None, 1, ' MiB')} | "
+              f"{fmt(r['rss_plateau_max_kb'] / 1024 if r.get('rss_plateau_max_kb', -1) > 0 else None, 1, ' MiB')} | "
+              f"{fmt(per, 1, ' KiB')} | {fmt(r['events_per_s'])} |")
+    w("")
+    if meta.get("max_streams_fd"):
+        w(f"The open-file limit here is {meta.get('nofile')} and cannot be raised (no CAP_SYS_RESOURCE "
+          f"in this sandbox); a gateway holds two sockets per stream, so the largest step is "
+          f"{int(meta['max_streams_fd']):,} streams instead of 10,000.")
+        w("")
+else:
+    w("Not measured in this run (needs `sluice-mock-upstream` and the stream load generator).")
+    w("")
+
+# ---- 7. micro ---------------------------------------------------------------------------
+w("## Micro-benchmarks")
+w("")
+micro = sorted(glob.glob(os.path.join(out_dir, "micro-*.json")))
+if micro:
+    for path in micro:
+        with open(path) as f:
+            try:
+                data = json.load(f)
+            except json.JSONDecodeError:
+                continue
+        name = os.path.basename(path)[len("micro-"):-len(".json")]
+        w(f"`{name}` (Google Benchmark, pinned to the gateway core):")
+        w("")
+        w("| benchmark | time per iteration | throughput | events/s | allocations per event |")
+        w("|---|---:|---:|---:|---:|")
+        for b in data.get("benchmarks", []):
+            ev = b.get("events/s")
+            ape = b.get("allocs/event")
+            bps = b.get("bytes_per_second")
+            w(f"| {b['name']} | {b['real_time']:,.0f} {b.get('time_unit', 'ns')} | "
+              f"{'' if bps is None else f'{bps / 2**20:,.0f} MiB/s'} | "
+              f"{'' if ev is None else f'{ev / 1e6:,.2f} M'} | {'' if ape is None else f'{ape:.3f}'} |")
+        w("")
+else:
+    w(f"None run: {meta.get('micro_status', 'no micro-benchmark binaries were built')}.")
+    w("")
+
+# ---- 8. goals ---------------------------------------------------------------------------
+w("## Goals (judged on Sluice with governance on)")
+w("")
+goals = []
+
+
+def goal(name, status, detail):
+    goals.append((name, status, detail))
+
+
+d, n, s = get("latency", "direct"), get("latency", "nginx"), get("latency", GOAL_PATH)
+if d and n and s:
+    parts, worst = [], 0.0
+    for q in ("p50", "p99"):
+        na = n[f"{q}_us"] - d[f"{q}_us"]
+        sa = s[f"{q}_us"] - d[f"{q}_us"]
+        lim = 1.5 * max(na, 1)
+        parts.append(f"{q}: Sluice adds {us(sa)}, nginx adds {us(na)} (limit {us(lim)})")
+        worst = max(worst, sa / lim)
+    goal("Added p50 and p99 at c=1 within 1.5x of nginx proxy_pass",
+         "met" if worst <= 1 else f"missed by {worst:.2f}x", "; ".join(parts))
+else:
+    goal("Added p50 and p99 at c=1 within 1.5x of nginx proxy_pass", "not measured", "missing rows")
+
+n, s = get("throughput", "nginx"), get("throughput", GOAL_PATH)
+if n and s:
+    r = s["rps"] / n["rps"]
+    detail = f"c={s['concurrency']}: Sluice {fmt(s['rps'])} req/s, nginx {fmt(n['rps'])} req/s"
+    bn, bs = best_slow("nginx"), best_slow(GOAL_PATH)
+    if bn and bs:
+        detail += f"; 20 ms upstream: Sluice {fmt(bs['rps'])} req/s, nginx {fmt(bn['rps'])} req/s ({bs['rps'] / bn['rps']:.2f}x)"
+    goal("Max throughput >= nginx", "met" if r >= 1 else f"missed by {1 / r:.2f}x ({r:.2f}x of nginx)", detail)
+else:
+    goal("Max throughput >= nginx", "not measured", "missing rows")
+
+srows = sorted((r for r in stream_rows if r["path"] == GOAL_PATH), key=lambda r: r["concurrency"])
+if srows:
+    top = srows[-1]
+    ok_rows = [r for r in srows if r["stall_free_pct"] >= 99]
+    best_ok = ok_rows[-1] if ok_rows else None
+    i = idle.get(GOAL_PATH, -1)
+    rss_gib = top["rss_plateau_max_kb"] / 1048576 if top.get("rss_plateau_max_kb", -1) > 0 else None
+    per = (top["rss_plateau_max_kb"] - i) / top["concurrency"] if i > 0 and top.get("rss_plateau_max_kb", -1) > 0 else None
+    extrap = (i + per * 10000) / 1048576 if per is not None else None
+    detail = (f"largest step N={top['concurrency']:,}: {top['stall_free_pct']:.2f}% stall-free, plateau RSS "
+              f"{fmt(rss_gib, 3, ' GiB')}, {fmt(per, 1, ' KiB')} per stream"
+              + (f", extrapolated RSS at 10,000: {extrap:.3f} GiB" if extrap is not None else ""))
+    if best_ok is None:
+        status = f"missed: < 99% stall-free already at N={srows[0]['concurrency']:,}"
+    elif best_ok["concurrency"] >= 10000 and rss_gib is not None and rss_gib < 1:
+        status = "met"
+    elif best_ok["concurrency"] < top["concurrency"]:
+        status = f"missed: 99% stall-free only up to N={best_ok['concurrency']:,}"
+    elif top["concurrency"] < 10000:
+        status = (f"not measurable at 10,000 here (fd limit); at {top['concurrency']:,}: "
+                  + ("on track" if (extrap is not None and extrap < 1) else "over budget"))
+    else:
+        status = f"missed: RSS {rss_gib:.2f} GiB"
+    goal("10,000 stall-free streams under 1 GiB RSS", status, detail)
+else:
+    goal("10,000 stall-free streams under 1 GiB RSS", "not measured", "no Sluice stream rows (mock or Sluice missing)")
+
+if tp and ta:
+    r = ta["rps"] / tp["rps"]
+    goal("Translation >= 80% of passthrough throughput", "met" if r >= 0.8 else f"missed by {0.8 / r:.2f}x",
+         f"{fmt(ta['rps'])} vs {fmt(tp['rps'])} req/s ({r * 100:.0f}%)")
+else:
+    goal("Translation >= 80% of passthrough throughput", "not measured", tstatus)
+
+# Portkey comparisons: (label, sluice value, portkey value, lower is better)
+cmp = []
+for test, label in (("latency", "c=1"), ("large", "large prompt")):
+    s, p = get(test, GOAL_PATH), get(test, "portkey")
+    if s and p:
+        cmp.append((f"{label} p50", s["p50_us"], p["p50_us"], True, us))
+        cmp.append((f"{label} p99", s["p99_us"], p["p99_us"], True, us))
+s, p = get("throughput", GOAL_PATH), get("throughput", "portkey")
+if s and p:
+    cmp.append(("throughput c=64", s["rps"], p["rps"], False, lambda v: fmt(v) + " req/s"))
+bs, bp = best_slow(GOAL_PATH), best_slow("portkey")
+if bs or bp:
+    cmp.append(("20 ms upstream throughput", bs["rps"] if bs else 0, bp["rps"] if bp else 0, False, lambda v: fmt(v) + " req/s"))
+ps = sorted((r for r in stream_rows if r["path"] == "portkey"), key=lambda r: r["concurrency"])
+if srows and ps:
+    sok = max((r["concurrency"] for r in srows if r["stall_free_pct"] >= 99), default=0)
+    pok = max((r["concurrency"] for r in ps if r["stall_free_pct"] >= 99), default=0)
+    cmp.append(("streams 99% stall-free", sok, pok, False, lambda v: f"{v:,}"))
+    common = {r["concurrency"]: r for r in ps}
+    for r in srows:
+        if r["concurrency"] in common:
+            last_common = (r, common[r["concurrency"]])
+    if common and any(r["concurrency"] in common for r in srows):
+        sr, pr = last_common
+        cmp.append((f"TTFT p99 at N={sr['concurrency']:,}", sr["ttft_p99_ms"], pr["ttft_p99_ms"], True, lambda v: f"{v:.2f} ms"))
+evs = next((r for r in ev_rows if r["test"] == "events" and r["path"] == GOAL_PATH), None)
+evp = next((r for r in ev_rows if r["test"] == "events" and r["path"] == "portkey"), None)
+if evs and evp and evs.get("cpu_s", 0) > 0 and evp.get("cpu_s", 0) > 0:
+    cmp.append(("stream events per CPU-second", evs["events"] / evs["cpu_s"], evp["events"] / evp["cpu_s"], False, lambda v: fmt(v)))
+if cmp:
+    lost = []
+    for label, sv, pv, lower, f in cmp:
+        beat = sv < pv if lower else sv > pv
+        if not beat:
+            lost.append(f"{label} (Sluice {f(sv)}, Portkey {f(pv)})")
+    detail = "; ".join(f"{label}: Sluice {f(sv)} vs Portkey {f(pv)}" for label, sv, pv, _, f in cmp)
+    goal("Every Portkey figure beaten", "met" if not lost else "missed on " + "; ".join(lost), detail)
+else:
+    goal("Every Portkey figure beaten", "not measured", "Portkey or Sluice rows missing")
+
+w("| goal | status | figures |")
+w("|---|---|---|")
+for name, status, detail in goals:
+    w(f"| {name} | **{status}** | {detail} |")
+w("")
+
+# ---- 9. notes and commands --------------------------------------------------------------
+w("## Not measured, caveats and notes")
+w("")
+caveats = [
+    "2 cores only: the load generator and the upstream share core 0, the gateway has core 1. "
+    "The machine is shared and noisy; ratios within one run are what to compare.",
+    "Portkey runs with `NODE_ENV=production --headless` (no log UI); its default listener binds "
+    "all interfaces, traffic still only goes over loopback.",
+]
+if mode == "quick":
+    caveats.insert(0, "This was a `--quick` smoke run: durations are too short for stable p99 figures.")
+for c in caveats + notes:
+    w(f"- {c}")
+w("")
+w("## Commands")
+w("")
+w("Run: `bench/run.sh` (full) or `bench/run.sh --quick`. Every command this run executed, "
+  "in order (load commands prefixed by test/path):")
+w("")
+w("```")
+try:
+    with open(os.path.join(out_dir, "commands.txt")) as f:
+        for line in f:
+            w(line.rstrip("\n").replace(out_dir, "$OUT"))
+except OSError:
+    pass
+w("```")
+w("")
+
+os.makedirs(os.path.dirname(os.path.abspath(results_file)), exist_ok=True)
+with open(results_file, "w") as f:
+    f.write("\n".join(lines))

@@ -1,0 +1,728 @@
+#!/usr/bin/env bash
+# End-to-end benchmark of Sluice against direct, nginx proxy_pass and Portkey, side by side
+# in one run on loopback. Writes bench/RESULTS.md (full run) and raw outputs to bench/out/.
+#
+#   bench/run.sh            full run (about 12-15 minutes)
+#   bench/run.sh --quick    smoke run: short durations, small stream steps (about 3 minutes)
+#
+# Other options: --no-build (use binaries as they are), --no-portkey, --no-streams,
+# --stream-steps "1000 2500", --results FILE (default: bench/RESULTS.md for a full run,
+# bench/out/<run>/RESULTS.md for --quick), --keep-going-streams (do not stop stepping at
+# < 99% stall-free).
+#
+# CPU placement (2 cores): the load generators (wrk, sluice-stream-load) and the upstreams
+# (nginx "direct", sluice-mock-upstream) share core 0; the system under test (Sluice, the
+# nginx proxy, Portkey) gets core 1 to itself. Each gateway therefore has exactly one core,
+# and the ratios between gateways measured in the same run are the figures that matter.
+set -uo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+BENCH="$ROOT/bench"
+BUILD="$ROOT/build/release"
+
+MODE=full
+DO_BUILD=1
+DO_PORTKEY=1
+DO_STREAMS=1
+STREAM_STEPS_OVERRIDE=""
+RESULTS_FILE=""
+STOP_ON_STALLS=1
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --quick) MODE=quick ;;
+    --no-build) DO_BUILD=0 ;;
+    --no-portkey) DO_PORTKEY=0 ;;
+    --no-streams) DO_STREAMS=0 ;;
+    --stream-steps) STREAM_STEPS_OVERRIDE="$2"; shift ;;
+    --results) RESULTS_FILE="$2"; shift ;;
+    --keep-going-streams) STOP_ON_STALLS=0 ;;
+    -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
+    *) echo "unknown option: $1 (see --help)" >&2; exit 2 ;;
+  esac
+  shift
+done
+
+if [[ $MODE == quick ]]; then
+  LAT_D=2; TPUT_D=2; TPUT_C=64; SLOW_D=2; SLOW_STEPS="64 256"; LARGE_D=2
+  STREAM_D=3; STREAM_RAMP=1; STREAM_STEPS="200 500"; EVT_D=2; MICRO_MIN_TIME=0.05
+else
+  LAT_D=10; TPUT_D=10; TPUT_C=64; SLOW_D=8; SLOW_STEPS="64 256 1024 2048"; LARGE_D=10
+  STREAM_D=12; STREAM_RAMP=3; STREAM_STEPS="1000 2500 5000 10000"; EVT_D=5; MICRO_MIN_TIME=0.5
+fi
+[[ -n $STREAM_STEPS_OVERRIDE ]] && STREAM_STEPS="$STREAM_STEPS_OVERRIDE"
+STREAM_EVENTS=64
+STREAM_PACE_MS=20
+GAP_LIMIT_MS=$((STREAM_PACE_MS * 10))
+SLOW_LATENCY_MS=20
+SLUICE_KEY="sk-sluice-bench-key-000000"
+
+RUN_ID="$(date -u +%Y%m%d-%H%M%S)"
+OUT="$BENCH/out/$RUN_ID"
+RAW="$OUT/raw"
+mkdir -p "$RAW"
+ln -sfn "$RUN_ID" "$BENCH/out/latest"
+RESULTS_JSONL="$OUT/results.jsonl"
+META_JSONL="$OUT/meta.jsonl"
+COMMANDS="$OUT/commands.txt"
+: >"$RESULTS_JSONL"; : >"$META_JSONL"; : >"$COMMANDS"
+if [[ -z $RESULTS_FILE ]]; then
+  if [[ $MODE == full ]]; then RESULTS_FILE="$BENCH/RESULTS.md"; else RESULTS_FILE="$OUT/RESULTS.md"; fi
+fi
+
+log() { printf '[bench %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
+
+# ---------------------------------------------------------------------------------------
+# Process bookkeeping: every process started here is recorded and stopped on exit.
+PIDS=()
+cleanup() {
+  local pid
+  for pid in "${PIDS[@]}"; do kill -TERM "$pid" 2>/dev/null; done
+  for _ in $(seq 50); do
+    local alive=0
+    for pid in "${PIDS[@]}"; do kill -0 "$pid" 2>/dev/null && alive=1; done
+    [[ $alive == 0 ]] && break
+    sleep 0.1
+  done
+  for pid in "${PIDS[@]}"; do kill -KILL "$pid" 2>/dev/null; done
+  PIDS=()
+}
+trap cleanup EXIT
+trap 'log "interrupted"; exit 130' INT TERM
+
+# start_bg VAR LOGPREFIX CMD...: starts CMD in the background, stdout to LOGPREFIX.out,
+# stderr to LOGPREFIX.err, and stores its pid in VAR.
+start_bg() {
+  local var=$1 prefix=$2
+  shift 2
+  echo "$*" >>"$COMMANDS"
+  "$@" >"$prefix.out" 2>"$prefix.err" </dev/null &
+  local pid=$!
+  PIDS+=("$pid")
+  printf -v "$var" '%s' "$pid"
+}
+
+stop_pid() {
+  local pid=$1
+  [[ -z $pid ]] && return 0
+  kill -TERM "$pid" 2>/dev/null || return 0
+  for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || return 0; sleep 0.1; done
+  kill -KILL "$pid" 2>/dev/null
+  return 0
+}
+
+meta() {
+  python3 -c 'import json,sys; print(json.dumps({"k": sys.argv[1], "v": sys.argv[2]}))' "$1" "$2" >>"$META_JSONL"
+}
+note() { log "NOTE: $*"; meta note "$*"; }
+
+free_port() {
+  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
+}
+
+# wait_listening_json FILE SECONDS PID: the "port" field of the {"event":"listening",...}
+# line a Sluice binary prints on stdout.
+wait_listening_json() {
+  local file=$1 secs=$2 pid=$3 port=""
+  for _ in $(seq $((secs * 10))); do
+    port=$(grep -m1 '"listening"' "$file" 2>/dev/null | sed -n 's/.*"port":[[:space:]]*\([0-9][0-9]*\).*/\1/p')
+    [[ -n $port ]] && { echo "$port"; return 0; }
+    kill -0 "$pid" 2>/dev/null || return 1
+    sleep 0.1
+  done
+  return 1
+}
+
+wait_tcp() {
+  local port=$1 secs=$2
+  for _ in $(seq $((secs * 10))); do
+    (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && return 0
+    sleep 0.1
+  done
+  return 1
+}
+
+# cpu_ticks PID: utime+stime (clock ticks) of PID plus its child processes (nginx workers).
+cpu_ticks() {
+  local pid=$1 total=0 p
+  [[ -z $pid ]] && { echo 0; return; }
+  for p in $pid $(ps -o pid= --ppid "$pid" 2>/dev/null); do
+    [[ -r /proc/$p/stat ]] || continue
+    local stat rest
+    stat=$(cat "/proc/$p/stat" 2>/dev/null) || continue
+    rest=${stat##*) }
+    # shellcheck disable=SC2086
+    set -- $rest
+    total=$((total + ${12} + ${13}))
+  done
+  echo "$total"
+}
+CLK_TCK=$(getconf CLK_TCK)
+
+# The process whose memory counts for a gateway: nginx's single worker, else the pid itself.
+mem_pid() {
+  local pid=$1 child
+  child=$(ps -o pid= --ppid "$pid" 2>/dev/null | head -1 | tr -d ' ')
+  if [[ -n $child && $(cat "/proc/$pid/comm" 2>/dev/null) == nginx ]]; then echo "$child"; else echo "$pid"; fi
+}
+
+vmrss_kb() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status" 2>/dev/null || echo -1; }
+
+# ---------------------------------------------------------------------------------------
+# Prerequisites.
+ensure_packages() {
+  local missing=()
+  command -v nginx >/dev/null || [[ -x /usr/sbin/nginx ]] || missing+=(nginx)
+  command -v wrk >/dev/null || missing+=(wrk)
+  command -v h2load >/dev/null || missing+=(nghttp2-client)
+  command -v python3 >/dev/null || missing+=(python3)
+  command -v curl >/dev/null || missing+=(curl)
+  command -v taskset >/dev/null || missing+=(util-linux)
+  if [[ $DO_PORTKEY == 1 ]] && ! command -v node >/dev/null; then missing+=(nodejs npm); fi
+  if [[ ${#missing[@]} -gt 0 ]]; then
+    log "installing missing Debian packages: ${missing[*]}"
+    if [[ $(id -u) == 0 ]]; then
+      apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >"$OUT/apt.log" 2>&1 ||
+        log "apt-get install failed (see $OUT/apt.log)"
+    else
+      sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >"$OUT/apt.log" 2>&1 ||
+        log "apt-get install failed (see $OUT/apt.log)"
+    fi
+  fi
+  export PATH="$PATH:/usr/sbin"
+}
+ensure_packages
+command -v wrk >/dev/null || { log "wrk is required"; exit 1; }
+command -v nginx >/dev/null || { log "nginx is required"; exit 1; }
+
+ulimit -n 200000 2>/dev/null || ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
+NOFILE=$(ulimit -n)
+meta nofile "$NOFILE"
+
+if [[ $(nproc) -ge 2 ]]; then
+  PIN_LOAD=(taskset -c 0); PIN_GW=(taskset -c 1)
+  meta pinning "load generator + upstreams on CPU 0, gateway under test on CPU 1"
+else
+  PIN_LOAD=(); PIN_GW=()
+  meta pinning "none (fewer than 2 CPUs)"
+fi
+
+SLUICE="$BUILD/sluice"
+MOCK="$BUILD/tools/mock_upstream/sluice-mock-upstream"
+STREAM_LOAD="$BUILD/bench/sluice-stream-load"
+SSE_BENCH="$BUILD/bench/sse_parser_bench"
+
+build_all() {
+  if [[ $DO_BUILD == 1 ]]; then
+    log "building release targets (cmake --preset release; cmake --build build/release -j2)"
+    (
+      cd "$ROOT" &&
+        { [[ -f $BUILD/build.ninja ]] || cmake --preset release >/dev/null; } &&
+        cmake --build build/release -j2 --target sluice sluice-mock-upstream
+    ) >"$OUT/build.log" 2>&1 || note "release build of sluice / sluice-mock-upstream failed (tail of $OUT/build.log: $(tail -3 "$OUT/build.log" | tr '\n' ' ' | cut -c1-300))"
+    (cd "$ROOT" && cmake --build build/release -j2 --target sluice-stream-load) >>"$OUT/build.log" 2>&1 || true
+    if [[ -f $BENCH/sse_parser_bench.cc ]]; then
+      (cd "$ROOT" && cmake --build build/release -j2 --target sse_parser_bench) >>"$OUT/build.log" 2>&1 ||
+        note "sse_parser_bench did not build (Google Benchmark missing or codec not compiling)"
+    fi
+  fi
+  if [[ ! -x $STREAM_LOAD ]]; then
+    # bench/ is only part of the CMake build when Google Benchmark is found; the load
+    # generator needs nothing but Boost headers, so build it directly.
+    STREAM_LOAD="$OUT/sluice-stream-load"
+    log "compiling bench/stream_load.cc directly"
+    g++ -O2 -std=c++20 -DBOOST_ASIO_NO_DEPRECATED "$BENCH/stream_load.cc" -o "$STREAM_LOAD" -lpthread \
+      >>"$OUT/build.log" 2>&1 || { note "could not compile stream_load.cc"; STREAM_LOAD=""; }
+  fi
+}
+build_all
+
+HAVE_SLUICE=0; HAVE_MOCK=0
+if [[ -x $SLUICE ]] && "$SLUICE" --version >/dev/null 2>&1; then HAVE_SLUICE=1; else note "sluice binary missing or not working ($SLUICE): Sluice rows are n/a"; fi
+if [[ -x $MOCK ]]; then HAVE_MOCK=1; else note "sluice-mock-upstream missing ($MOCK): 20 ms and streaming rows are n/a"; fi
+
+if [[ $DO_PORTKEY == 1 ]]; then
+  if ! command -v node >/dev/null; then
+    note "node not available: Portkey rows are n/a"; DO_PORTKEY=0
+  elif [[ ! -d $BENCH/portkey/node_modules/@portkey-ai/gateway ]]; then
+    log "npm ci in bench/portkey"
+    (cd "$BENCH/portkey" && npm ci --no-audit --no-fund) >"$OUT/npm.log" 2>&1 ||
+      { note "npm ci failed in bench/portkey (see npm.log): Portkey rows are n/a"; DO_PORTKEY=0; }
+  fi
+fi
+PORTKEY_JS="$BENCH/portkey/node_modules/@portkey-ai/gateway/build/start-server.js"
+
+# ---------------------------------------------------------------------------------------
+# Versions and machine.
+meta date "$(date -u '+%Y-%m-%d %H:%M:%S UTC')"
+meta mode "$MODE"
+meta nproc "$(nproc)"
+meta cpu "$(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo)"
+meta kernel "$(uname -sr)"
+meta memory "$(awk '/^MemTotal/ {printf "%.1f GiB", $2/1048576}' /proc/meminfo)"
+meta os "$(. /etc/os-release 2>/dev/null; echo "${PRETTY_NAME:-unknown}")"
+meta git "$(cd "$ROOT" && git rev-parse --short HEAD 2>/dev/null)$(cd "$ROOT" && git diff --quiet 2>/dev/null || echo ' (with uncommitted changes)')"
+[[ $HAVE_SLUICE == 1 ]] && meta v_sluice "$("$SLUICE" --version 2>&1 | head -1)"
+meta v_nginx "$(nginx -v 2>&1 | head -1)"
+meta v_wrk "$(wrk -v 2>&1 | head -1)"
+meta v_node "$(node --version 2>/dev/null || echo n/a)"
+[[ $DO_PORTKEY == 1 ]] && meta v_portkey "@portkey-ai/gateway $(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["version"])' "$BENCH/portkey/node_modules/@portkey-ai/gateway/package.json")"
+meta v_loadgen "sluice-stream-load (bench/stream_load.cc)"
+meta durations "latency ${LAT_D}s per path at c=1; throughput ${TPUT_D}s at c=${TPUT_C}; 20 ms upstream ${SLOW_D}s per step (c = ${SLOW_STEPS}); large prompt ${LARGE_D}s at c=1; streams ${STREAM_D}s plateau after ${STREAM_RAMP}s ramp, steps ${STREAM_STEPS}"
+meta stream_shape "$STREAM_EVENTS deltas, ${STREAM_PACE_MS} ms apart; stall = a gap > ${GAP_LIMIT_MS} ms"
+
+# ---------------------------------------------------------------------------------------
+# Request bodies.
+SMALL_BODY="$OUT/body-small.json"
+STREAM_BODY="$OUT/body-stream.json"
+LARGE_BODY="$OUT/body-large.json"
+ANTHROPIC_BODY="$OUT/body-anthropic.json"
+ANTHROPIC_STREAM_BODY="$OUT/body-anthropic-stream.json"
+printf '%s' '{"model":"bench-model","messages":[{"role":"system","content":"You are a terse assistant."},{"role":"user","content":"Say hello in five words."}],"max_tokens":16,"temperature":0}' >"$SMALL_BODY"
+printf '%s' '{"model":"bench-stream","stream":true,"messages":[{"role":"user","content":"Count slowly."}],"max_tokens":128}' >"$STREAM_BODY"
+printf '%s' '{"model":"bench-model","max_tokens":16,"system":"You are a terse assistant.","messages":[{"role":"user","content":"Say hello in five words."}]}' >"$ANTHROPIC_BODY"
+printf '%s' '{"model":"bench-stream","max_tokens":128,"stream":true,"messages":[{"role":"user","content":"Count slowly."}]}' >"$ANTHROPIC_STREAM_BODY"
+# About 100k tokens: ~400 KB of English-like text (4 bytes per token is the usual rule for
+# GPT tokenizers), split over a system prompt, a long user turn and a short question.
+python3 - "$LARGE_BODY" <<'PY'
+import json, random, sys
+random.seed(7)
+words = ("the quick brown fox jumps over lazy dog gateway stream token request latency "
+         "upstream provider budget route model prompt context window summary analysis report "
+         "customer invoice shipment delay weather forecast history chapter section table").split()
+def text(n_bytes):
+    out, size = [], 0
+    while size < n_bytes:
+        w = random.choice(words)
+        out.append(w); size += len(w) + 1
+    return " ".join(out)
+body = {"model": "bench-model", "max_tokens": 16, "messages": [
+    {"role": "system", "content": "You summarise documents. " + text(40_000)},
+    {"role": "user", "content": "Document:\n" + text(360_000)},
+    {"role": "user", "content": "Summarise the document above in one sentence."}]}
+open(sys.argv[1], "w").write(json.dumps(body))
+PY
+meta large_body_bytes "$(stat -c %s "$LARGE_BODY")"
+
+# ---------------------------------------------------------------------------------------
+# Upstreams.
+CANNED='{"id":"chatcmpl-bench","object":"chat.completion","created":1700000000,"model":"gpt-4o-mini","choices":[{"index":0,"message":{"role":"assistant","content":"Hello from the bench upstream."},"logprobs":null,"finish_reason":"stop"}],"usage":{"prompt_tokens":9,"completion_tokens":6,"total_tokens":15}}'
+WORKER_CONNS=$((NOFILE > 1200 ? NOFILE - 200 : 1024))
+
+nginx_common() {
+  local dir=$1
+  mkdir -p "$dir"
+  cat <<EOF
+worker_processes 1;
+worker_rlimit_nofile $NOFILE;
+daemon off;
+master_process on;
+pid $dir/nginx.pid;
+error_log $dir/error.log warn;
+events { worker_connections $WORKER_CONNS; multi_accept on; }
+http {
+  access_log off;
+  keepalive_requests 1000000;
+  keepalive_timeout 120s;
+  client_body_temp_path $dir/client_body;
+  proxy_temp_path $dir/proxy;
+  fastcgi_temp_path $dir/fastcgi;
+  uwsgi_temp_path $dir/uwsgi;
+  scgi_temp_path $dir/scgi;
+  client_max_body_size 16m;
+  client_body_buffer_size 1m;
+EOF
+}
+
+UP_PORT=$(free_port)
+UP_DIR="$OUT/nginx-upstream"
+{
+  nginx_common "$UP_DIR"
+  cat <<EOF
+  # "direct": a zero-delay OpenAI upstream answering every chat completion with one
+  # canned JSON body. return works for POST and discards the request body.
+  server {
+    listen 127.0.0.1:$UP_PORT backlog=4096;
+    location = /v1/chat/completions {
+      default_type application/json;
+      return 200 '$CANNED';
+    }
+    location / { return 404; }
+  }
+}
+EOF
+} >"$UP_DIR.conf"
+start_bg NGINX_UP_PID "$RAW/nginx-upstream" "${PIN_LOAD[@]}" nginx -p "$UP_DIR" -e "$UP_DIR/error.log" -c "$UP_DIR.conf"
+wait_tcp "$UP_PORT" 10 || { log "nginx upstream did not start: $(cat "$RAW/nginx-upstream.err")"; exit 1; }
+
+MOCK0_PORT=""; MOCK20_PORT=""; MOCK0_PID=""; MOCK20_PID=""
+if [[ $HAVE_MOCK == 1 ]]; then
+  start_bg MOCK0_PID "$RAW/mock0" "${PIN_LOAD[@]}" "$MOCK" --listen 127.0.0.1:0 --threads 1
+  MOCK0_PORT=$(wait_listening_json "$RAW/mock0.out" 10 "$MOCK0_PID") || { note "sluice-mock-upstream did not start: $(tail -3 "$RAW/mock0.err" | tr '\n' ' ')"; HAVE_MOCK=0; }
+fi
+if [[ $HAVE_MOCK == 1 ]]; then
+  start_bg MOCK20_PID "$RAW/mock20" "${PIN_LOAD[@]}" "$MOCK" --listen 127.0.0.1:0 --threads 1 --latency-ms "$SLOW_LATENCY_MS"
+  MOCK20_PORT=$(wait_listening_json "$RAW/mock20.out" 10 "$MOCK20_PID") || { note "sluice-mock-upstream --latency-ms did not start"; HAVE_MOCK=0; }
+fi
+
+# nginx proxy_pass baseline: one worker on the gateway core, keep-alive upstream pools.
+PX_PORT=$(free_port); PX_SLOW_PORT=$(free_port); PX_STREAM_PORT=$(free_port)
+PX_DIR="$OUT/nginx-proxy"
+{
+  nginx_common "$PX_DIR"
+  cat <<EOF
+  proxy_http_version 1.1;
+  proxy_set_header Connection "";
+  upstream direct { server 127.0.0.1:$UP_PORT; keepalive 64; keepalive_requests 1000000; }
+  server {
+    listen 127.0.0.1:$PX_PORT backlog=4096;
+    location / { proxy_pass http://direct; }
+  }
+EOF
+  if [[ $HAVE_MOCK == 1 ]]; then
+    cat <<EOF
+  upstream mock20 { server 127.0.0.1:$MOCK20_PORT; keepalive 1024; keepalive_requests 1000000; }
+  upstream mock0 { server 127.0.0.1:$MOCK0_PORT; keepalive 1024; keepalive_requests 1000000; }
+  server {
+    listen 127.0.0.1:$PX_SLOW_PORT backlog=4096;
+    location / { proxy_pass http://mock20; }
+  }
+  # Streams: no response buffering, so each event is relayed as it arrives.
+  server {
+    listen 127.0.0.1:$PX_STREAM_PORT backlog=4096;
+    location / { proxy_pass http://mock0; proxy_buffering off; proxy_read_timeout 60s; }
+  }
+EOF
+  fi
+  echo "}"
+} >"$PX_DIR.conf"
+start_bg NGINX_PX_PID "$RAW/nginx-proxy" "${PIN_GW[@]}" nginx -p "$PX_DIR" -e "$PX_DIR/error.log" -c "$PX_DIR.conf"
+wait_tcp "$PX_PORT" 10 || { log "nginx proxy did not start: $(cat "$RAW/nginx-proxy.err")"; exit 1; }
+
+# ---------------------------------------------------------------------------------------
+# Portkey.
+PK_PORT=""; PK_PID=""
+portkey_config() { # custom host base url
+  printf '{"provider":"openai","custom_host":"%s","api_key":"sk-upstream-test-key","forward_headers":["x-mock-events","x-mock-pace-ms"]}' "$1"
+}
+start_portkey() {
+  PK_PORT=$(free_port)
+  # --headless: no log UI; NODE_ENV=production as a deployment would run it.
+  start_bg PK_PID "$RAW/portkey-$1" env NODE_ENV=production "${PIN_GW[@]}" node "$PORTKEY_JS" --port="$PK_PORT" --headless
+  wait_tcp "$PK_PORT" 30 || { note "Portkey did not start (see raw/portkey-$1.err)"; return 1; }
+}
+if [[ $DO_PORTKEY == 1 ]]; then
+  start_portkey main || DO_PORTKEY=0
+fi
+
+# ---------------------------------------------------------------------------------------
+# Sluice.
+sluice_config() { # file auth(on|off) pool_max
+  local file=$1 auth=$2 pool=$3
+  {
+    echo "version: 1"
+    echo "listen: 127.0.0.1:0"
+    echo "server: { workers: 1 }"
+    if [[ $auth == on ]]; then
+      echo "access_log: { enabled: true, path: $OUT/sluice-access-$(basename "$file" .yaml).log }"
+    else
+      echo "access_log: { enabled: false }"
+      echo "auth: none"
+    fi
+    echo "providers:"
+    echo "  - id: upstream"
+    echo "    adapter: openai"
+    echo "    base_url: http://127.0.0.1:$UP_PORT/v1"
+    echo "    api_key: sk-upstream-test-key"
+    echo "    pool: { max_connections: $pool, acquire_timeout_ms: 5000 }"
+    if [[ $HAVE_MOCK == 1 ]]; then
+      echo "  - id: mock"
+      echo "    adapter: openai"
+      echo "    base_url: http://127.0.0.1:$MOCK0_PORT/v1"
+      echo "    api_key: sk-upstream-test-key"
+      echo "    forward_headers: [\"x-mock-*\"]"
+      echo "    pool: { max_connections: $pool, acquire_timeout_ms: 5000 }"
+      echo "  - id: mock20"
+      echo "    adapter: openai"
+      echo "    base_url: http://127.0.0.1:$MOCK20_PORT/v1"
+      echo "    api_key: sk-upstream-test-key"
+      echo "    pool: { max_connections: $pool, acquire_timeout_ms: 5000 }"
+    fi
+    echo "routes:"
+    echo "  - alias: bench-model"
+    echo "    provider: upstream"
+    echo "    model: gpt-4o-mini"
+    if [[ $HAVE_MOCK == 1 ]]; then
+      echo "  - alias: bench-stream"
+      echo "    provider: mock"
+      echo "    model: gpt-4o-mini"
+      echo "  - alias: bench-slow"
+      echo "    provider: mock20"
+      echo "    model: gpt-4o-mini"
+    fi
+    echo "keys:"
+    echo "  - name: bench"
+    echo "    key: $SLUICE_KEY"
+  } >"$file"
+}
+
+# start_sluice NAME auth pool: sets SL_PID_<NAME> / SL_PORT_<NAME>.
+start_sluice() {
+  local name=$1 auth=$2 pool=$3 cfg="$OUT/sluice-$1.yaml" pid port
+  sluice_config "$cfg" "$auth" "$pool"
+  start_bg pid "$RAW/sluice-$name" "${PIN_GW[@]}" "$SLUICE" serve --config "$cfg"
+  if ! port=$(wait_listening_json "$RAW/sluice-$name.out" 15 "$pid"); then
+    note "sluice ($name) did not start: $(tail -c 400 "$RAW/sluice-$name.err" | tr '\n' ' ')"
+    stop_pid "$pid"
+    return 1
+  fi
+  printf -v "SL_PID_${name//-/_}" '%s' "$pid"
+  printf -v "SL_PORT_${name//-/_}" '%s' "$port"
+}
+SL_PID_off=""; SL_PORT_off=""; SL_PID_on=""; SL_PORT_on=""
+if [[ $HAVE_SLUICE == 1 ]]; then
+  start_sluice off off 1024 || true
+  start_sluice on on 1024 || true
+fi
+
+# ---------------------------------------------------------------------------------------
+# Paths under test. For each: base URL, extra headers (newline separated), gateway pid.
+declare -A URL HDR GWPID SLOWURL SLOWHDR
+PATHS=()
+add_path() { PATHS+=("$1"); URL[$1]=$2; HDR[$1]=$3; GWPID[$1]=$4; }
+add_path direct "http://127.0.0.1:$UP_PORT" "" "$NGINX_UP_PID"
+add_path nginx "http://127.0.0.1:$PX_PORT" "" "$NGINX_PX_PID"
+[[ $DO_PORTKEY == 1 ]] && add_path portkey "http://127.0.0.1:$PK_PORT" "x-portkey-config: $(portkey_config "http://127.0.0.1:$UP_PORT/v1")" "$PK_PID"
+[[ -n $SL_PORT_off ]] && add_path sluice-off "http://127.0.0.1:$SL_PORT_off" "" "$SL_PID_off"
+[[ -n $SL_PORT_on ]] && add_path sluice-on "http://127.0.0.1:$SL_PORT_on" "Authorization: Bearer $SLUICE_KEY" "$SL_PID_on"
+
+if [[ $HAVE_MOCK == 1 ]]; then
+  SLOWURL[direct]="http://127.0.0.1:$MOCK20_PORT"; SLOWHDR[direct]=""
+  SLOWURL[nginx]="http://127.0.0.1:$PX_SLOW_PORT"; SLOWHDR[nginx]=""
+  SLOWURL[portkey]="http://127.0.0.1:$PK_PORT"; SLOWHDR[portkey]="x-portkey-config: $(portkey_config "http://127.0.0.1:$MOCK20_PORT/v1")"
+  SLOWURL[sluice-off]="http://127.0.0.1:$SL_PORT_off"; SLOWHDR[sluice-off]=""
+  SLOWURL[sluice-on]="http://127.0.0.1:$SL_PORT_on"; SLOWHDR[sluice-on]="Authorization: Bearer $SLUICE_KEY"
+fi
+
+# curl_check URL HEADERS BODY [PATH]: prints the HTTP status of one POST.
+curl_check() {
+  local url=$1 headers=$2 body=$3 path=${4:-/v1/chat/completions} args=()
+  while IFS= read -r h; do [[ -n $h ]] && args+=(-H "$h"); done <<<"$headers"
+  curl -s -o "$RAW/check-body.txt" -w '%{http_code}' --max-time 10 -X POST "$url$path" \
+    -H 'Content-Type: application/json' "${args[@]}" --data-binary "@$body" 2>/dev/null
+}
+
+ACTIVE=()
+for p in "${PATHS[@]}"; do
+  code=$(curl_check "${URL[$p]}" "${HDR[$p]}" "$SMALL_BODY")
+  if [[ $code == 200 ]] && grep -q '"choices"' "$RAW/check-body.txt"; then
+    ACTIVE+=("$p")
+  else
+    note "path $p failed its health check (HTTP $code: $(head -c 200 "$RAW/check-body.txt")): its rows are n/a"
+  fi
+done
+log "paths: ${ACTIVE[*]}"
+meta paths "${ACTIVE[*]}"
+
+# ---------------------------------------------------------------------------------------
+# Load helpers.
+
+# run_wrk TEST PATH CONC DURATION URL HEADERS BODY [REQUEST_PATH]: one wrk run; appends
+# its figures (plus the gateway's CPU time) as a JSON line to results.jsonl.
+run_wrk() {
+  local test=$1 path=$2 conc=$3 dur=$4 url=$5 headers=$6 body=$7 reqpath=${8:-/v1/chat/completions}
+  local raw="$RAW/wrk-$test-$path-c$conc.txt" pid=${GWPID[$path]:-}
+  local cmd=(wrk -t1 "-c$conc" "-d${dur}s" --timeout 10s -s "$BENCH/lua/chat.lua" "$url")
+  printf '%s: BENCH_BODY_FILE=%s BENCH_PATH=%s BENCH_HEADERS=%q %s %s\n' "$test/$path" "$(basename "$body")" "$reqpath" "$headers" "${PIN_LOAD[*]}" "${cmd[*]}" >>"$COMMANDS"
+  local c0 c1
+  c0=$(cpu_ticks "$pid")
+  BENCH_BODY_FILE="$body" BENCH_PATH="$reqpath" BENCH_HEADERS="$headers" \
+    timeout $((dur + 60)) "${PIN_LOAD[@]}" "${cmd[@]}" >"$raw" 2>&1
+  c1=$(cpu_ticks "$pid")
+  local line
+  line=$(grep -m1 '^BENCH_JSON ' "$raw" | cut -d' ' -f2-)
+  if [[ -z $line ]]; then
+    note "wrk produced no result for $test/$path c=$conc (see $(basename "$raw"))"
+    line='{"failed":true}'
+  fi
+  python3 - "$line" "$test" "$path" "$conc" "$(( (c1 - c0) ))" "$CLK_TCK" "$reqpath" >>"$RESULTS_JSONL" <<'PY'
+import json, sys
+r = json.loads(sys.argv[1])
+r.update(test=sys.argv[2], path=sys.argv[3], concurrency=int(sys.argv[4]), request_path=sys.argv[7])
+cpu_s = int(sys.argv[5]) / int(sys.argv[6])
+r["gw_cpu_s"] = cpu_s
+if r.get("requests"):
+    r["gw_cpu_us_per_req"] = cpu_s * 1e6 / r["requests"]
+print(json.dumps(r))
+PY
+  python3 -c 'import json,sys; r=json.loads(sys.argv[1]); print("   %-10s %-10s c=%-5s %8.0f req/s  p50 %7.0f us  p99 %8.0f us  non2xx %d  errors %d" % (sys.argv[2], sys.argv[3], sys.argv[4], r.get("rps",0), r.get("p50_us",0), r.get("p99_us",0), r.get("non2xx",0), sum(r.get(k,0) for k in ("err_connect","err_read","err_write","err_timeout"))))' "$line" "$test" "$path" "$conc" >&2 || true
+}
+
+# ---------------------------------------------------------------------------------------
+# 1. Warm-up, then added latency at concurrency 1.
+log "warm-up"
+for p in "${ACTIVE[@]}"; do
+  BENCH_BODY_FILE="$SMALL_BODY" BENCH_HEADERS="${HDR[$p]}" timeout 30 "${PIN_LOAD[@]}" wrk -t1 -c8 -d1s -s "$BENCH/lua/chat.lua" "${URL[$p]}" >/dev/null 2>&1
+done
+
+log "latency at c=1 (${LAT_D}s per path)"
+for p in "${ACTIVE[@]}"; do
+  run_wrk latency "$p" 1 "$LAT_D" "${URL[$p]}" "${HDR[$p]}" "$SMALL_BODY"
+done
+
+# 2. Closed-loop throughput at c=64, zero-delay upstream.
+log "throughput at c=$TPUT_C (${TPUT_D}s per path)"
+for p in "${ACTIVE[@]}"; do
+  run_wrk throughput "$p" "$TPUT_C" "$TPUT_D" "${URL[$p]}" "${HDR[$p]}" "$SMALL_BODY"
+done
+
+# 3. Translation: Anthropic Messages ingress, OpenAI upstream, vs passthrough (same gateway,
+#    back to back).
+TRANSLATION_STATUS="not run"
+if [[ -n $SL_PORT_on ]] && [[ " ${ACTIVE[*]} " == *" sluice-on "* ]]; then
+  ANTH_HDR="x-api-key: $SLUICE_KEY
+anthropic-version: 2023-06-01"
+  code=$(curl_check "http://127.0.0.1:$SL_PORT_on" "$ANTH_HDR" "$ANTHROPIC_BODY" /v1/messages)
+  if [[ $code == 404 ]]; then
+    TRANSLATION_STATUS="not available yet (POST /v1/messages returned 404)"
+  elif [[ $code == 200 ]] && grep -q '"content"' "$RAW/check-body.txt"; then
+    TRANSLATION_STATUS="measured"
+    log "translation (Anthropic ingress) vs passthrough at c=$TPUT_C"
+    run_wrk translation-passthrough sluice-on "$TPUT_C" "$TPUT_D" "${URL[sluice-on]}" "${HDR[sluice-on]}" "$SMALL_BODY"
+    run_wrk translation-anthropic sluice-on "$TPUT_C" "$TPUT_D" "${URL[sluice-on]}" "$ANTH_HDR" "$ANTHROPIC_BODY" /v1/messages
+  else
+    TRANSLATION_STATUS="failed (POST /v1/messages returned HTTP $code: $(head -c 160 "$RAW/check-body.txt" | tr '\n' ' '))"
+  fi
+fi
+meta translation_status "$TRANSLATION_STATUS"
+
+# 4. Large prompts (~100k tokens) at c=1.
+log "large prompt ($(($(stat -c %s "$LARGE_BODY") / 1024)) KiB) at c=1 (${LARGE_D}s per path)"
+for p in "${ACTIVE[@]}"; do
+  run_wrk large "$p" 1 "$LARGE_D" "${URL[$p]}" "${HDR[$p]}" "$LARGE_BODY"
+done
+
+# 5. Sustained throughput with a 20 ms upstream: closed loop, concurrency stepped up; the
+#    figure reported is the best throughput among steps whose p99 stayed under 1 s.
+if [[ $HAVE_MOCK == 1 ]]; then
+  log "20 ms upstream, closed loop at c = $SLOW_STEPS (${SLOW_D}s per step)"
+  for p in "${ACTIVE[@]}"; do
+    code=$(curl_check "${SLOWURL[$p]}" "${SLOWHDR[$p]}" "$SMALL_BODY")
+    if [[ $code != 200 ]]; then
+      note "20 ms upstream path $p failed its check (HTTP $code: $(head -c 160 "$RAW/check-body.txt"))"
+      continue
+    fi
+    for c in $SLOW_STEPS; do
+      if [[ $c -gt $((NOFILE / 2 - 100)) ]]; then continue; fi
+      run_wrk slow "$p" "$c" "$SLOW_D" "${SLOWURL[$p]}" "${SLOWHDR[$p]}" "$SMALL_BODY"
+    done
+  done
+fi
+
+# 6. Stream event throughput: few connections, many unpaced events; measures relay
+#    cost per event (gateway CPU time per event), passthrough and translated.
+run_streams() { # TEST PATH PORT REQUEST_PATH BODY CONC DURATION RAMP MIN_EVENTS GWPID HEADERS...
+  local test=$1 path=$2 port=$3 reqpath=$4 body=$5 conc=$6 dur=$7 ramp=$8 minev=$9 gwpid=${10}
+  shift 10
+  local args=(--port "$port" --path "$reqpath" --body-file "$body" --concurrency "$conc"
+    --duration-s "$dur" --ramp-s "$ramp" --grace-s 10 --idle-timeout-s 15
+    --gap-limit-ms "$GAP_LIMIT_MS" --min-events "$minev" --label "$test/$path")
+  [[ -n $gwpid ]] && args+=(--rss-pid "$(mem_pid "$gwpid")")
+  local h
+  for h in "$@"; do args+=(--header "$h"); done
+  local raw="$RAW/streams-$test-$path-n$conc.json"
+  printf '%s: %s %q\n' "$test/$path" "${PIN_LOAD[*]} $(basename "$STREAM_LOAD")" "${args[*]}" >>"$COMMANDS"
+  timeout $((${dur%.*} + ${ramp%.*} + 60)) "${PIN_LOAD[@]}" "$STREAM_LOAD" "${args[@]}" >"$raw" 2>"$raw.err"
+  local line
+  line=$(grep -m1 '^{' "$raw")
+  [[ -z $line ]] && { note "stream load produced no result for $test/$path n=$conc"; line='{"failed":true}'; }
+  python3 - "$line" "$test" "$path" "$conc" >>"$RESULTS_JSONL" <<'PY'
+import json, sys
+r = json.loads(sys.argv[1])
+r.update(test=sys.argv[2], path=sys.argv[3], concurrency=int(sys.argv[4]))
+print(json.dumps(r))
+PY
+  python3 -c 'import json,sys; r=json.loads(sys.argv[1]); print("   %-10s %-10s n=%-6s started %6d  stall-free %7.3f%%  ttft p50 %7.2f ms p99 %7.2f ms  gap p99 %7.2f ms  rss %s kB  events/s %s" % (sys.argv[2], sys.argv[3], sys.argv[4], r.get("streams_started",0), r.get("stall_free_pct",0), r.get("ttft_p50_ms",-1), r.get("ttft_p99_ms",-1), r.get("max_gap_p99_ms",-1), r.get("rss_plateau_max_kb",-1), r.get("events_per_s",0)))' "$line" "$test" "$path" "$conc" >&2 || true
+  STALL_FREE_PCT=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1]).get("stall_free_pct",0))' "$line")
+}
+
+if [[ $DO_STREAMS == 1 && $HAVE_MOCK == 1 && -n $STREAM_LOAD ]]; then
+  # Fresh gateway processes for the streaming section, so idle memory is measured clean and
+  # the pools can hold one upstream connection per stream.
+  [[ -n $SL_PID_off ]] && { stop_pid "$SL_PID_off"; SL_PID_off=""; }
+  [[ -n $SL_PID_on ]] && { stop_pid "$SL_PID_on"; SL_PID_on=""; }
+  SL_PID_stream=""; SL_PORT_stream=""
+  [[ $HAVE_SLUICE == 1 ]] && { start_sluice stream on 20000 || true; }
+  if [[ $DO_PORTKEY == 1 ]]; then
+    stop_pid "$PK_PID"
+    start_portkey stream || DO_PORTKEY=0
+  fi
+
+  declare -A SPORT SPATH SBODY SPID SHDR_EXTRA
+  STARGETS=()
+  add_stream_target() { STARGETS+=("$1"); SPORT[$1]=$2; SPID[$1]=$3; SHDR_EXTRA[$1]=$4; }
+  add_stream_target direct "$MOCK0_PORT" "$MOCK0_PID" ""
+  add_stream_target nginx "$PX_STREAM_PORT" "$NGINX_PX_PID" ""
+  [[ $DO_PORTKEY == 1 ]] && add_stream_target portkey "$PK_PORT" "$PK_PID" "x-portkey-config: $(portkey_config "http://127.0.0.1:$MOCK0_PORT/v1")"
+  [[ -n $SL_PORT_stream ]] && add_stream_target sluice-on "$SL_PORT_stream" "$SL_PID_stream" "Authorization: Bearer $SLUICE_KEY"
+
+  # Largest N this sandbox allows: a gateway holds two sockets per stream.
+  MAX_STREAMS=$(((NOFILE - 400) / 2 / 100 * 100))
+  meta max_streams_fd "$MAX_STREAMS"
+
+  # 6a. Relay cost per event: 16 connections, unpaced streams of 2000 events.
+  log "stream event throughput (16 streams x 2000 unpaced events, ${EVT_D}s)"
+  for t in "${STARGETS[@]}"; do
+    hdrs=("x-mock-events: 2000" "x-mock-pace-ms: 0")
+    [[ -n ${SHDR_EXTRA[$t]} ]] && hdrs+=("${SHDR_EXTRA[$t]}")
+    run_streams events "$t" "${SPORT[$t]}" /v1/chat/completions "$STREAM_BODY" 16 "$EVT_D" 0.2 2000 "${SPID[$t]}" "${hdrs[@]}"
+  done
+  if [[ $TRANSLATION_STATUS == measured && -n $SL_PORT_stream ]]; then
+    run_streams events-anthropic sluice-on "$SL_PORT_stream" /v1/messages "$ANTHROPIC_STREAM_BODY" 16 "$EVT_D" 0.2 2000 "$SL_PID_stream" \
+      "x-mock-events: 2000" "x-mock-pace-ms: 0" "x-api-key: $SLUICE_KEY" "anthropic-version: 2023-06-01"
+  fi
+
+  # 6b. Concurrent paced streams, stepped.
+  log "concurrent streams: steps $STREAM_STEPS (${STREAM_RAMP}s ramp + ${STREAM_D}s plateau each)"
+  for t in "${STARGETS[@]}"; do
+    gw=$(mem_pid "${SPID[$t]}")
+    # Idle memory after one warm stream.
+    hdrs=("x-mock-events: $STREAM_EVENTS" "x-mock-pace-ms: $STREAM_PACE_MS")
+    [[ -n ${SHDR_EXTRA[$t]} ]] && hdrs+=("${SHDR_EXTRA[$t]}")
+    warm=(--port "${SPORT[$t]}" --body-file "$STREAM_BODY" --concurrency 4 --duration-s 0.5 --ramp-s 0)
+    for h in "${hdrs[@]}"; do warm+=(--header "$h"); done
+    timeout 30 "${PIN_LOAD[@]}" "$STREAM_LOAD" "${warm[@]}" >/dev/null 2>&1 || true
+    sleep 1
+    idle=$(vmrss_kb "$gw")
+    python3 -c 'import json,sys; print(json.dumps({"test":"stream-idle","path":sys.argv[1],"rss_kb":int(sys.argv[2])}))' "$t" "${idle:--1}" >>"$RESULTS_JSONL"
+    for n in $STREAM_STEPS; do
+      if [[ $n -gt $MAX_STREAMS ]]; then
+        note "streams: step $n exceeds what RLIMIT_NOFILE=$NOFILE allows (2 sockets per stream in a gateway); running $MAX_STREAMS instead"
+        n=$MAX_STREAMS
+      fi
+      STALL_FREE_PCT=0
+      run_streams streams "$t" "${SPORT[$t]}" /v1/chat/completions "$STREAM_BODY" "$n" "$STREAM_D" "$STREAM_RAMP" "$STREAM_EVENTS" "${SPID[$t]}" "${hdrs[@]}"
+      sleep 2
+      if [[ $STOP_ON_STALLS == 1 ]] && python3 -c 'import sys; sys.exit(0 if float(sys.argv[1]) < 99 else 1)' "$STALL_FREE_PCT"; then
+        log "   $t: < 99% stall-free at n=$n, not stepping further"
+        break
+      fi
+      kill -0 "${SPID[$t]}" 2>/dev/null || { note "$t gateway died during the stream test at n=$n"; break; }
+    done
+  done
+fi
+
+# ---------------------------------------------------------------------------------------
+# 7. Micro-benchmarks.
+if [[ -x $SSE_BENCH ]]; then
+  log "micro-benchmarks (sse_parser_bench)"
+  echo "micro: ${PIN_GW[*]} $SSE_BENCH --benchmark_min_time=$MICRO_MIN_TIME --benchmark_format=json" >>"$COMMANDS"
+  "${PIN_GW[@]}" "$SSE_BENCH" --benchmark_min_time="$MICRO_MIN_TIME" --benchmark_format=json \
+    >"$OUT/micro-sse_parser_bench.json" 2>"$RAW/micro-sse_parser_bench.err" ||
+    note "sse_parser_bench failed"
+else
+  meta micro_status "sse_parser_bench not built"
+fi
+
+cleanup
+log "writing $RESULTS_FILE"
+python3 "$BENCH/report.py" "$OUT" "$RESULTS_FILE" "$MODE" && log "done: $RESULTS_FILE (raw outputs in $OUT)"

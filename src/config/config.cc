@@ -1,0 +1,780 @@
+#include "config/config.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <limits>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string_view>
+
+#include <openssl/crypto.h>
+#include <yaml-cpp/yaml.h>
+
+#include "config/interpolate.h"
+#include "config/scalars.h"
+#include "config/yaml_field.h"
+
+namespace sluice::config {
+
+namespace {
+
+constexpr std::string_view kDefaultOpenAIBaseUrl = "https://api.openai.com/v1";
+constexpr std::uint64_t kMaxMillis = 86'400'000;  // one day
+constexpr std::uint64_t kMaxU32 = 0xffffffffULL;
+constexpr std::size_t kMinKeyLength = 16;
+constexpr std::size_t kMaxNameLength = 256;
+constexpr std::uintmax_t kMaxFileBytes = 16 * 1024 * 1024;
+
+// Headers that describe the connection or the message framing: the gateway sets these
+// itself, so configuring or forwarding them would corrupt the upstream request.
+constexpr std::string_view kFramingHeaders[] = {"host",       "content-length", "transfer-encoding",
+                                                "connection", "keep-alive",     "upgrade",
+                                                "te",         "trailer",        "proxy-connection"};
+// Caller headers that must never reach an upstream: the caller's gateway key and cookies,
+// plus the framing headers above.
+constexpr std::string_view kNeverForwarded[] = {"authorization",
+                                                "host",
+                                                "content-length",
+                                                "connection",
+                                                "transfer-encoding",
+                                                "cookie",
+                                                "keep-alive",
+                                                "upgrade",
+                                                "te",
+                                                "trailer",
+                                                "proxy-connection",
+                                                "proxy-authorization"};
+
+std::string to_lower(std::string_view text) {
+  std::string out(text);
+  for (char& c : out) {
+    if (c >= 'A' && c <= 'Z') {
+      c = static_cast<char>(c - 'A' + 'a');
+    }
+  }
+  return out;
+}
+
+std::string in_quotes(std::string_view text) { return "\"" + std::string(text) + "\""; }
+
+std::string join(const std::vector<std::string>& parts, std::string_view separator = ", ") {
+  std::string out;
+  for (const std::string& part : parts) {
+    if (!out.empty()) {
+      out += separator;
+    }
+    out += part;
+  }
+  return out;
+}
+
+// Lists at most a handful of candidates so a typo in a large config stays readable.
+std::string known_list(const std::vector<std::string>& names) {
+  constexpr std::size_t kShown = 10;
+  if (names.empty()) {
+    return "none defined";
+  }
+  std::vector<std::string> shown(
+      names.begin(), names.begin() + static_cast<std::ptrdiff_t>(std::min(names.size(), kShown)));
+  std::string out = join(shown);
+  if (names.size() > kShown) {
+    out += ", ... (" + std::to_string(names.size() - kShown) + " more)";
+  }
+  return out;
+}
+
+bool is_provider_id(std::string_view id) {
+  if (id.empty() || id.size() > kMaxNameLength) {
+    return false;
+  }
+  auto alnum = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
+  if (!alnum(id.front())) {
+    return false;
+  }
+  return std::all_of(id.begin(), id.end(),
+                     [&](char c) { return alnum(c) || c == '_' || c == '.' || c == '-'; });
+}
+
+// A plaintext secret that must not outlive hashing.
+class Wiped {
+ public:
+  explicit Wiped(std::string value) : value_(std::move(value)) {}
+  ~Wiped() { OPENSSL_cleanse(value_.data(), value_.size()); }
+  Wiped(const Wiped&) = delete;
+  Wiped& operator=(const Wiped&) = delete;
+  const std::string& get() const { return value_; }
+
+ private:
+  std::string value_;
+};
+
+struct DeclaredProvider {
+  std::string id;
+  std::string where;
+  // Empty when active; else the unmet requires_env entries, e.g. {"OPENAI_API_KEY not set"}.
+  std::vector<std::string> unmet;
+  std::size_t index = 0;  // into Config::providers when active
+};
+
+struct DeclaredAlias {
+  std::string path;  // "routes[2]"
+  std::string where;
+  bool skipped = false;
+};
+
+class Loader {
+ public:
+  explicit Loader(const LoadContext& context) : context_(context) {}
+
+  std::shared_ptr<const Config> load(const YamlField& root) {
+    const YamlMap top = root.map(
+        {"version", "listen", "server", "access_log", "auth", "providers", "routes", "keys"});
+    config_.source_path = context_.source_name;
+    const YamlField version = top.required("version");
+    config_.version = version.unsigned_in(0, std::numeric_limits<std::uint64_t>::max());
+    if (config_.version == 0) {
+      version.fail("must be at least 1");
+    }
+    if (auto listen = top.get("listen")) {
+      auto address = parse_listen_address(listen->text());
+      if (!address) {
+        listen->fail(address.error().message());
+      }
+      config_.listen = std::move(*address);
+    }
+    if (auto server = top.get("server")) {
+      load_server(*server);
+    }
+    if (auto access_log = top.get("access_log")) {
+      load_access_log(*access_log);
+    }
+    if (auto auth = top.get("auth")) {
+      const std::string mode = auth->text();
+      if (mode == "required") {
+        config_.require_auth = true;
+      } else if (mode == "none") {
+        config_.require_auth = false;
+      } else {
+        auth->fail("expected \"required\" or \"none\", got " + in_quotes(mode));
+      }
+    }
+
+    const YamlField providers = top.required("providers");
+    const std::vector<YamlField> provider_items = providers.items();
+    if (provider_items.empty()) {
+      providers.fail("at least one provider is required");
+    }
+    for (const YamlField& item : provider_items) {
+      load_provider(item);
+    }
+
+    const YamlField routes = top.required("routes");
+    const std::vector<YamlField> route_items = routes.items();
+    if (route_items.empty()) {
+      routes.fail("at least one route is required");
+    }
+    for (const YamlField& item : route_items) {
+      load_route(item);
+    }
+
+    std::optional<YamlField> keys = top.get("keys");
+    if (keys) {
+      for (const YamlField& item : keys->items()) {
+        load_key(item);
+      }
+    }
+    if (config_.require_auth && config_.keys.empty()) {
+      const std::string message = "no keys configured; add keys or set auth: none";
+      if (keys) {
+        keys->fail(message);
+      }
+      if (auto auth = top.get("auth")) {
+        auth->fail_as("keys", message);
+      }
+      root.fail_as("keys", message);
+    }
+    if (!config_.require_auth) {
+      config_.notes.push_back(
+          "auth is disabled (auth: none): every caller is accepted without a key; use only for "
+          "local development");
+    }
+    if (config_.routes.empty()) {
+      config_.notes.push_back("no routes are active: every model request will be answered 404");
+    }
+    return std::make_shared<const Config>(std::move(config_));
+  }
+
+ private:
+  void load_server(const YamlField& field) {
+    const YamlMap m = field.map({"workers", "max_connections", "max_header_bytes", "max_body_bytes",
+                                 "idle_timeout_ms", "request_timeout_ms", "drain_timeout_ms",
+                                 "max_upstream_response_bytes"});
+    ServerSettings& s = config_.server;
+    if (auto f = m.get("workers")) {
+      s.workers = static_cast<std::uint32_t>(f->unsigned_in(0, 256));
+    }
+    if (auto f = m.get("max_connections")) {
+      s.max_connections = static_cast<std::uint32_t>(f->unsigned_in(1, 10'000'000));
+    }
+    if (auto f = m.get("max_header_bytes")) {
+      s.max_header_bytes = static_cast<std::uint32_t>(f->size_in(1024, 1024 * 1024));
+    }
+    if (auto f = m.get("max_body_bytes")) {
+      s.max_body_bytes = static_cast<std::uint32_t>(f->size_in(1024, kMaxU32));
+    }
+    if (auto f = m.get("idle_timeout_ms")) {
+      s.idle_timeout = f->millis_in(1, kMaxMillis);
+    }
+    if (auto f = m.get("request_timeout_ms")) {
+      s.request_timeout = f->millis_in(1, kMaxMillis);
+    }
+    if (auto f = m.get("drain_timeout_ms")) {
+      s.drain_timeout = f->millis_in(0, kMaxMillis);
+    }
+    if (auto f = m.get("max_upstream_response_bytes")) {
+      s.max_upstream_response_bytes = static_cast<std::uint32_t>(f->size_in(1024, kMaxU32));
+    }
+  }
+
+  void load_access_log(const YamlField& field) {
+    const YamlMap m = field.map({"enabled", "path"});
+    if (auto f = m.get("enabled")) {
+      config_.access_log.enabled = f->boolean();
+    }
+    if (auto f = m.get("path")) {
+      config_.access_log.path = f->text();
+    }
+  }
+
+  void load_provider(const YamlField& field) {
+    const YamlMap m = field.map({"id", "adapter", "base_url", "api_key", "requires_env", "headers",
+                                 "forward_headers", "pool", "timeout", "tls", "mock"});
+    DeclaredProvider declared;
+    declared.where = field.where();
+
+    const YamlField id_field = m.required("id");
+    declared.id = id_field.text();
+    if (!is_provider_id(declared.id)) {
+      id_field.fail("invalid provider id " + in_quotes(declared.id) +
+                    " (use lower-case letters, digits, '_', '.', '-'; start with a letter or "
+                    "digit)");
+    }
+    for (const DeclaredProvider& other : providers_) {
+      if (other.id == declared.id) {
+        id_field.fail("duplicate provider id " + in_quotes(declared.id) + " (first defined at " +
+                      other.where + ")");
+      }
+    }
+
+    const YamlField adapter_field = m.required("adapter");
+    const std::string adapter_name = adapter_field.text();
+    Adapter adapter = Adapter::kOpenAI;
+    if (adapter_name == "openai") {
+      adapter = Adapter::kOpenAI;
+    } else if (adapter_name == "mock") {
+      adapter = Adapter::kMock;
+    } else {
+      adapter_field.fail("unknown adapter " + in_quotes(adapter_name) +
+                         " (expected: mock, openai)");
+    }
+    // Checked before skipping: these mistakes do not depend on the environment.
+    if (adapter == Adapter::kMock) {
+      for (std::string_view name : {"base_url", "api_key", "tls"}) {
+        if (auto f = m.get(name)) {
+          f->fail("only valid for adapter openai (the mock adapter answers in-process)");
+        }
+      }
+    } else if (auto f = m.get("mock")) {
+      f->fail("only valid for adapter mock");
+    }
+
+    if (auto f = m.get("requires_env")) {
+      for (const YamlField& item : f->one_or_many()) {
+        // Variable names, not values: taken literally.
+        const std::string name = item.literal_text();
+        if (!is_env_name(name)) {
+          item.fail("invalid environment variable name " + in_quotes(name));
+        }
+        const std::optional<std::string> value = context_.getenv(name);
+        if (!value) {
+          declared.unmet.push_back(name + " not set");
+        } else if (value->empty()) {
+          declared.unmet.push_back(name + " empty");
+        }
+      }
+    }
+    if (!declared.unmet.empty()) {
+      std::vector<std::string> reasons;
+      for (const std::string& unmet : declared.unmet) {
+        // "X not set" -> "X is not set" for the note.
+        const std::size_t space = unmet.find(' ');
+        reasons.push_back(unmet.substr(0, space) + " is" + unmet.substr(space));
+      }
+      config_.notes.push_back("provider " + declared.id + " skipped: " + join(reasons));
+      providers_.push_back(std::move(declared));
+      return;
+    }
+
+    Provider p;
+    p.id = declared.id;
+    p.adapter = adapter;
+    p.source = declared.where;
+    if (adapter == Adapter::kOpenAI) {
+      p.base_url = std::string(kDefaultOpenAIBaseUrl);
+      if (auto f = m.get("base_url")) {
+        auto url = normalize_base_url(f->text());
+        if (!url) {
+          f->fail(url.error().message());
+        }
+        p.base_url = std::move(*url);
+      }
+      if (auto f = m.get("api_key")) {
+        p.api_key = f->text();
+        if (std::any_of(p.api_key.begin(), p.api_key.end(),
+                        [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; })) {
+          f->fail("contains control characters (value not shown)");
+        }
+      }
+    }
+    if (auto f = m.get("headers")) {
+      load_headers(*f, p);
+    }
+    if (auto f = m.get("forward_headers")) {
+      load_forward_headers(*f, p);
+    }
+    if (auto f = m.get("pool")) {
+      load_pool(*f, p.pool);
+    }
+    if (auto f = m.get("timeout")) {
+      p.timeout = load_timeouts(*f, p.timeout);
+    }
+    if (auto f = m.get("tls")) {
+      load_tls(*f, p);
+    }
+    if (auto f = m.get("mock")) {
+      const YamlMap mock = f->map({"embedding_dimensions", "chunk_interval_ms"});
+      if (auto d = mock.get("embedding_dimensions")) {
+        p.mock_embedding_dimensions = static_cast<std::uint32_t>(d->unsigned_in(1, 65536));
+      }
+      if (auto c = mock.get("chunk_interval_ms")) {
+        p.mock_chunk_interval = c->millis_in(0, 60'000);
+      }
+    }
+    declared.index = config_.providers.size();
+    config_.providers.push_back(std::move(p));
+    providers_.push_back(std::move(declared));
+  }
+
+  void load_headers(const YamlField& field, Provider& p) {
+    std::set<std::string> seen;
+    for (const auto& [key, value] : field.entries()) {
+      const std::string name = key.literal_text();
+      const std::string lower = to_lower(name);
+      if (!is_header_name(name)) {
+        key.fail("not a valid HTTP header name");
+      }
+      if (std::find(std::begin(kFramingHeaders), std::end(kFramingHeaders), lower) !=
+          std::end(kFramingHeaders)) {
+        key.fail("the gateway sets this header itself; it cannot be configured");
+      }
+      if (lower == "authorization" && !p.api_key.empty()) {
+        key.fail("conflicts with api_key (which is sent as Authorization: Bearer); set only one");
+      }
+      if (!seen.insert(lower).second) {
+        key.fail("duplicate header (names are case-insensitive)");
+      }
+      // Header values often carry credentials: never echo them.
+      std::string text = value.text();
+      if (std::any_of(text.begin(), text.end(),
+                      [](char c) { return c == '\r' || c == '\n' || c == '\0'; })) {
+        value.fail("header value contains a line break or NUL (value not shown)");
+      }
+      p.headers.emplace(name, std::move(text));
+    }
+  }
+
+  void load_forward_headers(const YamlField& field, Provider& p) {
+    for (const YamlField& item : field.items()) {
+      const std::string pattern = to_lower(item.text());
+      const bool prefix = !pattern.empty() && pattern.back() == '*';
+      const std::string_view stem =
+          prefix ? std::string_view(pattern).substr(0, pattern.size() - 1) : pattern;
+      if (pattern == "*") {
+        item.fail(
+            "\"*\" would forward every header, including credentials; list names or "
+            "prefixes such as \"x-trace-*\"");
+      }
+      if (!is_header_name(stem) || stem.find('*') != std::string_view::npos) {
+        item.fail("invalid header pattern " + in_quotes(pattern) +
+                  " (a header name, or a prefix ending in '*'; '*' only as the last character)");
+      }
+      for (std::string_view forbidden : kNeverForwarded) {
+        const bool hit = prefix ? forbidden.substr(0, stem.size()) == stem : forbidden == stem;
+        if (hit) {
+          item.fail(prefix ? in_quotes(pattern) + " would match " + in_quotes(forbidden) +
+                                 ", which is never forwarded"
+                           : in_quotes(pattern) + " is never forwarded");
+        }
+      }
+      if (std::find(p.forward_headers.begin(), p.forward_headers.end(), pattern) !=
+          p.forward_headers.end()) {
+        item.fail("duplicate entry " + in_quotes(pattern));
+      }
+      p.forward_headers.push_back(pattern);
+    }
+  }
+
+  void load_pool(const YamlField& field, PoolSettings& pool) {
+    const YamlMap m = field.map({"max_connections", "acquire_timeout_ms", "idle_timeout_ms"});
+    if (auto f = m.get("max_connections")) {
+      pool.max_connections = static_cast<std::uint32_t>(f->unsigned_in(1, 1'000'000));
+    }
+    if (auto f = m.get("acquire_timeout_ms")) {
+      pool.acquire_timeout = f->millis_in(0, kMaxMillis);
+    }
+    if (auto f = m.get("idle_timeout_ms")) {
+      pool.idle_timeout = f->millis_in(1, kMaxMillis);
+    }
+  }
+
+  // Reads a timeout block over `base` (fields not given keep base's values) and checks the
+  // result. `check` is false for skipped routes, whose provider values are unknown.
+  Timeouts load_timeouts(const YamlField& field, Timeouts base, bool check = true) {
+    const YamlMap m = field.map({"connect_ms", "first_byte_ms", "total_ms"});
+    if (auto f = m.get("connect_ms")) {
+      base.connect = f->millis_in(1, kMaxMillis);
+    }
+    if (auto f = m.get("first_byte_ms")) {
+      base.first_byte = f->millis_in(1, kMaxMillis);
+    }
+    if (auto f = m.get("total_ms")) {
+      base.total = f->millis_in(1, kMaxMillis);
+    }
+    if (check && base.first_byte > base.total) {
+      const std::optional<YamlField> at =
+          m.has("first_byte_ms") ? m.get("first_byte_ms") : m.get("total_ms");
+      const YamlField& where = at ? *at : m.self();
+      where.fail_as(field.path(), "first_byte_ms (" + std::to_string(base.first_byte.count()) +
+                                      ") must not exceed total_ms (" +
+                                      std::to_string(base.total.count()) + ")");
+    }
+    return base;
+  }
+
+  void load_tls(const YamlField& field, Provider& p) {
+    const YamlMap m = field.map({"verify", "ca_file", "server_name"});
+    if (auto f = m.get("verify")) {
+      p.tls.verify = f->boolean();
+      if (!p.tls.verify) {
+        config_.notes.push_back("provider " + p.id +
+                                ": tls.verify is false; upstream certificates are NOT checked "
+                                "(use only in a lab)");
+      }
+    }
+    if (auto f = m.get("ca_file")) {
+      p.tls.ca_file = f->text();
+      if (p.tls.ca_file.empty()) {
+        f->fail("must not be empty; omit ca_file to use the system CA store");
+      }
+      std::error_code ec;
+      const auto status = std::filesystem::status(p.tls.ca_file, ec);
+      if (!std::filesystem::exists(status)) {
+        f->fail("file " + in_quotes(p.tls.ca_file) + " does not exist");
+      }
+      if (!std::filesystem::is_regular_file(status)) {
+        f->fail(in_quotes(p.tls.ca_file) + " is not a regular file");
+      }
+    }
+    if (auto f = m.get("server_name")) {
+      p.tls.server_name = f->text();
+      if (!is_visible_ascii(p.tls.server_name)) {
+        f->fail("must be a host name without spaces or control characters");
+      }
+    }
+  }
+
+  const DeclaredProvider& resolve_provider(const YamlField& field, const std::string& id) {
+    for (const DeclaredProvider& p : providers_) {
+      if (p.id == id) {
+        return p;
+      }
+    }
+    std::vector<std::string> known;
+    for (const DeclaredProvider& p : providers_) {
+      known.push_back(p.id);
+    }
+    field.fail("unknown provider " + in_quotes(id) + " (known: " + known_list(known) + ")");
+  }
+
+  std::string model_name(const YamlField& field) {
+    std::string model = field.text();
+    if (model.empty() || model.size() > kMaxNameLength || !is_visible_ascii(model)) {
+      field.fail("model must be 1.." + std::to_string(kMaxNameLength) +
+                 " visible characters without spaces");
+    }
+    return model;
+  }
+
+  void load_route(const YamlField& field) {
+    const YamlMap m = field.map({"alias", "kind", "provider", "model", "targets", "timeout"});
+    Route route;
+    route.source = field.where();
+
+    const YamlField alias_field = m.required("alias");
+    const std::vector<YamlField> alias_items = alias_field.one_or_many();
+    if (alias_items.empty()) {
+      alias_field.fail("at least one alias is required");
+    }
+    for (const YamlField& item : alias_items) {
+      std::string alias = item.text();
+      if (alias.empty() || alias.size() > kMaxNameLength || !is_visible_ascii(alias)) {
+        item.fail("alias must be 1.." + std::to_string(kMaxNameLength) +
+                  " visible characters without spaces");
+      }
+      if (auto it = aliases_.find(alias); it != aliases_.end()) {
+        item.fail("alias " + in_quotes(alias) + " is already used by " + it->second.path + " (" +
+                  it->second.where + ")");
+      }
+      aliases_.emplace(alias, DeclaredAlias{field.path(), route.source, false});
+      alias_order_.push_back(alias);
+      route.aliases.push_back(std::move(alias));
+    }
+
+    if (auto f = m.get("kind")) {
+      const std::string kind = f->text();
+      if (kind == "chat") {
+        route.kind = RouteKind::kChat;
+      } else if (kind == "embeddings") {
+        route.kind = RouteKind::kEmbeddings;
+      } else {
+        f->fail("expected \"chat\" or \"embeddings\", got " + in_quotes(kind));
+      }
+    }
+
+    // Each target with the provider it resolved to.
+    std::vector<const DeclaredProvider*> resolved;
+    if (auto targets = m.get("targets")) {
+      for (std::string_view shorthand : {"provider", "model"}) {
+        if (auto f = m.get(shorthand)) {
+          f->fail("use either provider/model or targets, not both");
+        }
+      }
+      const std::vector<YamlField> items = targets->items();
+      if (items.empty()) {
+        targets->fail("at least one target is required");
+      }
+      if (items.size() > 1) {
+        items[1].fail_as(targets->path(),
+                         "only one target is supported for now; fallback arrives with the "
+                         "routing feature");
+      }
+      for (const YamlField& item : items) {
+        const YamlMap t = item.map({"provider", "model"});
+        const YamlField provider = t.required("provider");
+        const std::string id = provider.text();
+        resolved.push_back(&resolve_provider(provider, id));
+        route.targets.push_back(Target{id, model_name(t.required("model"))});
+      }
+    } else {
+      if (!m.has("provider") && !m.has("model")) {
+        field.fail("missing target: set provider and model, or targets");
+      }
+      const YamlField provider = m.required("provider");
+      const std::string id = provider.text();
+      resolved.push_back(&resolve_provider(provider, id));
+      route.targets.push_back(Target{id, model_name(m.required("model"))});
+    }
+
+    const DeclaredProvider* disabled = nullptr;
+    for (const DeclaredProvider* p : resolved) {
+      if (!p->unmet.empty()) {
+        disabled = p;
+        break;
+      }
+    }
+    if (auto f = m.get("timeout")) {
+      const Timeouts base =
+          disabled ? Timeouts{} : config_.providers[resolved.front()->index].timeout;
+      route.timeout = load_timeouts(*f, base, disabled == nullptr);
+    }
+    if (disabled) {
+      for (const std::string& alias : route.aliases) {
+        aliases_[alias].skipped = true;
+      }
+      config_.notes.push_back("route " + join(route.aliases) + " skipped: provider " +
+                              disabled->id + " disabled (" + join(disabled->unmet) + ")");
+      return;
+    }
+    config_.routes.push_back(std::move(route));
+  }
+
+  void load_key(const YamlField& field) {
+    const YamlMap m = field.map({"name", "key", "key_sha256", "models"});
+    Key key;
+    key.source = field.where();
+
+    const YamlField name_field = m.required("name");
+    key.name = name_field.text();
+    if (key.name.empty() || key.name.size() > kMaxNameLength || !is_visible_ascii(key.name)) {
+      name_field.fail("name must be 1.." + std::to_string(kMaxNameLength) +
+                      " visible characters without spaces");
+    }
+    for (const auto& [other, index] : key_names_) {
+      if (other == key.name) {
+        name_field.fail("duplicate key name " + in_quotes(key.name) + " (first used by keys[" +
+                        std::to_string(index) + "])");
+      }
+    }
+
+    const std::optional<YamlField> secret = m.get("key");
+    const std::optional<YamlField> digest = m.get("key_sha256");
+    if (secret && digest) {
+      digest->fail("set either key or key_sha256, not both");
+    }
+    if (!secret && !digest) {
+      field.fail("missing key: set key (plaintext, hashed at load) or key_sha256");
+    }
+    // Never echo either value below: one is the secret, the other identifies it.
+    const YamlField& secret_field = secret ? *secret : *digest;
+    if (secret) {
+      const Wiped plaintext(secret->text());
+      if (plaintext.get().size() < kMinKeyLength) {
+        secret->fail("too short: keys need at least " + std::to_string(kMinKeyLength) +
+                     " characters (value not shown)");
+      }
+      if (!is_visible_ascii(plaintext.get())) {
+        secret->fail("must contain only visible ASCII characters, no spaces (value not shown)");
+      }
+      key.sha256_hex = sha256_hex(plaintext.get());
+      if (key.sha256_hex.empty()) {
+        secret->fail("internal error: SHA-256 is unavailable");
+      }
+    } else {
+      const std::string hex = digest->text();
+      if (!is_sha256_hex(hex)) {
+        digest->fail("expected 64 hexadecimal digits (a SHA-256 digest; value not shown)");
+      }
+      key.sha256_hex = to_lower(hex);
+    }
+    for (std::size_t i = 0; i < config_.keys.size(); ++i) {
+      if (config_.keys[i].sha256_hex == key.sha256_hex) {
+        secret_field.fail("same secret as key " + in_quotes(config_.keys[i].name) + " (" +
+                          config_.keys[i].source + "); every key needs its own secret");
+      }
+    }
+
+    if (auto models = m.get("models")) {
+      const std::vector<YamlField> items = models->items();
+      if (items.empty()) {
+        models->fail("empty list; omit models to allow every alias");
+      }
+      for (const YamlField& item : items) {
+        std::string alias = item.text();
+        // A skipped alias stays in the list: dropping it could leave the list empty, which
+        // would mean "every alias".
+        if (aliases_.find(alias) == aliases_.end()) {
+          item.fail("unknown alias " + in_quotes(alias) + " (known: " + known_list(alias_order_) +
+                    ")");
+        }
+        if (std::find(key.allowed_aliases.begin(), key.allowed_aliases.end(), alias) !=
+            key.allowed_aliases.end()) {
+          item.fail("duplicate alias " + in_quotes(alias));
+        }
+        key.allowed_aliases.push_back(std::move(alias));
+      }
+    }
+    key_names_.emplace_back(key.name, config_.keys.size());
+    config_.keys.push_back(std::move(key));
+  }
+
+  const LoadContext& context_;
+  Config config_;
+  std::vector<DeclaredProvider> providers_;
+  std::map<std::string, DeclaredAlias> aliases_;
+  std::vector<std::string> alias_order_;
+  std::vector<std::pair<std::string, std::size_t>> key_names_;
+};
+
+Error config_error(std::string message) {
+  return Error(ErrorKind::kBadRequest, std::move(message));
+}
+
+std::string location(const std::string& source_name, const YAML::Mark& mark) {
+  const int line = mark.is_null() ? 1 : std::max(mark.line, 0) + 1;
+  const int column = mark.is_null() ? 1 : std::max(mark.column, 0) + 1;
+  return source_name + ":" + std::to_string(line) + ":" + std::to_string(column) + ": ";
+}
+
+}  // namespace
+
+Result<std::shared_ptr<const Config>> load_from_string(const std::string& yaml_text,
+                                                       const std::string& source_name,
+                                                       const LoadOptions& options) {
+  LoadContext context;
+  context.source_name = source_name;
+  context.getenv = options.getenv;
+  if (!context.getenv) {
+    context.getenv = [](const std::string& name) -> std::optional<std::string> {
+      const char* value = std::getenv(name.c_str());
+      if (value == nullptr) {
+        return std::nullopt;
+      }
+      return std::string(value);
+    };
+  }
+  try {
+    const std::vector<YAML::Node> documents = YAML::LoadAll(yaml_text);
+    if (documents.empty() || documents.front().IsNull()) {
+      return config_error(source_name +
+                          ":1:1: empty configuration (expected a mapping with "
+                          "version, providers and routes)");
+    }
+    if (documents.size() > 1) {
+      return config_error(location(source_name, documents[1].Mark()) +
+                          "more than one YAML document; a config file holds exactly one");
+    }
+    const YAML::Node& root = documents.front();
+    if (!root.IsMap()) {
+      return config_error(location(source_name, root.Mark()) +
+                          "expected a mapping at the top level (version, providers, routes, ...)");
+    }
+    Loader loader(context);
+    return loader.load(YamlField::root(root, context));
+  } catch (const ConfigError& e) {
+    return config_error(e.what());
+  } catch (const YAML::Exception& e) {
+    return config_error(location(source_name, e.mark) + "invalid YAML: " + e.msg);
+  } catch (const std::exception& e) {
+    return config_error(source_name + ":1:1: internal error while loading: " + e.what());
+  }
+}
+
+Result<std::shared_ptr<const Config>> load_from_file(const std::string& path,
+                                                     const LoadOptions& options) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    return config_error(path + ":1:1: cannot read file: is a directory");
+  }
+  const std::uintmax_t size = std::filesystem::file_size(path, ec);
+  if (!ec && size > kMaxFileBytes) {
+    return config_error(path + ":1:1: file is larger than 16 MiB");
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    return config_error(path + ":1:1: cannot read file: " + std::strerror(errno));
+  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) {
+    return config_error(path + ":1:1: cannot read file: " + std::strerror(errno));
+  }
+  return load_from_string(text.str(), path, options);
+}
+
+}  // namespace sluice::config

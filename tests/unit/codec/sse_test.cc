@@ -1,0 +1,157 @@
+#include "codec/sse.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <vector>
+
+namespace sluice::codec {
+namespace {
+
+struct Parsed {
+  std::string event, data, id, raw;
+  bool has_data;
+  bool operator==(const Parsed&) const = default;
+};
+
+std::vector<Parsed> parse_chunks(const std::vector<std::string_view>& chunks, bool finish = true) {
+  SseParser p;
+  std::vector<Parsed> out;
+  SseEvent ev;
+  auto drain = [&](SseParser::Status s) {
+    while (s == SseParser::Status::kEvent) {
+      out.push_back({std::string(ev.event), std::string(ev.data), std::string(ev.id),
+                     std::string(ev.raw), ev.has_data});
+      s = p.next(ev);
+    }
+    EXPECT_NE(s, SseParser::Status::kTooLarge);
+  };
+  for (auto c : chunks) {
+    p.feed(c);
+    drain(p.next(ev));
+  }
+  if (finish) {
+    drain(p.finish(ev));
+  }
+  return out;
+}
+
+std::string read_file(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+TEST(SseParser, ParsesFieldsAndJoinsDataLines) {
+  auto evs = parse_chunks({"event: ping\ndata: a\ndata:b\nid: 7\n: comment\n\n"});
+  ASSERT_EQ(evs.size(), 1u);
+  EXPECT_EQ(evs[0].event, "ping");
+  EXPECT_EQ(evs[0].data, "a\nb");
+  EXPECT_EQ(evs[0].id, "7");
+  EXPECT_TRUE(evs[0].has_data);
+  EXPECT_EQ(evs[0].raw, "event: ping\ndata: a\ndata:b\nid: 7\n: comment\n\n");
+}
+
+TEST(SseParser, HandlesCrLfAndLoneCr) {
+  auto evs = parse_chunks({"data: x\r\n\r\ndata: y\r\rdata: z\n\n"});
+  ASSERT_EQ(evs.size(), 3u);
+  EXPECT_EQ(evs[0].data, "x");
+  EXPECT_EQ(evs[1].data, "y");
+  EXPECT_EQ(evs[2].data, "z");
+}
+
+TEST(SseParser, CrAtChunkEndWaitsForLf) {
+  auto evs = parse_chunks({"data: x\r", "\n\r", "\n"});
+  ASSERT_EQ(evs.size(), 1u);
+  EXPECT_EQ(evs[0].data, "x");
+  EXPECT_EQ(evs[0].raw, "data: x\r\n\r\n");
+}
+
+TEST(SseParser, CommentOnlyBlockIsReportedWithoutData) {
+  auto evs = parse_chunks({": keep-alive\n\ndata: 1\n\n"});
+  ASSERT_EQ(evs.size(), 2u);
+  EXPECT_FALSE(evs[0].has_data);
+  EXPECT_EQ(evs[0].raw, ": keep-alive\n\n");
+  EXPECT_EQ(evs[1].data, "1");
+}
+
+TEST(SseParser, SkipsBomAndStrayBlankLines) {
+  auto evs = parse_chunks({"\xEF\xBB", "\xBF\n\ndata: 1\n\n\n\ndata: 2\n\n"});
+  ASSERT_EQ(evs.size(), 2u);
+  EXPECT_EQ(evs[0].data, "1");
+  EXPECT_EQ(evs[1].data, "2");
+}
+
+TEST(SseParser, FinishDispatchesUnterminatedBlock) {
+  auto evs = parse_chunks({"data: 1\n\ndata: partial"});
+  ASSERT_EQ(evs.size(), 2u);
+  EXPECT_EQ(evs[1].data, "partial");
+  EXPECT_EQ(evs[1].raw, "data: partial");
+}
+
+TEST(SseParser, RejectsOversizedBlock) {
+  SseParser p(64);
+  p.feed(std::string(100, 'a'));
+  SseEvent ev;
+  EXPECT_EQ(p.next(ev), SseParser::Status::kTooLarge);
+  p.feed("\n\n");
+  EXPECT_EQ(p.next(ev), SseParser::Status::kTooLarge);
+}
+
+TEST(SseWriter, SplitsMultiLinePayloads) {
+  std::string out;
+  append_data_event(out, "{\"a\":1}");
+  append_data_event(out, "x\ny");
+  EXPECT_EQ(out, "data: {\"a\":1}\n\ndata: x\ndata: y\n\n");
+  auto evs = parse_chunks({out});
+  ASSERT_EQ(evs.size(), 2u);
+  EXPECT_EQ(evs[1].data, "x\ny");
+}
+
+// Every real recorded stream, fed split at every byte position (and one byte at a time),
+// must give exactly the events of a single whole feed, and the raw blocks must concatenate
+// back to the input.
+TEST(SseParser, RecordedStreamsAtEverySplitPoint) {
+  int files = 0;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(SLUICE_FIXTURES_DIR)) {
+    if (entry.path().extension() != ".sse") {
+      continue;
+    }
+    ++files;
+    SCOPED_TRACE(entry.path().string());
+    const std::string bytes = read_file(entry.path());
+    const auto whole = parse_chunks({bytes});
+    ASSERT_FALSE(whole.empty());
+    std::string joined;
+    for (const auto& e : whole) {
+      joined += e.raw;
+    }
+    EXPECT_EQ(joined, bytes);
+    for (std::size_t split = 1; split < bytes.size(); ++split) {
+      std::string_view v(bytes);
+      auto parts = parse_chunks({v.substr(0, split), v.substr(split)});
+      ASSERT_EQ(parts, whole) << "split at " << split;
+    }
+    std::vector<std::string_view> bytewise;
+    for (std::size_t i = 0; i < bytes.size(); ++i) {
+      bytewise.push_back(std::string_view(bytes).substr(i, 1));
+    }
+    ASSERT_EQ(parse_chunks(bytewise), whole);
+  }
+  EXPECT_GT(files, 3);
+}
+
+TEST(SseParser, OpenAiChatStreamEndsWithDone) {
+  const auto bytes = read_file(std::filesystem::path(SLUICE_FIXTURES_DIR) / "openai-chat" /
+                               "chat-stream-text-include-usage.sse");
+  auto evs = parse_chunks({bytes});
+  ASSERT_GE(evs.size(), 3u);
+  EXPECT_EQ(evs.back().data, "[DONE]");
+  EXPECT_NE(evs[evs.size() - 2].data.find("\"choices\":[]"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace sluice::codec

@@ -1,0 +1,88 @@
+// Every file in examples/ must load. The environment is empty, so providers guarded by
+// requires_env are skipped and every ${VAR:-default} takes its default: an example must
+// work for someone who has set nothing.
+
+#include <algorithm>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "config/config.h"
+
+namespace sluice::config {
+namespace {
+
+LoadOptions empty_env() {
+  LoadOptions options;
+  options.getenv = [](const std::string&) -> std::optional<std::string> { return std::nullopt; };
+  return options;
+}
+
+std::vector<std::filesystem::path> example_files() {
+  std::vector<std::filesystem::path> files;
+  for (const auto& entry : std::filesystem::directory_iterator(SLUICE_SOURCE_DIR "/examples")) {
+    const std::string ext = entry.path().extension().string();
+    if (entry.is_regular_file() && (ext == ".yaml" || ext == ".yml")) {
+      files.push_back(entry.path());
+    }
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+TEST(ExamplesTest, EveryExampleLoadsWithAnEmptyEnvironment) {
+  const std::vector<std::filesystem::path> files = example_files();
+  ASSERT_GE(files.size(), 3u) << "expected quickstart, openai-compatible and production";
+  for (const auto& path : files) {
+    SCOPED_TRACE(path.string());
+    auto result = load_from_file(path.string(), empty_env());
+    ASSERT_TRUE(result) << result.error().message();
+    EXPECT_FALSE((*result)->providers.empty());
+    EXPECT_FALSE((*result)->routes.empty());
+  }
+}
+
+TEST(ExamplesTest, QuickstartSkipsOpenAIWithoutKey) {
+  auto result = load_from_file(SLUICE_SOURCE_DIR "/examples/quickstart.yaml", empty_env());
+  ASSERT_TRUE(result) << result.error().message();
+  const Config& config = **result;
+  EXPECT_EQ(config.listen.host, "127.0.0.1");
+  EXPECT_EQ(config.listen.port, 8080);
+  ASSERT_EQ(config.providers.size(), 1u);
+  EXPECT_EQ(config.providers[0].id, "mock");
+  ASSERT_EQ(config.routes.size(), 2u);
+  EXPECT_EQ(config.routes[0].aliases, (std::vector<std::string>{"mock-chat", "gpt-mock"}));
+  EXPECT_EQ(config.routes[1].kind, RouteKind::kEmbeddings);
+  EXPECT_EQ(config.notes,
+            (std::vector<std::string>{
+                "provider openai skipped: OPENAI_API_KEY is not set",
+                "route gpt-4o-mini skipped: provider openai disabled (OPENAI_API_KEY not set)",
+                "route text-embedding-3-small skipped: provider openai disabled (OPENAI_API_KEY "
+                "not set)"}));
+  ASSERT_EQ(config.keys.size(), 1u);
+  // printf %s sk-sluice-dev-0000000000 | sha256sum
+  EXPECT_EQ(config.keys[0].sha256_hex,
+            "28e1582fa5996de81aead655a4dc796e1ca056aa5be0dc7e7c22e9c090787942");
+}
+
+TEST(ExamplesTest, QuickstartWithKeyEnablesOpenAI) {
+  LoadOptions options;
+  options.getenv = [](const std::string& name) -> std::optional<std::string> {
+    if (name == "OPENAI_API_KEY") {
+      return "sk-test";
+    }
+    return std::nullopt;
+  };
+  auto result = load_from_file(SLUICE_SOURCE_DIR "/examples/quickstart.yaml", options);
+  ASSERT_TRUE(result) << result.error().message();
+  ASSERT_EQ((*result)->providers.size(), 2u);
+  EXPECT_EQ((*result)->providers[1].base_url, "https://api.openai.com/v1");
+  EXPECT_EQ((*result)->providers[1].api_key, "sk-test");
+  EXPECT_EQ((*result)->routes.size(), 4u);
+  EXPECT_TRUE((*result)->notes.empty());
+}
+
+}  // namespace
+}  // namespace sluice::config

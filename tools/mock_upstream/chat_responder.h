@@ -1,0 +1,50 @@
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "core/result.h"
+#include "event_source.h"
+
+namespace sluice::mock {
+
+// What the mock takes from a POST /chat/completions body.
+struct ChatRequest {
+  std::string model;
+  bool stream = false;
+  // stream_options.include_usage: add a usage-only chunk and "usage":null on every other.
+  bool include_usage = false;
+  // Set when the reply is a tool call: the request has a non-empty "tools" array and
+  // tool_choice is not "none". The first tool's function.name, or the function named by
+  // a {"type":"function","function":{"name":..}} tool_choice.
+  std::optional<std::string> tool_name;
+  // Deterministic estimate: characters of all message text / 4 + 1.
+  std::uint32_t prompt_tokens = 0;
+};
+
+// Parses and validates a chat completion request body. Errors are kBadRequest with
+// OpenAI's message and param ("model", "messages", ...).
+Result<ChatRequest> parse_chat_request(std::string_view body);
+
+// Identity and size of one generated reply.
+struct ChatReplySpec {
+  std::uint64_t number = 0;  // id is "chatcmpl-mock-<number>"
+  std::int64_t created = 0;  // unix seconds
+  std::uint32_t words = 8;   // x-mock-events: content is "Mock reply w1 .. w<words>"
+};
+
+// A chat.completion object (non-stream response body).
+std::string chat_completion_body(const ChatRequest& request, const ChatReplySpec& spec);
+
+// The chat.completion.chunk events of a streamed reply, ending with "data: [DONE]".
+// Text: a role chunk (kPrelude), `words` content chunks ("Mock reply w1", " w2", ...;
+// kCounted), a finish_reason "stop" chunk, the usage chunk if requested, [DONE] (kTrailer).
+// Tool call: the role chunk carries the tool call header (id, type, name, arguments ""),
+// then three argument fragments (kCounted), finish_reason "tool_calls", usage, [DONE].
+std::unique_ptr<EventSource> make_chat_stream(const ChatRequest& request,
+                                              const ChatReplySpec& spec);
+
+}  // namespace sluice::mock

@@ -1,0 +1,233 @@
+#include "embeddings_responder.h"
+
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <iterator>
+
+#include <boost/json.hpp>
+#include <fmt/format.h>
+
+#include "json_text.h"
+
+namespace sluice::mock {
+namespace {
+
+namespace json = boost::json;
+
+constexpr std::uint64_t kFnvOffset = 0xcbf29ce484222325ull;
+constexpr std::uint64_t kFnvPrime = 0x100000001b3ull;
+
+std::uint64_t fnv1a(std::uint64_t h, const void* data, std::size_t n) {
+  const auto* p = static_cast<const unsigned char*>(data);
+  for (std::size_t i = 0; i < n; ++i) {
+    h ^= p[i];
+    h *= kFnvPrime;
+  }
+  return h;
+}
+
+std::uint64_t splitmix64(std::uint64_t& state) {
+  std::uint64_t z = (state += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+Error bad_request(std::string message, std::string param = {}) {
+  Error e(ErrorKind::kBadRequest, std::move(message));
+  if (!param.empty()) {
+    std::move(e).with_param(std::move(param));
+  }
+  return e;
+}
+
+// Token arrays hash under a different seed than strings so that "[1,2]" as text and
+// [1,2] as tokens do not collide.
+Result<std::uint64_t> hash_tokens(const json::array& tokens) {
+  std::uint64_t h = fnv1a(kFnvOffset, "tokens", 6);
+  for (const auto& t : tokens) {
+    if (!t.is_int64() && !t.is_uint64()) {
+      return bad_request("Invalid 'input': token arrays must contain integers.", "input");
+    }
+    std::int64_t v = t.is_int64() ? t.get_int64() : static_cast<std::int64_t>(t.get_uint64());
+    unsigned char bytes[8];
+    for (int i = 0; i < 8; ++i) {
+      bytes[i] = static_cast<unsigned char>(static_cast<std::uint64_t>(v) >> (8 * i));
+    }
+    h = fnv1a(h, bytes, sizeof bytes);
+  }
+  return h;
+}
+
+std::uint32_t string_tokens(std::size_t chars) { return static_cast<std::uint32_t>(chars / 4 + 1); }
+
+}  // namespace
+
+Result<EmbeddingsRequest> parse_embeddings_request(std::string_view body) {
+  unsigned char scratch[4096];
+  json::monotonic_resource mr(scratch, sizeof scratch);
+  boost::system::error_code ec;
+  json::value root = json::parse(json::string_view(body.data(), body.size()), ec, &mr);
+  if (ec) {
+    return bad_request(
+        "We could not parse the JSON body of your request. (mock: " + ec.message() + ")");
+  }
+  const auto* obj = root.if_object();
+  if (!obj) {
+    return bad_request("The request body must be a JSON object.");
+  }
+  EmbeddingsRequest out;
+  const auto* model = obj->if_contains("model");
+  if (!model) {
+    return bad_request("you must provide a model parameter", "model");
+  }
+  if (!model->is_string()) {
+    return bad_request("Invalid type for 'model': expected a string.", "model");
+  }
+  out.model = std::string(model->get_string());
+
+  const auto* input = obj->if_contains("input");
+  if (!input) {
+    return bad_request("Missing required parameter: 'input'.", "input");
+  }
+  if (const auto* s = input->if_string()) {
+    out.input_hashes.push_back(fnv1a(kFnvOffset, s->data(), s->size()));
+    out.prompt_tokens = string_tokens(s->size());
+  } else if (const auto* arr = input->if_array()) {
+    if (arr->empty()) {
+      return bad_request("'input' cannot be an empty array.", "input");
+    }
+    const auto& first = arr->front();
+    if (first.is_int64() || first.is_uint64()) {
+      auto h = hash_tokens(*arr);
+      if (!h) {
+        return h.error();
+      }
+      out.input_hashes.push_back(*h);
+      out.prompt_tokens = static_cast<std::uint32_t>(arr->size());
+    } else {
+      out.input_hashes.reserve(arr->size());
+      for (const auto& item : *arr) {
+        if (const auto* s = item.if_string()) {
+          out.input_hashes.push_back(fnv1a(kFnvOffset, s->data(), s->size()));
+          out.prompt_tokens += string_tokens(s->size());
+        } else if (const auto* tokens = item.if_array()) {
+          auto h = hash_tokens(*tokens);
+          if (!h) {
+            return h.error();
+          }
+          out.input_hashes.push_back(*h);
+          out.prompt_tokens += static_cast<std::uint32_t>(tokens->size());
+        } else {
+          return bad_request(
+              "Invalid 'input': expected a string, an array of strings, or token arrays.",
+              "input");
+        }
+      }
+    }
+  } else {
+    return bad_request(
+        "Invalid 'input': expected a string, an array of strings, or token arrays.", "input");
+  }
+
+  if (const auto* dims = obj->if_contains("dimensions"); dims && !dims->is_null()) {
+    std::int64_t d = 0;
+    if (dims->is_int64()) {
+      d = dims->get_int64();
+    } else if (dims->is_uint64()) {
+      d = dims->get_uint64() > kMaxDimensions ? kMaxDimensions + 1 : dims->get_uint64();
+    } else {
+      return bad_request("Invalid type for 'dimensions': expected an integer.", "dimensions");
+    }
+    if (d < 1) {
+      return bad_request(std::to_string(d) + " is less than the minimum of 1 - 'dimensions'",
+                         "dimensions");
+    }
+    if (d > kMaxDimensions) {
+      return bad_request("'dimensions' is larger than the mock's maximum of " +
+                             std::to_string(kMaxDimensions),
+                         "dimensions");
+    }
+    out.dimensions = static_cast<std::uint32_t>(d);
+  }
+  if (std::uint64_t{out.dimensions} * out.input_hashes.size() > kMaxTotalFloats) {
+    return bad_request("Too many inputs x dimensions for the mock.", "input");
+  }
+
+  if (const auto* fmt = obj->if_contains("encoding_format"); fmt && !fmt->is_null()) {
+    if (fmt->is_string() && fmt->get_string() == "float") {
+      out.base64 = false;
+    } else if (fmt->is_string() && fmt->get_string() == "base64") {
+      out.base64 = true;
+    } else {
+      return bad_request("Invalid value for 'encoding_format': expected 'float' or 'base64'.",
+                         "encoding_format");
+    }
+  }
+  return out;
+}
+
+std::vector<float> embedding_for(std::uint64_t hash, std::uint32_t dimensions) {
+  std::vector<float> v(dimensions);
+  std::uint64_t state = hash;
+  double norm = 0;
+  for (auto& x : v) {
+    double u = static_cast<double>(splitmix64(state) >> 11) * 0x1.0p-53;
+    x = static_cast<float>(u * 2.0 - 1.0);
+    norm += static_cast<double>(x) * x;
+  }
+  norm = std::sqrt(norm);
+  if (norm > 0) {
+    for (auto& x : v) {
+      x = static_cast<float>(x / norm);
+    }
+  }
+  return v;
+}
+
+std::string embeddings_body(const EmbeddingsRequest& request) {
+  std::string out = R"({"object":"list","data":[)";
+  std::vector<std::uint8_t> bytes;
+  for (std::size_t i = 0; i < request.input_hashes.size(); ++i) {
+    if (i > 0) {
+      out.push_back(',');
+    }
+    out += R"({"object":"embedding","index":)";
+    out += std::to_string(i);
+    out += R"(,"embedding":)";
+    std::vector<float> v = embedding_for(request.input_hashes[i], request.dimensions);
+    if (request.base64) {
+      bytes.resize(v.size() * 4);
+      for (std::size_t k = 0; k < v.size(); ++k) {
+        auto bits = std::bit_cast<std::uint32_t>(v[k]);
+        for (int b = 0; b < 4; ++b) {
+          bytes[k * 4 + b] = static_cast<std::uint8_t>(bits >> (8 * b));
+        }
+      }
+      out.push_back('"');
+      append_base64(out, bytes.data(), bytes.size());
+      out.push_back('"');
+    } else {
+      out.push_back('[');
+      for (std::size_t k = 0; k < v.size(); ++k) {
+        if (k > 0) {
+          out.push_back(',');
+        }
+        fmt::format_to(std::back_inserter(out), "{}", v[k]);
+      }
+      out.push_back(']');
+    }
+    out.push_back('}');
+  }
+  out += R"(],"model":)";
+  append_json_string(out, request.model);
+  out += R"(,"usage":{"prompt_tokens":)";
+  out += std::to_string(request.prompt_tokens);
+  out += R"(,"total_tokens":)";
+  out += std::to_string(request.prompt_tokens);
+  out += "}}";
+  return out;
+}
+
+}  // namespace sluice::mock

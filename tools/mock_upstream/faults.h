@@ -1,0 +1,58 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/result.h"
+#include "mock_request.h"
+
+namespace sluice::mock {
+
+// How x-mock-disconnect-after ends the connection.
+enum class DisconnectMode : std::uint8_t {
+  kFin,    // shutdown + close: the peer reads what was sent, then EOF
+  kReset,  // SO_LINGER 0 + close: the peer gets a TCP RST (may lose unread bytes)
+};
+
+// What one request asks the mock to do. Built from the per-run defaults (CLI flags)
+// overridden by x-mock-* request headers. Durations are milliseconds.
+struct Faults {
+  std::uint32_t latency_ms = 0;
+  std::uint32_t first_byte_ms = 0;
+  std::uint32_t pace_ms = 0;
+  std::uint32_t events = 8;
+  std::optional<std::uint32_t> stall_after;
+  std::optional<std::uint32_t> disconnect_after;
+  DisconnectMode disconnect_mode = DisconnectMode::kFin;
+  // Empty: no injected status. One entry: always that status. Several: the k-th request
+  // (k counted per sequence key since the last reset) gets entry min(k, size - 1); an
+  // entry below 400 means "answer normally".
+  std::vector<int> status;
+  // Key for the status sequence counter; defaults to the x-mock-status text itself.
+  std::string sequence_key;
+  std::string retry_after;
+  std::string fixture;
+  std::optional<std::string> raw_body;
+  std::string content_type;
+};
+
+// Largest accepted value of any numeric fault, so a typo cannot make the mock sleep for
+// weeks or try to generate billions of events.
+inline constexpr std::uint32_t kMaxFaultValue = 100'000'000;
+
+// Parses one numeric fault value (decimal, 0..kMaxFaultValue). `what` names the fault in
+// the error message.
+Result<std::uint32_t> parse_fault_number(std::string_view text, std::string_view what);
+
+// Parses an x-mock-status value: one status or a comma-separated sequence, each 100..599.
+Result<std::vector<int>> parse_status_list(std::string_view text);
+
+// `defaults` overridden by the request's x-mock-* headers. A malformed header value is a
+// kBadRequest error naming the header. The values "none" / "off" / "-1" turn off
+// stall-after, disconnect-after and status set by a per-run default.
+Result<Faults> parse_faults(const HeaderList& headers, const Faults& defaults);
+
+}  // namespace sluice::mock

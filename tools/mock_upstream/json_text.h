@@ -1,0 +1,20 @@
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace sluice::mock {
+
+// Appends `s` as a quoted JSON string. Bytes >= 0x80 are copied unchanged (the input is
+// expected to be UTF-8 already, as it came out of a JSON parser or a header).
+void append_json_string(std::string& out, std::string_view s);
+
+// Appends standard base64 (RFC 4648 section 4, with '=' padding) of `data`.
+void append_base64(std::string& out, const std::uint8_t* data, std::size_t size);
+
+// ASCII lower-case copy of `s`.
+std::string to_lower_ascii(std::string_view s);
+
+}  // namespace sluice::mock

@@ -1,0 +1,29 @@
+#pragma once
+
+#include <optional>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace sluice::mock {
+
+// Request headers as (name, value) views in wire order. Names keep their wire case; use
+// find_header for lookups.
+using HeaderList = std::vector<std::pair<std::string_view, std::string_view>>;
+
+// A received request, as views into storage owned by the connection (the parsed message).
+// Valid only while the connection is handling this request.
+struct MockRequest {
+  std::string_view method;
+  std::string_view target;
+  HeaderList headers;
+  std::string_view body;
+};
+
+// The value of the first header named `name` (ASCII case-insensitive), or nullopt.
+std::optional<std::string_view> find_header(const HeaderList& headers, std::string_view name);
+
+// `target` without its query string or fragment.
+std::string_view path_of(std::string_view target);
+
+}  // namespace sluice::mock

@@ -1,0 +1,95 @@
+#include "stats.h"
+
+#include <algorithm>
+
+#include <boost/json.hpp>
+
+#include "json_text.h"
+
+namespace sluice::mock {
+
+std::uint64_t Stats::count_request() {
+  return requests_total.fetch_add(1, std::memory_order_relaxed) + 1;
+}
+
+void Stats::record_last_request(const MockRequest& request) {
+  std::lock_guard lock(mu_);
+  has_last_ = true;
+  last_method_.assign(request.method);
+  last_target_.assign(request.target);
+  last_headers_.resize(request.headers.size());
+  for (std::size_t i = 0; i < request.headers.size(); ++i) {
+    last_headers_[i].first = to_lower_ascii(request.headers[i].first);
+    last_headers_[i].second.assign(request.headers[i].second);
+  }
+  std::size_t cut = std::min(request.body.size(), kMaxRecordedBody);
+  // Back off to a UTF-8 boundary so the stats JSON stays valid UTF-8.
+  while (cut < request.body.size() && cut > 0 &&
+         (static_cast<unsigned char>(request.body[cut]) & 0xC0) == 0x80) {
+    --cut;
+  }
+  last_body_.assign(request.body.substr(0, cut));
+}
+
+std::uint64_t Stats::next_in_sequence(const std::string& key) {
+  std::lock_guard lock(mu_);
+  return sequences_[key]++;
+}
+
+void Stats::reset() {
+  for (auto* c : {&requests_total, &chat_requests, &embedding_requests, &model_requests,
+                  &streams_completed, &streams_aborted, &streams_disconnected, &requests_aborted,
+                  &connections_accepted, &internal_errors}) {
+    c->store(0, std::memory_order_relaxed);
+  }
+  std::lock_guard lock(mu_);
+  has_last_ = false;
+  last_method_.clear();
+  last_target_.clear();
+  last_headers_.clear();
+  last_body_.clear();
+  sequences_.clear();
+}
+
+std::string Stats::to_json() const {
+  namespace json = boost::json;
+  json::object o;
+  auto load = [](const auto& a) { return a.load(std::memory_order_relaxed); };
+  o["requests_total"] = load(requests_total);
+  o["chat_requests"] = load(chat_requests);
+  o["embedding_requests"] = load(embedding_requests);
+  o["model_requests"] = load(model_requests);
+  o["active_streams"] = load(active_streams);
+  o["streams_completed"] = load(streams_completed);
+  o["streams_aborted"] = load(streams_aborted);
+  o["streams_disconnected"] = load(streams_disconnected);
+  o["requests_aborted"] = load(requests_aborted);
+  o["connections_accepted"] = load(connections_accepted);
+  o["connections_active"] = load(connections_active);
+  o["internal_errors"] = load(internal_errors);
+  std::lock_guard lock(mu_);
+  if (has_last_) {
+    json::object headers;
+    for (const auto& [name, value] : last_headers_) {
+      if (auto* existing = headers.if_contains(name)) {
+        std::string joined(existing->get_string());
+        joined += ", ";
+        joined += value;
+        *existing = joined;
+      } else {
+        headers[name] = value;
+      }
+    }
+    json::object last;
+    last["method"] = last_method_;
+    last["target"] = last_target_;
+    last["headers"] = std::move(headers);
+    last["body"] = last_body_;
+    o["last_request"] = std::move(last);
+  } else {
+    o["last_request"] = nullptr;
+  }
+  return json::serialize(o);
+}
+
+}  // namespace sluice::mock

@@ -1,0 +1,67 @@
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "mock_request.h"
+
+namespace sluice::mock {
+
+// Process-wide counters, shared by all worker threads. Counters are relaxed atomics (each
+// is exact; a snapshot across counters is not atomic). Requests to /_mock/* are not
+// counted.
+class Stats {
+ public:
+  // Cumulative counters, zeroed by reset().
+  std::atomic<std::uint64_t> requests_total{0};
+  std::atomic<std::uint64_t> chat_requests{0};
+  std::atomic<std::uint64_t> embedding_requests{0};
+  std::atomic<std::uint64_t> model_requests{0};
+  std::atomic<std::uint64_t> streams_completed{0};
+  // The peer closed before the stream finished (seen while writing or while waiting).
+  std::atomic<std::uint64_t> streams_aborted{0};
+  // The mock itself cut the stream (x-mock-disconnect-after).
+  std::atomic<std::uint64_t> streams_disconnected{0};
+  // The peer closed before a non-stream response was sent (during latency or a stall).
+  std::atomic<std::uint64_t> requests_aborted{0};
+  std::atomic<std::uint64_t> connections_accepted{0};
+  std::atomic<std::uint64_t> internal_errors{0};
+  // Gauges: current values, not touched by reset().
+  std::atomic<std::int64_t> active_streams{0};
+  std::atomic<std::int64_t> connections_active{0};
+
+  // Counts a request and returns its number (requests_total after counting), which the
+  // response carries as x-mock-request-number.
+  std::uint64_t count_request();
+
+  // Keeps a copy of `request` (header names lower-cased, body cut at kMaxRecordedBody) for
+  // last_request. Takes a mutex; test-only.
+  void record_last_request(const MockRequest& request);
+
+  // Zero-based position of this request in the x-mock-status sequence named `key`.
+  std::uint64_t next_in_sequence(const std::string& key);
+
+  // Zeroes the cumulative counters, forgets last_request and the status sequences.
+  void reset();
+
+  // {"requests_total":..,...,"last_request":{method,target,headers,body}|null}
+  std::string to_json() const;
+
+  static constexpr std::size_t kMaxRecordedBody = 64 * 1024;
+
+ private:
+  mutable std::mutex mu_;
+  bool has_last_ = false;
+  std::string last_method_;
+  std::string last_target_;
+  std::vector<std::pair<std::string, std::string>> last_headers_;
+  std::string last_body_;
+  std::map<std::string, std::uint64_t, std::less<>> sequences_;
+};
+
+}  // namespace sluice::mock
