@@ -191,7 +191,7 @@ Result<ListenAddress> parse_listen_address(std::string_view text) {
 }
 
 Result<std::string> normalize_base_url(std::string_view text) {
-  auto parsed = boost::urls::parse_absolute_uri(boost::urls::string_view(text.data(), text.size()));
+  auto parsed = boost::urls::parse_uri(boost::urls::string_view(text.data(), text.size()));
   if (!parsed) {
     return invalid("not a valid absolute URL (expected e.g. https://api.openai.com/v1)");
   }

@@ -143,7 +143,8 @@ template <class Stream>
 asio::awaitable<void> stall(Stream& s, beast::flat_buffer& buffer, asio::steady_timer& timer) {
   for (;;) {
     timer.expires_at(asio::steady_timer::time_point::max());
-    if (co_await wait_watching(s, buffer, timer) == WaitResult::kPeerClosed) {
+    WaitResult r = co_await wait_watching(s, buffer, timer);
+    if (r == WaitResult::kPeerClosed) {
       co_return;
     }
   }
@@ -224,11 +225,13 @@ struct Connection {
 
     // For a non-stream reply the first byte is the head, so first-byte-ms adds to latency.
     std::uint64_t before_head = f.latency_ms + (is_stream ? 0u : f.first_byte_ms);
-    if (before_head > 0 && co_await wait_for(stream, buffer, timer,
-                                             static_cast<std::uint32_t>(before_head)) ==
-                               WaitResult::kPeerClosed) {
-      bump(aborted);
-      co_return false;
+    if (before_head > 0) {
+      WaitResult r =
+          co_await wait_for(stream, buffer, timer, static_cast<std::uint32_t>(before_head));
+      if (r == WaitResult::kPeerClosed) {
+        bump(aborted);
+        co_return false;
+      }
     }
 
     ResponseHead head;
@@ -252,7 +255,8 @@ struct Connection {
       out.clear();
       append_response_head(out, head);
       out += reply.body;
-      if (!co_await write_out()) {
+      bool wrote1 = co_await write_out();
+      if (!wrote1) {
         bump(aborted);
         co_return false;
       }
@@ -262,7 +266,8 @@ struct Connection {
     head.chunked = true;
     out.clear();
     append_response_head(out, head);
-    if (!co_await write_out()) {
+    bool wrote2 = co_await write_out();
+    if (!wrote2) {
       bump(aborted);
       co_return false;
     }
@@ -289,14 +294,17 @@ struct Connection {
       }
       std::uint32_t delay = first ? f.first_byte_ms : f.pace_ms;
       first = false;
-      if (delay > 0 &&
-          co_await wait_for(stream, buffer, timer, delay) == WaitResult::kPeerClosed) {
-        bump(aborted);
-        co_return false;
+      if (delay > 0) {
+        WaitResult r = co_await wait_for(stream, buffer, timer, delay);
+        if (r == WaitResult::kPeerClosed) {
+          bump(aborted);
+          co_return false;
+        }
       }
       out.clear();
       append_chunk(out, event);
-      if (!co_await write_out()) {
+      bool wrote3 = co_await write_out();
+      if (!wrote3) {
         bump(aborted);
         co_return false;
       }
@@ -305,7 +313,8 @@ struct Connection {
       }
     }
     out.assign(kLastChunk);
-    if (!co_await write_out()) {
+    bool wrote4 = co_await write_out();
+    if (!wrote4) {
       bump(aborted);
       co_return false;
     }
@@ -338,7 +347,8 @@ struct Connection {
         auto expect = parser.get()[http::field::expect];
         if (beast::iequals(expect, "100-continue")) {
           out.assign("HTTP/1.1 100 Continue\r\n\r\n");
-          if (!co_await write_out()) {
+          bool wrote5 = co_await write_out();
+          if (!wrote5) {
             co_return;
           }
         }
@@ -364,7 +374,8 @@ struct Connection {
       MockRequest request{msg.method_string(), msg.target(), headers, msg.body()};
       const bool keep_alive = msg.keep_alive();
       Reply reply = worker.handler->handle(request);
-      if (!co_await send(reply, keep_alive)) {
+      bool reusable = co_await send(reply, keep_alive);
+      if (!reusable) {
         co_return;
       }
       if (!keep_alive) {

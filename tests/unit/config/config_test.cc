@@ -2,6 +2,7 @@
 
 #include <map>
 #include <optional>
+#include <ostream>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -59,6 +60,8 @@ struct ErrorCase {
   // A secret that must not appear in the message.
   const char* secret = nullptr;
 };
+
+void PrintTo(const ErrorCase& c, std::ostream* os) { *os << c.name; }
 
 class ConfigErrorTest : public ::testing::TestWithParam<ErrorCase> {};
 
@@ -1120,7 +1123,7 @@ keys:
   ASSERT_EQ(config->keys.size(), 1u);
   EXPECT_EQ(config->keys[0].name, "dev");
   EXPECT_EQ(config->keys[0].allowed_aliases, (std::vector<std::string>{"a", "c"}));
-  EXPECT_EQ(config->keys[0].source, "test.yaml:37");
+  EXPECT_EQ(config->keys[0].source, "test.yaml:36");
 
   EXPECT_EQ(config->notes,
             std::vector<std::string>{"provider openai: tls.verify is false; upstream "
@@ -1352,7 +1355,7 @@ providers:
     requires_env: [CORP_TOKEN]
     base_url: ${CORP_URL}
     headers: { X-Token: "${CORP_TOKEN}" }
-    pool: { max_connections: ${CORP_POOL} }
+    pool: { max_connections: "${CORP_POOL}" }
 routes:
   - alias: chat
     provider: mock
