@@ -114,18 +114,33 @@ class Wiped {
   std::string value_;
 };
 
+// A requires_env variable that is unset (or set but empty).
+struct UnmetEnv {
+  std::string name;
+  bool empty = false;
+};
+
+// "A is not set, B is empty" (provider notes) or "A not set, B empty" (route notes).
+std::string describe(const std::vector<UnmetEnv>& unmet, std::string_view verb) {
+  std::vector<std::string> parts;
+  for (const UnmetEnv& u : unmet) {
+    parts.push_back(u.name + std::string(verb) + (u.empty ? "empty" : "not set"));
+  }
+  return join(parts);
+}
+
+// Every provider in the file, skipped ones included (routes may name either).
 struct DeclaredProvider {
   std::string id;
   std::string where;
-  // Empty when active; else the unmet requires_env entries, e.g. {"OPENAI_API_KEY not set"}.
-  std::vector<std::string> unmet;
-  std::size_t index = 0;  // into Config::providers when active
+  std::vector<UnmetEnv> unmet;  // empty = active
+  std::size_t index = 0;        // into Config::providers when active
 };
 
+// Every alias in the file, skipped routes included.
 struct DeclaredAlias {
   std::string path;  // "routes[2]"
   std::string where;
-  bool skipped = false;
 };
 
 class Loader {
@@ -302,21 +317,14 @@ class Loader {
           item.fail("invalid environment variable name " + in_quotes(name));
         }
         const std::optional<std::string> value = context_.getenv(name);
-        if (!value) {
-          declared.unmet.push_back(name + " not set");
-        } else if (value->empty()) {
-          declared.unmet.push_back(name + " empty");
+        if (!value || value->empty()) {
+          declared.unmet.push_back(UnmetEnv{name, value.has_value()});
         }
       }
     }
     if (!declared.unmet.empty()) {
-      std::vector<std::string> reasons;
-      for (const std::string& unmet : declared.unmet) {
-        // "X not set" -> "X is not set" for the note.
-        const std::size_t space = unmet.find(' ');
-        reasons.push_back(unmet.substr(0, space) + " is" + unmet.substr(space));
-      }
-      config_.notes.push_back("provider " + declared.id + " skipped: " + join(reasons));
+      config_.notes.push_back("provider " + declared.id +
+                              " skipped: " + describe(declared.unmet, " is "));
       providers_.push_back(std::move(declared));
       return;
     }
@@ -541,7 +549,7 @@ class Loader {
         item.fail("alias " + in_quotes(alias) + " is already used by " + it->second.path + " (" +
                   it->second.where + ")");
       }
-      aliases_.emplace(alias, DeclaredAlias{field.path(), route.source, false});
+      aliases_.emplace(alias, DeclaredAlias{field.path(), route.source});
       alias_order_.push_back(alias);
       route.aliases.push_back(std::move(alias));
     }
@@ -604,11 +612,8 @@ class Loader {
       route.timeout = load_timeouts(*f, base, disabled == nullptr);
     }
     if (disabled) {
-      for (const std::string& alias : route.aliases) {
-        aliases_[alias].skipped = true;
-      }
       config_.notes.push_back("route " + join(route.aliases) + " skipped: provider " +
-                              disabled->id + " disabled (" + join(disabled->unmet) + ")");
+                              disabled->id + " disabled (" + describe(disabled->unmet, " ") + ")");
       return;
     }
     config_.routes.push_back(std::move(route));
@@ -625,10 +630,10 @@ class Loader {
       name_field.fail("name must be 1.." + std::to_string(kMaxNameLength) +
                       " visible characters without spaces");
     }
-    for (const auto& [other, index] : key_names_) {
-      if (other == key.name) {
+    for (std::size_t i = 0; i < config_.keys.size(); ++i) {
+      if (config_.keys[i].name == key.name) {
         name_field.fail("duplicate key name " + in_quotes(key.name) + " (first used by keys[" +
-                        std::to_string(index) + "])");
+                        std::to_string(i) + "])");
       }
     }
 
@@ -689,7 +694,6 @@ class Loader {
         key.allowed_aliases.push_back(std::move(alias));
       }
     }
-    key_names_.emplace_back(key.name, config_.keys.size());
     config_.keys.push_back(std::move(key));
   }
 
@@ -698,7 +702,6 @@ class Loader {
   std::vector<DeclaredProvider> providers_;
   std::map<std::string, DeclaredAlias> aliases_;
   std::vector<std::string> alias_order_;
-  std::vector<std::pair<std::string, std::size_t>> key_names_;
 };
 
 Error config_error(std::string message) {

@@ -239,8 +239,9 @@ std::vector<std::pair<YamlField, YamlField>> YamlField::entries() const {
     fail("expected a mapping, got " + type_name());
   }
   for (auto it = node_.begin(); it != node_.end(); ++it) {
-    const YAML::Node& key = it->first;
-    const YAML::Node& value = it->second;
+    // Copies: yaml-cpp's operator-> returns a proxy that dies at the end of the statement.
+    const YAML::Node key = it->first;
+    const YAML::Node value = it->second;
     if (!key.IsScalar()) {
       YamlField(key, key.Mark(), path_, *context_).fail("field names must be plain strings");
     }

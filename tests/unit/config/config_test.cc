@@ -1,5 +1,6 @@
 #include "config/config.h"
 
+#include <cstdlib>
 #include <map>
 #include <optional>
 #include <ostream>
