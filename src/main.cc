@@ -1,1 +1,87 @@
-int main() { return 0; }
+// Wiring only: command line, logging, config, server.
+
+#include <csignal>
+#include <cstdio>
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+
+#include "config/config.h"
+#include "core/version.h"
+#include "server/server.h"
+#include "server/snapshot.h"
+#include "spdlog/sinks/stdout_color_sinks.h"
+#include "spdlog/spdlog.h"
+
+namespace {
+
+int check_config(const std::string& path) {
+  auto cfg = sluice::config::load_from_file(path);
+  if (!cfg) {
+    std::cerr << cfg.error().message() << "\n";
+    return 1;
+  }
+  auto snap = sluice::server::Snapshot::build(*cfg);
+  if (!snap) {
+    std::cerr << snap.error().message() << "\n";
+    return 1;
+  }
+  std::cout << "OK: " << path << " (version " << (*cfg)->version << ", " << (*cfg)->providers.size()
+            << " providers, " << (*cfg)->routes.size() << " routes, " << (*cfg)->keys.size()
+            << " keys)\n";
+  for (const std::string& note : (*cfg)->notes) {
+    std::cout << "note: " << note << "\n";
+  }
+  return 0;
+}
+
+int serve(const std::string& path) {
+  auto cfg = sluice::config::load_from_file(path);
+  if (!cfg) {
+    spdlog::error("{}", cfg.error().message());
+    return 1;
+  }
+  auto snap = sluice::server::Snapshot::build(*cfg);
+  if (!snap) {
+    spdlog::error("{}", snap.error().message());
+    return 1;
+  }
+  // Signals are handled by the server's signal_set; block them here so worker threads
+  // (which inherit this mask) never receive them.
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGPIPE);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  sluice::server::Server server(*snap, path);
+  return server.run();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  spdlog::set_default_logger(spdlog::stderr_color_mt("sluice"));
+  spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ %v");
+
+  CLI::App app{"Sluice: a self-hosted AI gateway"};
+  app.set_version_flag("--version", std::string("sluice ") + sluice::kVersion);
+  app.require_subcommand(1);
+
+  std::string check_path;
+  auto* check = app.add_subcommand("check-config", "Validate a config file and exit");
+  check->add_option("file", check_path, "YAML config file")->required();
+
+  std::string serve_path;
+  auto* serve_cmd = app.add_subcommand("serve", "Run the gateway");
+  serve_cmd->add_option("-c,--config", serve_path, "YAML config file")->required();
+
+  CLI11_PARSE(app, argc, argv);
+  try {
+    if (*check) {
+      return check_config(check_path);
+    }
+    return serve(serve_path);
+  } catch (const std::exception& e) {
+    spdlog::critical("fatal: {}", e.what());
+    return 1;
+  }
+}

@@ -1,8 +1,8 @@
 #pragma once
 
 #include <chrono>
-#include <functional>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -22,9 +22,9 @@ struct ListenAddress {
 };
 
 struct Timeouts {
-  Millis connect{2000};       // resolve + TCP connect + TLS handshake
-  Millis first_byte{60000};   // request fully sent -> response head received
-  Millis total{600000};       // whole upstream exchange, streams included
+  Millis connect{2000};      // resolve + TCP connect + TLS handshake
+  Millis first_byte{60000};  // request fully sent -> response head received
+  Millis total{600000};      // whole upstream exchange, streams included
 };
 
 struct PoolSettings {
@@ -38,9 +38,9 @@ struct PoolSettings {
 };
 
 struct TlsSettings {
-  bool verify = true;             // never disabled by default; `false` only for labs
-  std::string ca_file;            // PEM bundle; empty = system CA store
-  std::string server_name;        // SNI / verification name override; empty = URL host
+  bool verify = true;       // never disabled by default; `false` only for labs
+  std::string ca_file;      // PEM bundle; empty = system CA store
+  std::string server_name;  // SNI / verification name override; empty = URL host
 };
 
 enum class Adapter { kOpenAI, kMock };
@@ -77,27 +77,27 @@ enum class RouteKind { kChat, kEmbeddings };
 struct Route {
   std::vector<std::string> aliases;  // model names callers use
   RouteKind kind = RouteKind::kChat;
-  std::vector<Target> targets;       // single target for now; fallback arrives with routing
-  std::optional<Timeouts> timeout;   // overrides the provider's
+  std::vector<Target> targets;      // single target for now; fallback arrives with routing
+  std::optional<Timeouts> timeout;  // overrides the provider's
   std::string source;
 };
 
 struct Key {
-  std::string name;            // shown in logs; not secret
-  std::string sha256_hex;      // SHA-256 of the secret key, lower-case hex
+  std::string name;        // shown in logs; not secret
+  std::string sha256_hex;  // SHA-256 of the secret key, lower-case hex
   // Aliases this key may call; empty = all aliases.
   std::vector<std::string> allowed_aliases;
   std::string source;
 };
 
 struct ServerSettings {
-  std::uint32_t workers = 0;                 // 0 = one per core
-  std::uint32_t max_connections = 10000;     // per instance; excess accepted then closed
+  std::uint32_t workers = 0;              // 0 = one per core
+  std::uint32_t max_connections = 10000;  // per instance; excess accepted then closed
   std::uint32_t max_header_bytes = 16 * 1024;
   std::uint32_t max_body_bytes = 8 * 1024 * 1024;
-  Millis idle_timeout{60000};                // keep-alive: between requests
-  Millis request_timeout{30000};             // head + body must arrive within this
-  Millis drain_timeout{30000};               // SIGTERM: let in-flight requests finish
+  Millis idle_timeout{60000};     // keep-alive: between requests
+  Millis request_timeout{30000};  // head + body must arrive within this
+  Millis drain_timeout{30000};    // SIGTERM: let in-flight requests finish
   std::uint32_t max_upstream_response_bytes = 64 * 1024 * 1024;  // non-stream bodies
 };
 

@@ -9,10 +9,10 @@ namespace sluice {
 // What went wrong, independent of which protocol reports it. Codecs map a kind to their
 // own error shape and HTTP status (see protocol/*/errors.h).
 enum class ErrorKind : std::uint8_t {
-  kBadRequest,           // malformed JSON, missing or invalid fields
-  kUnauthorized,         // missing or unknown gateway key
-  kForbidden,            // key valid but not allowed to use the alias
-  kNotFound,             // unknown model alias or path
+  kBadRequest,    // malformed JSON, missing or invalid fields
+  kUnauthorized,  // missing or unknown gateway key
+  kForbidden,     // key valid but not allowed to use the alias
+  kNotFound,      // unknown model alias or path
   kMethodNotAllowed,
   kPayloadTooLarge,      // request body over the limit
   kHeadersTooLarge,      // request head over the limit
@@ -53,11 +53,26 @@ class Error {
   // Seconds the caller should wait before retrying; 0 when not applicable.
   std::uint32_t retry_after_seconds() const { return retry_after_seconds_; }
 
-  Error& with_code(std::string code) & { code_ = std::move(code); return *this; }
-  Error&& with_code(std::string code) && { code_ = std::move(code); return std::move(*this); }
-  Error&& with_param(std::string param) && { param_ = std::move(param); return std::move(*this); }
-  Error&& with_retry_after(std::uint32_t s) && { retry_after_seconds_ = s; return std::move(*this); }
-  Error&& with_status(int status) && { http_status_ = status; return std::move(*this); }
+  Error& with_code(std::string code) & {
+    code_ = std::move(code);
+    return *this;
+  }
+  Error&& with_code(std::string code) && {
+    code_ = std::move(code);
+    return std::move(*this);
+  }
+  Error&& with_param(std::string param) && {
+    param_ = std::move(param);
+    return std::move(*this);
+  }
+  Error&& with_retry_after(std::uint32_t s) && {
+    retry_after_seconds_ = s;
+    return std::move(*this);
+  }
+  Error&& with_status(int status) && {
+    http_status_ = status;
+    return std::move(*this);
+  }
 
  private:
   ErrorKind kind_ = ErrorKind::kInternal;

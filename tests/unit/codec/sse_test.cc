@@ -1,11 +1,11 @@
 #include "codec/sse.h"
 
-#include <gtest/gtest.h>
-
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 namespace sluice::codec {
 namespace {

@@ -1,0 +1,209 @@
+#include "http/upstream_call.h"
+
+#include <boost/beast/http/read.hpp>
+#include <boost/beast/http/string_body.hpp>
+#include <boost/beast/http/write.hpp>
+
+#include "core/version.h"
+
+namespace sluice::http {
+namespace bhttp = beast::http;
+using Clock = std::chrono::steady_clock;
+
+UpstreamCall::UpstreamCall(std::shared_ptr<UpstreamPool> pool,
+                           std::unique_ptr<UpstreamConnection> conn)
+    : pool_(std::move(pool)), conn_(std::move(conn)), provider_id_(pool_->endpoint().provider_id) {
+  parser_.body_limit(std::numeric_limits<std::uint64_t>::max());
+  parser_.header_limit(64 * 1024);
+}
+
+void CancelToken::cancel() {
+  cancelled = true;
+  if (call != nullptr) {
+    call->abort();
+  }
+}
+
+UpstreamCall::~UpstreamCall() {
+  if (cancel_ != nullptr && cancel_->call == this) {
+    cancel_->call = nullptr;
+  }
+  if (conn_) {
+    const bool reusable = !aborted_ && !failed_ && parser_.is_done() && parser_.get().keep_alive();
+    pool_->release(std::move(conn_), reusable);
+  }
+}
+
+std::string_view UpstreamCall::header(std::string_view name) const {
+  auto it = parser_.get().find(name);
+  if (it == parser_.get().end()) {
+    return {};
+  }
+  return {it->value().data(), it->value().size()};
+}
+
+void UpstreamCall::abort() {
+  aborted_ = true;
+  if (conn_) {
+    boost::system::error_code ignored;
+    conn_->lowest().socket().close(ignored);
+  }
+}
+
+Awaitable<boost::system::error_code> UpstreamCall::send_and_read_head(
+    const UpstreamRequest& request, const config::Timeouts& timeouts) {
+  bhttp::request<bhttp::string_body> req{bhttp::verb::post, request.target, 11};
+  req.set(bhttp::field::host, request.host_header);
+  req.set(bhttp::field::user_agent, kUserAgent);
+  for (const auto& [name, value] : request.headers) {
+    req.set(name, value);
+  }
+  req.body() = request.body;
+  req.prepare_payload();
+  req.keep_alive(true);
+
+  conn_->lowest().expires_at(total_deadline_);
+  auto [wec, written] = co_await std::visit(
+      [&](auto& s) { return bhttp::async_write(s, req, use_nothrow); }, conn_->stream);
+  if (wec) {
+    co_return wec;
+  }
+  const auto sent_at = Clock::now();
+  conn_->lowest().expires_at(std::min(total_deadline_, sent_at + timeouts.first_byte));
+  auto [rec, read] = co_await std::visit(
+      [&](auto& s) { return bhttp::async_read_header(s, conn_->buffer, parser_, use_nothrow); },
+      conn_->stream);
+  timings_.first_byte =
+      std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - sent_at);
+  co_return rec;
+}
+
+namespace {
+
+bool is_stale_connection_error(const boost::system::error_code& ec) {
+  return ec == bhttp::error::end_of_stream || ec == net::error::eof ||
+         ec == net::error::connection_reset || ec == net::error::broken_pipe ||
+         ec == net::error::connection_aborted;
+}
+
+}  // namespace
+
+Awaitable<Result<std::unique_ptr<UpstreamCall>>> UpstreamCall::start(
+    std::shared_ptr<UpstreamPool> pool, const UpstreamRequest& request,
+    const config::Timeouts& timeouts, CancelToken* cancel) {
+  const auto started = Clock::now();
+  const auto total_deadline = started + timeouts.total;
+  const std::string& provider = pool->endpoint().provider_id;
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    auto remaining =
+        std::chrono::duration_cast<std::chrono::milliseconds>(total_deadline - Clock::now());
+    auto conn = co_await pool->acquire(std::min(timeouts.connect, remaining), attempt > 0);
+    if (!conn) {
+      co_return conn.error();
+    }
+    const bool reused = (*conn)->uses > 0;
+    std::unique_ptr<UpstreamCall> call(new UpstreamCall(pool, std::move(*conn)));
+    if (cancel != nullptr) {
+      if (cancel->cancelled) {
+        call->aborted_ = true;
+        co_return Error(ErrorKind::kClientGone, "client disconnected");
+      }
+      cancel->call = call.get();
+      call->cancel_ = cancel;
+    }
+    call->total_deadline_ = total_deadline;
+    call->timings_.reused_connection = reused;
+    call->timings_.acquire =
+        std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - started);
+    boost::system::error_code ec = co_await call->send_and_read_head(request, timeouts);
+    if (!ec) {
+      co_return std::move(call);
+    }
+    call->failed_ = true;
+    if (call->aborted_) {
+      co_return Error(ErrorKind::kClientGone, "client disconnected");
+    }
+    if (reused && attempt == 0 && is_stale_connection_error(ec) &&
+        call->conn_->buffer.size() == 0) {
+      continue;  // the keep-alive connection was closed under us; nothing was processed
+    }
+    if (ec == beast::error::timeout) {
+      const bool total = Clock::now() >= total_deadline;
+      co_return Error(
+          ErrorKind::kUpstreamTimeout,
+          "provider '" + provider + "' sent no response within " +
+              std::to_string(total ? timeouts.total.count() : timeouts.first_byte.count()) + " ms")
+          .with_code(total ? "upstream_total_timeout" : "upstream_first_byte_timeout");
+    }
+    co_return Error(ErrorKind::kUpstreamUnreachable,
+                    "request to provider '" + provider + "' failed: " + ec.message())
+        .with_code("upstream_connection_failed");
+  }
+  co_return Error(ErrorKind::kUpstreamUnreachable,
+                  "provider '" + provider + "' closed the connection twice")
+      .with_code("upstream_connection_failed");
+}
+
+Awaitable<Result<std::size_t>> UpstreamCall::read_some(std::string& out) {
+  constexpr std::size_t kChunk = 16 * 1024;
+  // A read may consume only chunk framing and yield no body bytes; loop until it does.
+  while (!parser_.is_done()) {
+    const std::size_t before = out.size();
+    out.resize(before + kChunk);
+    parser_.get().body().data = out.data() + before;
+    parser_.get().body().size = kChunk;
+    conn_->lowest().expires_at(total_deadline_);
+    auto [ec, n] = co_await std::visit(
+        [&](auto& s) { return bhttp::async_read_some(s, conn_->buffer, parser_, use_nothrow); },
+        conn_->stream);
+    const std::size_t got = kChunk - parser_.get().body().size;
+    out.resize(before + got);
+    if (ec == bhttp::error::need_buffer) {
+      ec = {};
+    }
+    if (ec) {
+      failed_ = true;
+      if (aborted_) {
+        co_return Error(ErrorKind::kClientGone, "client disconnected");
+      }
+      if (ec == beast::error::timeout) {
+        co_return Error(ErrorKind::kUpstreamTimeout,
+                        "provider '" + provider_id_ + "' exceeded the total timeout")
+            .with_code("upstream_total_timeout");
+      }
+      co_return Error(ErrorKind::kUpstreamProtocol,
+                      "connection to provider '" + provider_id_ + "' broke: " + ec.message())
+          .with_code("upstream_stream_broken");
+    }
+    if (got > 0) {
+      co_return got;
+    }
+  }
+  co_return std::size_t{0};
+}
+
+Awaitable<Result<std::string>> UpstreamCall::read_all(std::size_t limit) {
+  std::string body;
+  if (auto len = parser_.content_length(); len && *len <= limit) {
+    body.reserve(*len);
+  }
+  while (!parser_.is_done()) {
+    auto n = co_await read_some(body);
+    if (!n) {
+      co_return n.error();
+    }
+    if (body.size() > limit) {
+      failed_ = true;
+      co_return Error(ErrorKind::kUpstreamProtocol, "response from provider '" + provider_id_ +
+                                                        "' exceeds " + std::to_string(limit) +
+                                                        " bytes")
+          .with_code("upstream_response_too_large");
+    }
+    if (*n == 0) {
+      break;
+    }
+  }
+  co_return body;
+}
+
+}  // namespace sluice::http

@@ -1,0 +1,222 @@
+#include "http/upstream_pool.h"
+
+#include <algorithm>
+
+#include <boost/asio/connect.hpp>
+#include <boost/asio/ssl/host_name_verification.hpp>
+#include <boost/asio/ssl/verify_mode.hpp>
+#include <sys/socket.h>
+
+namespace sluice::http {
+
+struct UpstreamPool::Waiter {
+  explicit Waiter(const net::any_io_executor& ex) : timer(ex) {}
+  net::steady_timer timer;
+  std::unique_ptr<UpstreamConnection> conn;  // handed over by release()
+  bool slot = false;                         // permission to open a new connection
+};
+
+UpstreamPool::UpstreamPool(net::any_io_executor executor,
+                           std::shared_ptr<const UpstreamEndpoint> endpoint, std::uint32_t max_open)
+    : executor_(std::move(executor)),
+      endpoint_(std::move(endpoint)),
+      max_open_(std::max<std::uint32_t>(1, max_open)) {}
+
+UpstreamPool::~UpstreamPool() { shutdown(); }
+
+void UpstreamPool::shutdown() {
+  shut_down_ = true;
+  open_ -= static_cast<std::uint32_t>(idle_.size());
+  idle_.clear();
+  for (Waiter* w : waiters_) {
+    w->timer.cancel();
+  }
+  waiters_.clear();
+}
+
+namespace {
+
+// A pooled connection the server closed while idle reads as EOF; data arriving unasked
+// means the previous exchange left bytes behind. Either way it must not be reused.
+bool looks_alive(UpstreamConnection& conn) {
+  auto& sock = conn.lowest().socket();
+  if (!sock.is_open()) {
+    return false;
+  }
+  char byte;
+  ssize_t n = ::recv(sock.native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+  return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
+}
+
+}  // namespace
+
+std::unique_ptr<UpstreamConnection> UpstreamPool::take_idle() {
+  const auto now = std::chrono::steady_clock::now();
+  while (!idle_.empty()) {
+    std::unique_ptr<UpstreamConnection> conn = std::move(idle_.back());
+    idle_.pop_back();
+    if (now - conn->idle_since < endpoint_->pool.idle_timeout && looks_alive(*conn)) {
+      return conn;
+    }
+    --open_;
+  }
+  return nullptr;
+}
+
+Awaitable<Result<std::unique_ptr<UpstreamConnection>>> UpstreamPool::acquire(
+    std::chrono::milliseconds connect_timeout, bool fresh) {
+  if (shut_down_) {
+    co_return Error(ErrorKind::kUnavailable, "upstream pool is shutting down");
+  }
+  if (!fresh) {
+    if (auto conn = take_idle()) {
+      co_return std::move(conn);
+    }
+  }
+  if (open_ < max_open_) {
+    ++open_;
+    co_return co_await connect(connect_timeout);
+  }
+  Waiter w(executor_);
+  w.timer.expires_after(endpoint_->pool.acquire_timeout);
+  waiters_.push_back(&w);
+  co_await w.timer.async_wait(use_nothrow);
+  if (w.conn) {
+    if (!fresh) {
+      co_return std::move(w.conn);
+    }
+    release(std::move(w.conn), false);  // hands the slot on; we open our own below
+    ++open_;
+    co_return co_await connect(connect_timeout);
+  }
+  if (w.slot) {
+    co_return co_await connect(connect_timeout);
+  }
+  std::erase(waiters_, &w);
+  co_return Error(ErrorKind::kRateLimited,
+                  "no upstream connection to provider '" + endpoint_->provider_id +
+                      "' became free within " +
+                      std::to_string(endpoint_->pool.acquire_timeout.count()) + " ms")
+      .with_code("upstream_pool_exhausted")
+      .with_retry_after(1);
+}
+
+void UpstreamPool::release(std::unique_ptr<UpstreamConnection> conn, bool reusable) {
+  if (!conn) {
+    return;
+  }
+  reusable = reusable && !shut_down_;
+  if (reusable) {
+    ++conn->uses;
+    conn->idle_since = std::chrono::steady_clock::now();
+  }
+  if (!waiters_.empty()) {
+    Waiter* w = waiters_.front();
+    waiters_.pop_front();
+    if (reusable) {
+      w->conn = std::move(conn);
+    } else {
+      w->slot = true;  // the closing connection's slot passes to the waiter
+    }
+    w->timer.cancel();
+    return;
+  }
+  if (reusable) {
+    idle_.push_back(std::move(conn));
+  } else {
+    --open_;
+  }
+}
+
+void UpstreamPool::wake_one() {
+  if (!waiters_.empty() && open_ < max_open_) {
+    Waiter* w = waiters_.front();
+    waiters_.pop_front();
+    ++open_;
+    w->slot = true;
+    w->timer.cancel();
+  }
+}
+
+Awaitable<Result<std::unique_ptr<UpstreamConnection>>> UpstreamPool::connect(
+    std::chrono::milliseconds timeout) {
+  const UpstreamEndpoint& ep = *endpoint_;
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  auto fail = [this](Error e) {
+    --open_;
+    wake_one();
+    return e;
+  };
+
+  tcp::resolver resolver(executor_);
+  net::steady_timer resolve_timer(executor_);
+  resolve_timer.expires_at(deadline);
+  resolve_timer.async_wait([&resolver](boost::system::error_code ec) {
+    if (!ec) {
+      resolver.cancel();
+    }
+  });
+  auto [rec, results] =
+      co_await resolver.async_resolve(ep.host, std::to_string(ep.port), use_nothrow);
+  resolve_timer.cancel();
+  if (rec) {
+    co_return fail(
+        Error(rec == net::error::operation_aborted ? ErrorKind::kUpstreamTimeout
+                                                   : ErrorKind::kUpstreamUnreachable,
+              "cannot resolve upstream host of provider '" + ep.provider_id + "': " + rec.message())
+            .with_code("upstream_connect_failed"));
+  }
+
+  beast::tcp_stream tcp_stream(executor_);
+  tcp_stream.expires_at(deadline);
+  auto [cec, connected] = co_await tcp_stream.async_connect(results, use_nothrow);
+  if (cec) {
+    const bool timed_out = cec == beast::error::timeout;
+    co_return fail(
+        Error(timed_out ? ErrorKind::kUpstreamTimeout : ErrorKind::kUpstreamUnreachable,
+              std::string(timed_out ? "timed out connecting" : "cannot connect") +
+                  " to provider '" + ep.provider_id + "': " + cec.message())
+            .with_code(timed_out ? "upstream_connect_timeout" : "upstream_connect_failed"));
+  }
+  tcp_stream.socket().set_option(tcp::no_delay(true));
+
+  if (!ep.tls) {
+    tcp_stream.expires_never();
+    co_return std::make_unique<UpstreamConnection>(std::move(tcp_stream));
+  }
+
+  UpstreamConnection::TlsStream tls_stream(std::move(tcp_stream), *ep.ssl);
+  boost::system::error_code addr_ec;
+  net::ip::make_address(ep.server_name, addr_ec);
+  // SNI is for DNS names only (RFC 6066 section 3); certificate verification covers both.
+  if (addr_ec && !SSL_set_tlsext_host_name(tls_stream.native_handle(), ep.server_name.c_str())) {
+    co_return fail(Error(ErrorKind::kInternal, "cannot set TLS server name"));
+  }
+  tls_stream.set_verify_callback(net::ssl::host_name_verification(ep.server_name));
+  auto [hec] = co_await tls_stream.async_handshake(net::ssl::stream_base::client, use_nothrow);
+  if (hec) {
+    const bool timed_out = hec == beast::error::timeout;
+    co_return fail(
+        Error(timed_out ? ErrorKind::kUpstreamTimeout : ErrorKind::kUpstreamUnreachable,
+              "TLS handshake with provider '" + ep.provider_id + "' failed: " + hec.message())
+            .with_code(timed_out ? "upstream_connect_timeout" : "upstream_tls_failed"));
+  }
+  beast::get_lowest_layer(tls_stream).expires_never();
+  co_return std::make_unique<UpstreamConnection>(std::move(tls_stream));
+}
+
+std::shared_ptr<net::ssl::context> make_client_tls_context(const config::TlsSettings& tls) {
+  auto ctx = std::make_shared<net::ssl::context>(net::ssl::context::tls_client);
+  ctx->set_options(net::ssl::context::default_workarounds | net::ssl::context::no_sslv2 |
+                   net::ssl::context::no_sslv3 | net::ssl::context::no_tlsv1 |
+                   net::ssl::context::no_tlsv1_1);
+  if (tls.ca_file.empty()) {
+    ctx->set_default_verify_paths();
+  } else {
+    ctx->load_verify_file(tls.ca_file);
+  }
+  ctx->set_verify_mode(tls.verify ? net::ssl::verify_peer : net::ssl::verify_none);
+  return ctx;
+}
+
+}  // namespace sluice::http

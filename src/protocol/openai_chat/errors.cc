@@ -1,0 +1,102 @@
+#include "protocol/openai_chat/errors.h"
+
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+#include <boost/json/value.hpp>
+
+namespace sluice::protocol::openai_chat {
+namespace json = boost::json;
+
+namespace {
+
+std::string_view type_for(const Error& e) {
+  switch (e.kind()) {
+    case ErrorKind::kBadRequest:
+    case ErrorKind::kNotFound:
+    case ErrorKind::kMethodNotAllowed:
+    case ErrorKind::kPayloadTooLarge:
+    case ErrorKind::kHeadersTooLarge:
+    case ErrorKind::kRequestTimeout:
+      return "invalid_request_error";
+    case ErrorKind::kUnauthorized:
+      return "authentication_error";
+    case ErrorKind::kForbidden:
+      return "permission_error";
+    case ErrorKind::kRateLimited:
+      return "rate_limit_error";
+    case ErrorKind::kUpstreamTimeout:
+      return "timeout_error";
+    case ErrorKind::kUpstreamUnreachable:
+    case ErrorKind::kUpstreamProtocol:
+    case ErrorKind::kUpstreamStatus:
+      return "upstream_error";
+    default:
+      return "server_error";
+  }
+}
+
+std::string_view type_for_status(int status) {
+  if (status == 401) {
+    return "authentication_error";
+  }
+  if (status == 403) {
+    return "permission_error";
+  }
+  if (status == 429) {
+    return "rate_limit_error";
+  }
+  if (status >= 500) {
+    return "server_error";
+  }
+  return "invalid_request_error";
+}
+
+std::string make(std::string_view message, std::string_view type, std::string_view param,
+                 std::string_view code) {
+  json::object err;
+  err["message"] = message;
+  err["type"] = type;
+  err["param"] = param.empty() ? json::value(nullptr) : json::value(param);
+  err["code"] = code.empty() ? json::value(nullptr) : json::value(code);
+  json::object root;
+  root["error"] = std::move(err);
+  return json::serialize(root);
+}
+
+}  // namespace
+
+std::string encode_error(const Error& error) {
+  std::string_view code = error.code();
+  if (code.empty()) {
+    code = to_string(error.kind());
+  }
+  return make(error.message(), type_for(error), error.param(), code);
+}
+
+std::string normalise_upstream_error(std::string_view body, int status,
+                                     std::string_view provider_id) {
+  boost::system::error_code ec;
+  json::parse_options opts;
+  opts.max_depth = 32;
+  json::value doc = json::parse(body, ec, json::storage_ptr(), opts);
+  std::string prefix =
+      "upstream provider '" + std::string(provider_id) + "' returned " + std::to_string(status);
+  if (!ec && doc.is_object()) {
+    const json::object& obj = doc.get_object();
+    if (const json::value* e = obj.if_contains("error"); e && e->is_object()) {
+      if (const json::value* m = e->get_object().if_contains("message"); m && m->is_string()) {
+        return std::string(body);
+      }
+    }
+    // vLLM / FastAPI style: {"object":"error","message":...} or {"detail": ...}
+    for (const char* field : {"message", "detail", "error"}) {
+      if (const json::value* m = obj.if_contains(field); m && m->is_string()) {
+        return make(prefix + ": " + std::string(m->get_string()), type_for_status(status), {},
+                    "upstream_error");
+      }
+    }
+  }
+  return make(prefix, type_for_status(status), {}, "upstream_error");
+}
+
+}  // namespace sluice::protocol::openai_chat

@@ -1,0 +1,144 @@
+#include "protocol/openai_chat/stream_monitor.h"
+
+#include <boost/json/parse.hpp>
+#include <boost/json/value.hpp>
+
+namespace sluice::protocol::openai_chat {
+namespace json = boost::json;
+
+namespace {
+
+// True when `text` has `"key"` followed (after optional whitespace and a colon) by `open`.
+bool has_key_with(std::string_view text, std::string_view quoted_key, char open) {
+  std::size_t pos = 0;
+  while ((pos = text.find(quoted_key, pos)) != std::string_view::npos) {
+    pos += quoted_key.size();
+    std::size_t i = pos;
+    while (i < text.size() && (text[i] == ' ' || text[i] == '\t')) {
+      ++i;
+    }
+    if (i < text.size() && text[i] == ':') {
+      ++i;
+      while (i < text.size() && (text[i] == ' ' || text[i] == '\t')) {
+        ++i;
+      }
+      if (i < text.size() && text[i] == open) {
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
+std::uint64_t read_count(const json::object& obj, std::string_view key) {
+  const json::value* v = obj.if_contains(key);
+  if (v == nullptr) {
+    return 0;
+  }
+  if (v->is_uint64()) {
+    return v->get_uint64();
+  }
+  if (v->is_int64() && v->get_int64() > 0) {
+    return static_cast<std::uint64_t>(v->get_int64());
+  }
+  return 0;
+}
+
+std::optional<ir::Usage> parse_usage(const json::value& u) {
+  if (!u.is_object()) {
+    return std::nullopt;
+  }
+  const json::object& o = u.get_object();
+  ir::Usage usage;
+  usage.input_tokens = read_count(o, "prompt_tokens");
+  usage.output_tokens = read_count(o, "completion_tokens");
+  if (const json::value* d = o.if_contains("prompt_tokens_details"); d && d->is_object()) {
+    usage.cache_read_tokens = read_count(d->get_object(), "cached_tokens");
+  }
+  if (const json::value* d = o.if_contains("completion_tokens_details"); d && d->is_object()) {
+    usage.reasoning_tokens = read_count(d->get_object(), "reasoning_tokens");
+  }
+  return usage;
+}
+
+json::value parse_bounded(std::string_view text) {
+  json::parse_options opts;
+  opts.max_depth = 64;
+  boost::system::error_code ec;
+  json::value v = json::parse(text, ec, json::storage_ptr(), opts);
+  if (ec) {
+    return nullptr;
+  }
+  return v;
+}
+
+}  // namespace
+
+StreamMonitor::Action StreamMonitor::on_event(const codec::SseEvent& event) {
+  if (!event.has_data) {
+    return Action::kForward;  // comments / keep-alives
+  }
+  ++events_;
+  std::string_view data = event.data;
+  if (data == "[DONE]") {
+    done_ = true;
+    return Action::kForward;
+  }
+  const bool has_usage = has_key_with(data, "\"usage\"", '{');
+  const bool has_error = has_key_with(data, "\"error\"", '{');
+  if (has_key_with(data, "\"finish_reason\"", '"')) {
+    json::value doc = parse_bounded(data);
+    if (const json::value* choices =
+            doc.is_object() ? doc.get_object().if_contains("choices") : nullptr;
+        choices && choices->is_array()) {
+      for (const json::value& c : choices->get_array()) {
+        if (const json::value* fr =
+                c.is_object() ? c.get_object().if_contains("finish_reason") : nullptr;
+            fr && fr->is_string()) {
+          finish_reason_ = std::string(fr->get_string());
+        }
+      }
+    }
+  }
+  if (has_error) {
+    saw_error_ = true;
+    return Action::kForward;
+  }
+  if (!has_usage) {
+    saw_output_ = true;
+    return Action::kForward;
+  }
+  json::value doc = parse_bounded(data);
+  if (!doc.is_object()) {
+    saw_output_ = true;
+    return Action::kForward;
+  }
+  const json::object& obj = doc.get_object();
+  if (const json::value* u = obj.if_contains("usage")) {
+    if (auto parsed = parse_usage(*u)) {
+      usage_ = parsed;
+    }
+  }
+  const json::value* choices = obj.if_contains("choices");
+  const bool usage_only = choices && choices->is_array() && choices->get_array().empty();
+  if (usage_only && strip_usage_chunk_) {
+    return Action::kDrop;
+  }
+  if (!usage_only) {
+    saw_output_ = true;
+  }
+  return Action::kForward;
+}
+
+std::optional<ir::Usage> usage_from_response(std::string_view body) {
+  json::value doc = parse_bounded(body);
+  if (!doc.is_object()) {
+    return std::nullopt;
+  }
+  if (const json::value* u = doc.get_object().if_contains("usage")) {
+    return parse_usage(*u);
+  }
+  return std::nullopt;
+}
+
+}  // namespace sluice::protocol::openai_chat

@@ -1,0 +1,163 @@
+#include "server/server.h"
+
+#include <thread>
+
+#include <boost/asio/signal_set.hpp>
+#include <boost/json/serialize.hpp>
+#include <boost/json/value.hpp>
+
+#include "spdlog/spdlog.h"
+
+namespace sluice::server {
+namespace net = http::net;
+using Clock = std::chrono::steady_clock;
+
+Server::Server(std::shared_ptr<const Snapshot> snapshot, std::string config_path)
+    : snapshot_(std::move(snapshot)), config_path_(std::move(config_path)) {}
+
+Server::~Server() = default;
+
+void Server::reload() {
+  auto loaded = config::load_from_file(config_path_);
+  if (!loaded) {
+    spdlog::error("config reload rejected, still serving version {}: {}", snapshot_->version(),
+                  loaded.error().message());
+    return;
+  }
+  if ((*loaded)->version <= snapshot_->version()) {
+    spdlog::warn("config reload ignored: version {} is not newer than the running version {}",
+                 (*loaded)->version, snapshot_->version());
+    return;
+  }
+  auto snap = Snapshot::build(*loaded);
+  if (!snap) {
+    spdlog::error("config reload rejected, still serving version {}: {}", snapshot_->version(),
+                  snap.error().message());
+    return;
+  }
+  snapshot_ = *snap;
+  for (auto& w : workers_) {
+    w->publish(snapshot_);
+  }
+  spdlog::info("config version {} is now serving", snapshot_->version());
+}
+
+int Server::run() {
+  const config::Config& cfg = snapshot_->config();
+  std::uint32_t n = cfg.server.workers;
+  if (n == 0) {
+    n = std::max(1u, std::thread::hardware_concurrency());
+  }
+  access_log_ = std::make_unique<observability::AccessLog>(
+      cfg.access_log.enabled ? cfg.access_log.path : std::string("/dev/null"), n);
+  shared_.access_log = access_log_.get();
+
+  boost::system::error_code ec;
+  auto address = net::ip::make_address(cfg.listen.host, ec);
+  if (ec) {
+    spdlog::error("listen address {} is not an IP address", cfg.listen.host);
+    return 1;
+  }
+  std::uint16_t port = cfg.listen.port;
+  try {
+    for (std::uint32_t i = 0; i < n; ++i) {
+      workers_.push_back(std::make_unique<Worker>(i, shared_, snapshot_));
+      // With port 0 the first worker picks a free port and the others join it.
+      port = workers_.back()->bind(http::tcp::endpoint(address, port));
+    }
+  } catch (const std::exception& e) {
+    spdlog::error("cannot listen on {}:{}: {}", cfg.listen.host, cfg.listen.port, e.what());
+    return 1;
+  }
+  for (const std::string& note : cfg.notes) {
+    spdlog::info("config: {}", note);
+  }
+  // The listening line goes to stdout even when the access log goes elsewhere.
+  std::string line = boost::json::serialize(boost::json::object{{"event", "listening"},
+                                                                {"address", cfg.listen.host},
+                                                                {"port", port},
+                                                                {"workers", n},
+                                                                {"config_version", cfg.version}});
+  std::fwrite(line.data(), 1, line.size(), stdout);
+  std::fputc('\n', stdout);
+  std::fflush(stdout);
+
+  std::vector<std::thread> threads;
+  for (auto& w : workers_) {
+    threads.emplace_back([&w] { w->run(); });
+  }
+
+  net::io_context main_ioc{1};
+  net::signal_set signals(main_ioc, SIGTERM, SIGINT, SIGHUP);
+  net::steady_timer drain_deadline(main_ioc);
+  net::steady_timer poll(main_ioc);
+  bool draining = false;
+
+  std::function<void()> wait_for_workers = [&] {
+    std::size_t active = 0;
+    for (auto& w : workers_) {
+      active += w->active_sessions();
+    }
+    if (active == 0) {
+      signals.cancel();
+      drain_deadline.cancel();
+      return;
+    }
+    poll.expires_after(std::chrono::milliseconds(10));
+    poll.async_wait([&](boost::system::error_code e) {
+      if (!e) {
+        wait_for_workers();
+      }
+    });
+  };
+
+  std::function<void()> on_signal = [&] {
+    signals.async_wait([&](boost::system::error_code e, int signo) {
+      if (e) {
+        return;
+      }
+      if (signo == SIGHUP) {
+        reload();
+        on_signal();
+        return;
+      }
+      if (draining) {
+        on_signal();
+        return;
+      }
+      draining = true;
+      shared_.draining = true;
+      spdlog::info("signal {}: draining (up to {} ms)", signo,
+                   snapshot_->config().server.drain_timeout.count());
+      for (auto& w : workers_) {
+        w->begin_drain();
+      }
+      drain_deadline.expires_after(snapshot_->config().server.drain_timeout);
+      drain_deadline.async_wait([&](boost::system::error_code te) {
+        if (!te) {
+          spdlog::warn("drain deadline passed; closing remaining connections");
+          for (auto& w : workers_) {
+            w->force_close();
+          }
+        }
+      });
+      wait_for_workers();
+      on_signal();
+    });
+  };
+  on_signal();
+  main_ioc.run();
+
+  for (auto& w : workers_) {
+    w->io_context().stop();
+  }
+  for (auto& t : threads) {
+    t.join();
+  }
+  workers_.clear();
+  access_log_->flush();
+  spdlog::info("drained; exiting");
+  return 0;
+}
+
+}  // namespace sluice::server

@@ -1,0 +1,136 @@
+#include "server/snapshot.h"
+
+#include <algorithm>
+
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+
+namespace sluice::server {
+
+std::string sha256_hex(std::string_view text) {
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  EVP_Digest(text.data(), text.size(), digest, &len, EVP_sha256(), nullptr);
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out(len * 2, '0');
+  for (unsigned int i = 0; i < len; ++i) {
+    out[2 * i] = kHex[digest[i] >> 4];
+    out[2 * i + 1] = kHex[digest[i] & 0xF];
+  }
+  return out;
+}
+
+Result<std::shared_ptr<const Snapshot>> Snapshot::build(std::shared_ptr<const config::Config> cfg) {
+  auto snap = std::make_shared<Snapshot>();
+  snap->config_ = cfg;
+  std::unordered_map<std::string_view, const ProviderRuntime*> by_id;
+  for (const config::Provider& p : cfg->providers) {
+    auto rt = std::make_unique<ProviderRuntime>();
+    rt->config = &p;
+    if (p.adapter == config::Adapter::kOpenAI) {
+      auto url = providers::parse_base_url(p.base_url);
+      if (!url) {
+        return Error(ErrorKind::kBadRequest,
+                     p.source + ": provider " + p.id + ": base_url: " + url.error().message());
+      }
+      rt->url = *url;
+      auto ep = std::make_shared<http::UpstreamEndpoint>();
+      ep->provider_id = p.id;
+      ep->host = url->host;
+      ep->port = url->port;
+      ep->tls = url->tls;
+      ep->server_name = p.tls.server_name.empty() ? url->host : p.tls.server_name;
+      ep->pool = p.pool;
+      if (ep->tls) {
+        try {
+          ep->ssl = http::make_client_tls_context(p.tls);
+        } catch (const std::exception& e) {
+          return Error(ErrorKind::kBadRequest,
+                       p.source + ": provider " + p.id + ": TLS setup failed: " + e.what());
+        }
+      }
+      ep->fingerprint = p.base_url + "|" + p.tls.ca_file + "|" + p.tls.server_name + "|" +
+                        (p.tls.verify ? "v" : "n") + "|" + std::to_string(p.pool.max_connections) +
+                        "|" + std::to_string(p.pool.acquire_timeout.count()) + "|" +
+                        std::to_string(p.pool.idle_timeout.count());
+      rt->endpoint = std::move(ep);
+      if (!p.api_key.empty()) {
+        rt->headers.emplace_back("Authorization", "Bearer " + p.api_key);
+      }
+      for (const auto& [name, value] : p.headers) {
+        rt->headers.emplace_back(name, value);
+      }
+    }
+    by_id[p.id] = rt.get();
+    snap->providers_.push_back(std::move(rt));
+  }
+  for (const config::Route& r : cfg->routes) {
+    if (r.targets.empty()) {
+      continue;
+    }
+    auto rr = std::make_unique<RouteRuntime>();
+    rr->config = &r;
+    auto it = by_id.find(r.targets.front().provider);
+    if (it == by_id.end()) {
+      return Error(ErrorKind::kBadRequest,
+                   r.source + ": route refers to unknown provider " + r.targets.front().provider);
+    }
+    rr->provider = it->second;
+    rr->model = r.targets.front().model;
+    rr->timeouts = r.timeout ? *r.timeout : it->second->config->timeout;
+    for (const std::string& alias : r.aliases) {
+      snap->by_alias_[alias] = rr.get();
+    }
+    snap->routes_.push_back(std::move(rr));
+  }
+  for (const config::Key& k : cfg->keys) {
+    snap->by_hash_[k.sha256_hex] = &k;
+  }
+  return std::shared_ptr<const Snapshot>(std::move(snap));
+}
+
+const RouteRuntime* Snapshot::find_route(std::string_view alias) const {
+  auto it = by_alias_.find(alias);
+  return it == by_alias_.end() ? nullptr : it->second;
+}
+
+const config::Key* Snapshot::authenticate(std::string_view presented) const {
+  if (presented.empty() || presented.size() > 1024) {
+    return nullptr;
+  }
+  const std::string digest = sha256_hex(presented);
+  auto it = by_hash_.find(digest);
+  if (it == by_hash_.end()) {
+    return nullptr;
+  }
+  // The map lookup already matched; the constant-time compare makes the intent explicit
+  // and keeps the check correct should the lookup ever become prefix- or bucket-based.
+  const std::string& stored = it->second->sha256_hex;
+  if (stored.size() != digest.size() ||
+      CRYPTO_memcmp(stored.data(), digest.data(), digest.size()) != 0) {
+    return nullptr;
+  }
+  return it->second;
+}
+
+bool Snapshot::key_allows(const config::Key* key, std::string_view alias) {
+  if (key == nullptr || key->allowed_aliases.empty()) {
+    return true;
+  }
+  return std::find(key->allowed_aliases.begin(), key->allowed_aliases.end(), alias) !=
+         key->allowed_aliases.end();
+}
+
+std::vector<std::string_view> Snapshot::aliases_for(const config::Key* key) const {
+  std::vector<std::string_view> out;
+  for (const auto& r : routes_) {
+    for (const std::string& alias : r->config->aliases) {
+      if (key_allows(key, alias)) {
+        out.push_back(alias);
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace sluice::server

@@ -1,0 +1,144 @@
+#include "server/worker.h"
+
+#include <sys/socket.h>
+
+#include "server/session.h"
+#include "spdlog/spdlog.h"
+
+namespace sluice::server {
+namespace net = http::net;
+using http::use_nothrow;
+
+Worker::Worker(std::size_t index, SharedState& shared, std::shared_ptr<const Snapshot> snapshot)
+    : index_(index), shared_(shared), snapshot_(std::move(snapshot)) {}
+
+Worker::~Worker() {
+  for (auto& [id, pool] : pools_) {
+    pool->shutdown();
+  }
+}
+
+std::uint16_t Worker::bind(const tcp::endpoint& endpoint) {
+  acceptor_.open(endpoint.protocol());
+  acceptor_.set_option(net::socket_base::reuse_address(true));
+  int one = 1;
+  if (::setsockopt(acceptor_.native_handle(), SOL_SOCKET, SO_REUSEPORT, &one, sizeof one) != 0) {
+    throw std::system_error(errno, std::generic_category(), "setsockopt(SO_REUSEPORT)");
+  }
+  acceptor_.bind(endpoint);
+  acceptor_.listen(net::socket_base::max_listen_connections);
+  return acceptor_.local_endpoint().port();
+}
+
+void Worker::run() {
+  net::co_spawn(ioc_, accept_loop(), [this](std::exception_ptr e) {
+    if (e) {
+      try {
+        std::rethrow_exception(e);
+      } catch (const std::exception& ex) {
+        spdlog::error("worker {}: accept loop failed: {}", index_, ex.what());
+      }
+    }
+  });
+  ioc_.run();
+}
+
+Awaitable<void> Worker::accept_loop() {
+  for (;;) {
+    auto [ec, socket] = co_await acceptor_.async_accept(use_nothrow);
+    if (ec) {
+      if (ec == net::error::operation_aborted || !acceptor_.is_open()) {
+        co_return;  // draining
+      }
+      // EMFILE and friends: back off briefly instead of spinning.
+      spdlog::warn("worker {}: accept failed: {}", index_, ec.message());
+      net::steady_timer t(ioc_, std::chrono::milliseconds(50));
+      co_await t.async_wait(use_nothrow);
+      continue;
+    }
+    const auto max = snapshot_->config().server.max_connections;
+    if (shared_.connections.fetch_add(1, std::memory_order_relaxed) >= max) {
+      shared_.connections.fetch_sub(1, std::memory_order_relaxed);
+      // Over the connection limit: answer with a canned 503 and close, without a session.
+      static constexpr std::string_view kBusy =
+          "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\n"
+          "Retry-After: 1\r\nConnection: close\r\nContent-Length: 105\r\n\r\n"
+          R"({"error":{"message":"too many connections","type":"server_error","param":null,"code":"connection_limit"}})";
+      boost::system::error_code ignored;
+      socket.non_blocking(true, ignored);
+      socket.send(net::buffer(kBusy), 0, ignored);
+      socket.close(ignored);
+      continue;
+    }
+    socket.set_option(tcp::no_delay(true));
+    active_.fetch_add(1, std::memory_order_acq_rel);
+    auto session = std::make_shared<Session>(*this, std::move(socket));
+    net::co_spawn(ioc_, session->run(), [this, session](std::exception_ptr e) mutable {
+      if (e) {
+        try {
+          std::rethrow_exception(e);
+        } catch (const std::exception& ex) {
+          spdlog::error("worker {}: session failed: {}", index_, ex.what());
+        }
+      }
+      session.reset();
+      shared_.connections.fetch_sub(1, std::memory_order_relaxed);
+      active_.fetch_sub(1, std::memory_order_acq_rel);
+    });
+  }
+}
+
+void Worker::publish(std::shared_ptr<const Snapshot> snapshot) {
+  net::post(ioc_, [this, snapshot = std::move(snapshot)]() mutable {
+    if (snapshot->version() > snapshot_->version()) {
+      snapshot_ = std::move(snapshot);
+    }
+  });
+}
+
+void Worker::begin_drain() {
+  net::post(ioc_, [this] {
+    draining_ = true;
+    boost::system::error_code ignored;
+    acceptor_.close(ignored);
+    for (Session* s : sessions_) {
+      s->close_if_idle();
+    }
+  });
+}
+
+void Worker::force_close() {
+  net::post(ioc_, [this] {
+    // Copy: force_close may complete handlers that unregister sessions.
+    std::vector<Session*> all(sessions_.begin(), sessions_.end());
+    for (Session* s : all) {
+      s->force_close();
+    }
+  });
+}
+
+std::shared_ptr<http::UpstreamPool> Worker::pool_for(
+    const std::shared_ptr<const http::UpstreamEndpoint>& endpoint) {
+  auto it = pools_.find(endpoint->provider_id);
+  if (it != pools_.end() && it->second->endpoint().fingerprint == endpoint->fingerprint) {
+    return it->second;
+  }
+  const std::uint32_t workers = std::max<std::uint32_t>(1, snapshot_->config().server.workers);
+  const std::uint32_t share = (endpoint->pool.max_connections + workers - 1) / workers;
+  auto pool = std::make_shared<http::UpstreamPool>(ioc_.get_executor(), endpoint, share);
+  if (it != pools_.end()) {
+    it->second->shutdown();  // in-flight calls keep the old pool alive until they finish
+    it->second = pool;
+  } else {
+    pools_.emplace(endpoint->provider_id, pool);
+  }
+  return pool;
+}
+
+std::list<Session*>::iterator Worker::add_session(Session* s) {
+  return sessions_.insert(sessions_.end(), s);
+}
+
+void Worker::remove_session(std::list<Session*>::iterator it) { sessions_.erase(it); }
+
+}  // namespace sluice::server

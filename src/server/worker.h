@@ -1,0 +1,87 @@
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <list>
+#include <memory>
+#include <string>
+#include <unordered_map>
+
+#include "http/net.h"
+#include "http/upstream_pool.h"
+#include "observability/access_log.h"
+#include "server/snapshot.h"
+
+namespace sluice::server {
+
+using http::Awaitable;
+using http::tcp;
+namespace net = http::net;
+
+class Session;
+
+// State shared by all workers of one server; everything here is thread-safe.
+struct SharedState {
+  std::atomic<std::uint32_t> connections{0};  // open client connections, all workers
+  std::atomic<bool> draining{false};
+  observability::AccessLog* access_log = nullptr;
+};
+
+// One event-loop thread: its own io_context, its own SO_REUSEPORT acceptor, its own
+// upstream connection pools and its own copy of the config snapshot. A connection stays on
+// the worker that accepted it, so nothing on the request path takes a lock.
+//
+// Methods marked "any thread" post to the worker's io_context; everything else must be
+// called on the worker's own thread.
+class Worker {
+ public:
+  Worker(std::size_t index, SharedState& shared, std::shared_ptr<const Snapshot> snapshot);
+  ~Worker();
+
+  // Start-up, before run(): binds the listening socket (SO_REUSEPORT, so every worker can
+  // bind the same port) and returns the bound port.
+  std::uint16_t bind(const tcp::endpoint& endpoint);
+  // Thread body: accepts and serves until drained.
+  void run();
+
+  // Any thread.
+  void publish(std::shared_ptr<const Snapshot> snapshot);
+  // Any thread: stop accepting, close idle keep-alive connections, close the rest as they
+  // finish their current request.
+  void begin_drain();
+  // Any thread: cut every remaining connection (drain deadline passed); in-flight upstream
+  // calls are cancelled.
+  void force_close();
+  // Any thread: number of sessions still open on this worker.
+  std::size_t active_sessions() const { return active_.load(std::memory_order_acquire); }
+
+  std::size_t index() const { return index_; }
+  const Snapshot& snapshot() const { return *snapshot_; }
+  std::shared_ptr<const Snapshot> snapshot_ptr() const { return snapshot_; }
+  SharedState& shared() { return shared_; }
+  net::io_context& io_context() { return ioc_; }
+  bool draining() const { return draining_; }
+  // The pool for a provider endpoint, created on first use and rebuilt when the endpoint's
+  // settings change between snapshots.
+  std::shared_ptr<http::UpstreamPool> pool_for(
+      const std::shared_ptr<const http::UpstreamEndpoint>& endpoint);
+
+  // Session registry (drain needs to find idle connections).
+  std::list<Session*>::iterator add_session(Session* s);
+  void remove_session(std::list<Session*>::iterator it);
+
+ private:
+  Awaitable<void> accept_loop();
+
+  std::size_t index_;
+  SharedState& shared_;
+  net::io_context ioc_{1};
+  tcp::acceptor acceptor_{ioc_};
+  std::shared_ptr<const Snapshot> snapshot_;
+  std::unordered_map<std::string, std::shared_ptr<http::UpstreamPool>> pools_;
+  std::list<Session*> sessions_;
+  std::atomic<std::size_t> active_{0};
+  bool draining_ = false;
+};
+
+}  // namespace sluice::server
