@@ -1,0 +1,41 @@
+# The two commands a newcomer needs (both install what is missing first):
+#   make run    build release and serve examples/quickstart.yaml on 127.0.0.1:8080
+#   make test   build release and run unit, integration and conformance tests
+# CI (.ci/run) also runs `make test-asan`: the same suites under ASan+UBSan.
+PRESET ?= release
+CONFIG ?= examples/quickstart.yaml
+JOBS ?= $(shell nproc)
+
+.PHONY: run build test test-asan deps deps-test bench check-config format clean
+
+deps:
+	scripts/install-deps.sh
+
+deps-test:
+	scripts/install-deps.sh --test
+
+build: deps
+	cmake --preset $(PRESET) >/dev/null
+	cmake --build --preset $(PRESET) -j $(JOBS)
+
+run: build
+	./build/$(PRESET)/sluice serve --config $(CONFIG)
+
+check-config: build
+	./build/$(PRESET)/sluice check-config $(CONFIG)
+
+test: deps-test
+	scripts/run-tests.sh release
+
+test-asan: deps-test
+	scripts/run-tests.sh asan
+
+bench:
+	scripts/install-deps.sh --bench
+	bench/run.sh
+
+format:
+	clang-format -i $$(git ls-files '*.cc' '*.h')
+
+clean:
+	rm -rf build

@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Installs what building, running and testing Sluice needs on Debian 12, and nothing that
+# is already there. Safe to run repeatedly. Usage: scripts/install-deps.sh [--test] [--bench]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+want_test=0
+want_bench=0
+for arg in "$@"; do
+  case "$arg" in
+    --test) want_test=1 ;;
+    --bench) want_bench=1 ;;
+    *) echo "unknown option $arg" >&2; exit 2 ;;
+  esac
+done
+
+packages=(
+  build-essential cmake ninja-build pkg-config ccache
+  libboost1.81-dev libboost-json1.81-dev libboost-url1.81-dev
+  libssl-dev libyaml-cpp-dev libspdlog-dev libfmt-dev libcli11-dev libsqlite3-dev
+  openssl ca-certificates
+)
+if [[ $want_test == 1 ]]; then
+  packages+=(libgtest-dev libgmock-dev curl)
+fi
+if [[ $want_bench == 1 ]]; then
+  packages+=(libbenchmark-dev nginx-light wrk nghttp2-client)
+fi
+if [[ $want_test == 1 || $want_bench == 1 ]]; then
+  command -v node >/dev/null 2>&1 || packages+=(nodejs npm)
+fi
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+if ((${#missing[@]})); then
+  echo "install-deps: installing ${missing[*]}"
+  sudo_cmd=()
+  [[ $(id -u) -ne 0 ]] && sudo_cmd=(sudo)
+  "${sudo_cmd[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends \
+    "${missing[@]}" >/dev/null
+fi
+
+# Node packages for the conformance tests (official SDKs), pinned by package-lock.json.
+if [[ $want_test == 1 ]]; then
+  stamp=tests/node_modules/.package-lock.json
+  if [[ ! -f $stamp || tests/package-lock.json -nt $stamp ]]; then
+    (cd tests && npm ci --no-audit --no-fund --loglevel=error)
+  fi
+fi

@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# Builds one preset and runs every test suite against it: unit (GoogleTest via ctest),
+# integration (real binaries, node:test) and conformance (official SDKs, node:test).
+# Ends with one summary line "N passed, N failed". Usage: scripts/run-tests.sh [preset]
+set -uo pipefail
+cd "$(dirname "$0")/.."
+preset=${1:-release}
+jobs=${JOBS:-$(nproc)}
+
+cmake --preset "$preset" >/dev/null || exit 1
+cmake --build --preset "$preset" -j "$jobs" || exit 1
+
+export SLUICE_BIN="$PWD/build/$preset/sluice"
+export SLUICE_MOCK_BIN="$PWD/build/$preset/tools/mock_upstream/sluice-mock-upstream"
+if [[ $preset == asan ]]; then
+  export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:halt_on_error=1}
+  export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+fi
+
+log_dir="build/$preset/test-logs"
+mkdir -p "$log_dir"
+total_pass=0
+total_fail=0
+summary=()
+
+# ctest: count from its own summary line.
+ctest --test-dir "build/$preset" --output-on-failure -j "$jobs" >"$log_dir/unit.log" 2>&1
+unit_rc=$?
+tail -n 25 "$log_dir/unit.log"
+unit_total=$(grep -oE 'tests failed out of [0-9]+' "$log_dir/unit.log" | grep -oE '[0-9]+$' || echo 0)
+unit_fail=$(grep -oE '[0-9]+ tests failed out of' "$log_dir/unit.log" | grep -oE '^[0-9]+' || echo 0)
+if [[ $unit_rc -ne 0 && $unit_fail == 0 ]]; then unit_fail=1; fi
+total_pass=$((total_pass + unit_total - unit_fail))
+total_fail=$((total_fail + unit_fail))
+summary+=("unit:        $((unit_total - unit_fail)) passed, $unit_fail failed")
+
+run_node_suite() {
+  local name=$1 dir=$2
+  local files
+  files=$(ls "$dir"/*.test.mjs 2>/dev/null)
+  if [[ -z $files ]]; then
+    summary+=("$name: no tests")
+    return
+  fi
+  node --test --test-reporter=spec --test-concurrency=1 $files >"$log_dir/$name.log" 2>&1
+  local rc=$?
+  cat "$log_dir/$name.log" | tail -n 60
+  local pass fail
+  pass=$(grep -E '^ℹ pass [0-9]+' "$log_dir/$name.log" | grep -oE '[0-9]+' || echo 0)
+  fail=$(grep -E '^ℹ fail [0-9]+' "$log_dir/$name.log" | grep -oE '[0-9]+' || echo 0)
+  if [[ $rc -ne 0 && $fail == 0 ]]; then fail=1; fi
+  total_pass=$((total_pass + pass))
+  total_fail=$((total_fail + fail))
+  summary+=("$name: $pass passed, $fail failed")
+}
+run_node_suite integration tests/integration
+run_node_suite conformance tests/conformance
+
+echo
+echo "== test summary ($preset) =="
+for line in "${summary[@]}"; do echo "  $line"; done
+echo "$total_pass passed, $total_fail failed"
+[[ $total_fail -eq 0 ]]
