@@ -102,6 +102,19 @@ Error model_not_found(std::string_view alias) {
       .with_param("model");
 }
 
+// True when an SSE block ends with an empty line (its last line terminator is preceded by
+// another one).
+bool block_terminated(std::string_view raw) {
+  if (raw.ends_with("\r\n")) {
+    raw.remove_suffix(2);
+  } else if (raw.ends_with('\n') || raw.ends_with('\r')) {
+    raw.remove_suffix(1);
+  } else {
+    return false;
+  }
+  return raw.ends_with('\n') || raw.ends_with('\r');
+}
+
 // Relays an SSE body from `next` to the client as it arrives: one write per upstream read,
 // no buffering beyond the event being assembled. `strip_usage` drops the usage-only chunk
 // the gateway asked for on the caller's behalf. A stream that ends without [DONE] or
@@ -125,12 +138,17 @@ http::Awaitable<void> relay_stream(Session& session, RequestContext& ctx, bool s
   std::string out;
   std::optional<Error> failure;
   bool client_gone = false;
-  auto forward_events = [&](codec::SseParser::Status status, codec::SseEvent& ev) {
+  auto forward_events = [&](codec::SseParser::Status status, codec::SseEvent& ev, bool at_end) {
     while (status == codec::SseParser::Status::kEvent) {
       if (monitor.on_event(ev) == chat::StreamMonitor::Action::kForward) {
         out.append(ev.raw);
+        if (at_end && !block_terminated(ev.raw)) {
+          // The upstream's last block lacked its blank line; terminate it so whatever
+          // follows (an error event) stays a separate event.
+          out.append(ev.raw.ends_with('\n') || ev.raw.ends_with('\r') ? "\n" : "\n\n");
+        }
       }
-      status = parser.next(ev);
+      status = at_end ? parser.finish(ev) : parser.next(ev);
     }
     if (status == codec::SseParser::Status::kTooLarge && !failure) {
       failure = Error(ErrorKind::kUpstreamProtocol,
@@ -148,10 +166,10 @@ http::Awaitable<void> relay_stream(Session& session, RequestContext& ctx, bool s
     out.clear();
     codec::SseEvent ev;
     if (*n == 0) {
-      forward_events(parser.finish(ev), ev);
+      forward_events(parser.finish(ev), ev, true);
     } else {
       parser.feed(in);
-      forward_events(parser.next(ev), ev);
+      forward_events(parser.next(ev), ev, false);
     }
     if (!out.empty()) {
       if (ctx.first_token.count() < 0) {

@@ -43,11 +43,17 @@ void Server::reload() {
 }
 
 int Server::run() {
+  // Signal handling is in place before anything announces the server (the listening line)
+  // or starts threads, so a SIGTERM/SIGHUP can never hit the default action.
+  net::io_context main_ioc{1};
+  net::signal_set signals(main_ioc, SIGTERM, SIGINT, SIGHUP);
+
   const config::Config& cfg = snapshot_->config();
   std::uint32_t n = cfg.server.workers;
   if (n == 0) {
     n = std::max(1u, std::thread::hardware_concurrency());
   }
+  shared_.workers = n;
   access_log_ = std::make_unique<observability::AccessLog>(
       cfg.access_log.enabled ? cfg.access_log.path : std::string("/dev/null"), n);
   shared_.access_log = access_log_.get();
@@ -87,8 +93,6 @@ int Server::run() {
     threads.emplace_back([&w] { w->run(); });
   }
 
-  net::io_context main_ioc{1};
-  net::signal_set signals(main_ioc, SIGTERM, SIGINT, SIGHUP);
   net::steady_timer drain_deadline(main_ioc);
   net::steady_timer poll(main_ioc);
   bool draining = false;
@@ -99,8 +103,7 @@ int Server::run() {
       active += w->active_sessions();
     }
     if (active == 0) {
-      signals.cancel();
-      drain_deadline.cancel();
+      main_ioc.stop();  // drained: the pending signal wait must not keep us alive
       return;
     }
     poll.expires_after(std::chrono::milliseconds(10));
@@ -139,6 +142,14 @@ int Server::run() {
           for (auto& w : workers_) {
             w->force_close();
           }
+          // Cut connections unwind within milliseconds; never hang on one that does not.
+          drain_deadline.expires_after(std::chrono::seconds(5));
+          drain_deadline.async_wait([&](boost::system::error_code he) {
+            if (!he) {
+              spdlog::error("connections still open 5 s after the drain deadline; exiting");
+              main_ioc.stop();
+            }
+          });
         }
       });
       wait_for_workers();

@@ -200,8 +200,14 @@ http::Awaitable<bool> Session::send_error(RequestContext& ctx, const Error& erro
 http::Awaitable<bool> Session::send_stream_head(RequestContext& ctx,
                                                 bhttp::response<bhttp::empty_body>& res) {
   decorate(ctx, res.base(), res.result_int());
+  if (http10_) {
+    // RFC 9112 section 6.1: no Transfer-Encoding towards HTTP/1.0; the body ends at close.
+    keep_alive_ = false;
+    res.version(10);
+  } else {
+    res.chunked(true);
+  }
   res.keep_alive(keep_alive_);
-  res.chunked(true);
   bhttp::response_serializer<bhttp::empty_body> sr{res};
   stream_.expires_after(worker_.snapshot().config().server.request_timeout);
   auto [ec, n] = co_await bhttp::async_write_header(stream_, sr, use_nothrow);
@@ -220,8 +226,10 @@ http::Awaitable<bool> Session::send_chunk(RequestContext& ctx, std::string_view 
   }
   // A client that stops reading holds the stream at most this long (slow-client guard).
   stream_.expires_after(worker_.snapshot().config().server.request_timeout);
-  auto [ec, n] = co_await net::async_write(
-      stream_, bhttp::make_chunk(net::const_buffer(data.data(), data.size())), use_nothrow);
+  const net::const_buffer payload(data.data(), data.size());
+  auto [ec, n] = http10_
+                     ? co_await net::async_write(stream_, payload, use_nothrow)
+                     : co_await net::async_write(stream_, bhttp::make_chunk(payload), use_nothrow);
   ctx.bytes_out += n;
   if (ec) {
     client_gone_ = true;
@@ -232,6 +240,9 @@ http::Awaitable<bool> Session::send_chunk(RequestContext& ctx, std::string_view 
 }
 
 http::Awaitable<bool> Session::send_last_chunk(RequestContext& ctx) {
+  if (http10_) {
+    co_return true;  // the connection close ends the body
+  }
   stream_.expires_after(worker_.snapshot().config().server.request_timeout);
   auto [ec, n] = co_await net::async_write(stream_, bhttp::make_chunk_last(), use_nothrow);
   ctx.bytes_out += n;
@@ -279,15 +290,22 @@ http::Awaitable<void> Session::run() {
       if (hec == net::error::operation_aborted && !deadline->expired()) {
         break;  // drain or shutdown cancelled the read
       }
-      Error err = deadline->expired()
-                      ? Error(ErrorKind::kRequestTimeout,
-                              "the request was not received within " +
-                                  std::to_string(server_settings.request_timeout.count()) + " ms")
-                  : hec == bhttp::error::header_limit
-                      ? Error(ErrorKind::kHeadersTooLarge,
-                              "request headers exceed " +
-                                  std::to_string(server_settings.max_header_bytes) + " bytes")
-                      : Error(ErrorKind::kBadRequest, "malformed HTTP request: " + hec.message());
+      Error err =
+          deadline->expired()
+              ? Error(ErrorKind::kRequestTimeout,
+                      "the request was not received within " +
+                          std::to_string(server_settings.request_timeout.count()) + " ms")
+          : hec == bhttp::error::body_limit
+              // Beast rejects an over-limit Content-Length while reading the head.
+              ? Error(ErrorKind::kPayloadTooLarge,
+                      "request body exceeds " + std::to_string(server_settings.max_body_bytes) +
+                          " bytes")
+                    .with_code("request_too_large")
+              : hec == bhttp::error::header_limit
+                    ? Error(ErrorKind::kHeadersTooLarge,
+                            "request headers exceed " +
+                                std::to_string(server_settings.max_header_bytes) + " bytes")
+                    : Error(ErrorKind::kBadRequest, "malformed HTTP request: " + hec.message());
       deadline.reset();
       co_await send_error(ctx, err);
       worker_.shared().access_log->write(worker_.index(), format_access_log(ctx));
@@ -303,6 +321,7 @@ http::Awaitable<void> Session::run() {
       ctx.request_id = new_request_id();
     }
     keep_alive_ = head.keep_alive();
+    http10_ = head.version() < 11;
 
     // Cheap checks before reading (or inviting, with 100-continue) the body.
     if (auto early = check_before_body(*this, ctx, head)) {

@@ -79,6 +79,7 @@ class Session {
   std::list<Session*>::iterator registration_;
   bool idle_ = true;
   bool keep_alive_ = true;
+  bool http10_ = false;
   bool client_gone_ = false;
   std::shared_ptr<WatchState> watch_;
 };

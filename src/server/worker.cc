@@ -123,7 +123,7 @@ std::shared_ptr<http::UpstreamPool> Worker::pool_for(
   if (it != pools_.end() && it->second->endpoint().fingerprint == endpoint->fingerprint) {
     return it->second;
   }
-  const std::uint32_t workers = std::max<std::uint32_t>(1, snapshot_->config().server.workers);
+  const std::uint32_t workers = std::max<std::uint32_t>(1, shared_.workers);
   const std::uint32_t share = (endpoint->pool.max_connections + workers - 1) / workers;
   auto pool = std::make_shared<http::UpstreamPool>(ioc_.get_executor(), endpoint, share);
   if (it != pools_.end()) {

@@ -24,6 +24,7 @@ class Session;
 struct SharedState {
   std::atomic<std::uint32_t> connections{0};  // open client connections, all workers
   std::atomic<bool> draining{false};
+  std::uint32_t workers = 1;  // actual worker count (config 0 = one per core)
   observability::AccessLog* access_log = nullptr;
 };
 
