@@ -80,10 +80,9 @@ void append_usage(std::string& out, std::uint32_t prompt, std::uint32_t completi
   out += std::to_string(completion);
   out += R"(,"total_tokens":)";
   out += std::to_string(std::uint64_t{prompt} + completion);
-  out +=
-      R"(,"prompt_tokens_details":{"cached_tokens":0,"audio_tokens":0},)"
-      R"("completion_tokens_details":{"reasoning_tokens":0,"audio_tokens":0,)"
-      R"("accepted_prediction_tokens":0,"rejected_prediction_tokens":0}})";
+  out += R"(,"prompt_tokens_details":{"cached_tokens":0,"audio_tokens":0},)"
+         R"("completion_tokens_details":{"reasoning_tokens":0,"audio_tokens":0,)"
+         R"("accepted_prediction_tokens":0,"rejected_prediction_tokens":0}})";
 }
 
 void append_word(std::string& out, std::uint32_t i) {
@@ -219,8 +218,8 @@ Result<ChatRequest> parse_chat_request(std::string_view body) {
   boost::system::error_code ec;
   json::value root = json::parse(json::string_view(body.data(), body.size()), ec, &mr, opts);
   if (ec) {
-    return bad_request(
-        "We could not parse the JSON body of your request. (mock: " + ec.message() + ")");
+    return bad_request("We could not parse the JSON body of your request. (mock: " + ec.message() +
+                       ")");
   }
   const auto* obj = root.if_object();
   if (!obj) {

@@ -70,8 +70,8 @@ Result<EmbeddingsRequest> parse_embeddings_request(std::string_view body) {
   boost::system::error_code ec;
   json::value root = json::parse(json::string_view(body.data(), body.size()), ec, &mr);
   if (ec) {
-    return bad_request(
-        "We could not parse the JSON body of your request. (mock: " + ec.message() + ")");
+    return bad_request("We could not parse the JSON body of your request. (mock: " + ec.message() +
+                       ")");
   }
   const auto* obj = root.if_object();
   if (!obj) {
@@ -121,14 +121,13 @@ Result<EmbeddingsRequest> parse_embeddings_request(std::string_view body) {
           out.prompt_tokens += static_cast<std::uint32_t>(tokens->size());
         } else {
           return bad_request(
-              "Invalid 'input': expected a string, an array of strings, or token arrays.",
-              "input");
+              "Invalid 'input': expected a string, an array of strings, or token arrays.", "input");
         }
       }
     }
   } else {
-    return bad_request(
-        "Invalid 'input': expected a string, an array of strings, or token arrays.", "input");
+    return bad_request("Invalid 'input': expected a string, an array of strings, or token arrays.",
+                       "input");
   }
 
   if (const auto* dims = obj->if_contains("dimensions"); dims && !dims->is_null()) {
@@ -145,9 +144,9 @@ Result<EmbeddingsRequest> parse_embeddings_request(std::string_view body) {
                          "dimensions");
     }
     if (d > kMaxDimensions) {
-      return bad_request("'dimensions' is larger than the mock's maximum of " +
-                             std::to_string(kMaxDimensions),
-                         "dimensions");
+      return bad_request(
+          "'dimensions' is larger than the mock's maximum of " + std::to_string(kMaxDimensions),
+          "dimensions");
     }
     out.dimensions = static_cast<std::uint32_t>(d);
   }

@@ -85,6 +85,10 @@ Result<Faults> parse_faults(const HeaderList& headers, const Faults& defaults) {
     }
   }
 
+  if (f.events > kMaxEvents) {
+    return bad_header("x-mock-events", std::to_string(f.events), "at most 1000000");
+  }
+
   struct OptionalField {
     std::string_view header;
     std::optional<std::uint32_t> Faults::*field;

@@ -42,6 +42,8 @@ struct Faults {
 // Largest accepted value of any numeric fault, so a typo cannot make the mock sleep for
 // weeks or try to generate billions of events.
 inline constexpr std::uint32_t kMaxFaultValue = 100'000'000;
+// Largest x-mock-events: a non-stream reply holds all the words in one body.
+inline constexpr std::uint32_t kMaxEvents = 1'000'000;
 
 // Parses one numeric fault value (decimal, 0..kMaxFaultValue). `what` names the fault in
 // the error message.

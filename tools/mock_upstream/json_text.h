@@ -14,7 +14,4 @@ void append_json_string(std::string& out, std::string_view s);
 // Appends standard base64 (RFC 4648 section 4, with '=' padding) of `data`.
 void append_base64(std::string& out, const std::uint8_t* data, std::size_t size);
 
-// ASCII lower-case copy of `s`.
-std::string to_lower_ascii(std::string_view s);
-
 }  // namespace sluice::mock

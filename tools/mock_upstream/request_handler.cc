@@ -64,12 +64,17 @@ Reply RequestHandler::handle(const MockRequest& request) const {
   std::uint64_t number = stats_.count_request();
   stats_.record_last_request(request);
   switch (endpoint_of(path_of(request.target))) {
-    case Endpoint::kChat: stats_.chat_requests.fetch_add(1, std::memory_order_relaxed); break;
+    case Endpoint::kChat:
+      stats_.chat_requests.fetch_add(1, std::memory_order_relaxed);
+      break;
     case Endpoint::kEmbeddings:
       stats_.embedding_requests.fetch_add(1, std::memory_order_relaxed);
       break;
-    case Endpoint::kModels: stats_.model_requests.fetch_add(1, std::memory_order_relaxed); break;
-    case Endpoint::kUnknown: break;
+    case Endpoint::kModels:
+      stats_.model_requests.fetch_add(1, std::memory_order_relaxed);
+      break;
+    case Endpoint::kUnknown:
+      break;
   }
 
   auto faults = parse_faults(request.headers, config_.defaults);
@@ -123,8 +128,8 @@ Reply RequestHandler::handle_api(const MockRequest& request, const Faults& fault
 
   if (!faults.fixture.empty()) {
     if (!is_safe_fixture_name(faults.fixture)) {
-      return error_reply(Error(ErrorKind::kBadRequest,
-                               "invalid x-mock-fixture name (no '/', '\\\\' or '..')"));
+      return error_reply(
+          Error(ErrorKind::kBadRequest, "invalid x-mock-fixture name (no '/', '\\\\' or '..')"));
     }
     auto fixture = load_fixture(config_.fixtures_dir, faults.fixture);
     if (!fixture) {
@@ -144,18 +149,18 @@ Reply RequestHandler::handle_api(const MockRequest& request, const Faults& fault
     return r;
   }
 
-  if (status >= 400) {
-    Reply r;
-    r.status = status;
-    r.body = injected_status_body(status);
-    return r;
-  }
-
   if (faults.raw_body) {
     Reply r;
     r.status = status != 0 ? status : 200;
     r.content_type = content_type;
     r.body = *faults.raw_body;
+    return r;
+  }
+
+  if (status >= 400) {
+    Reply r;
+    r.status = status;
+    r.body = injected_status_body(status);
     return r;
   }
 
@@ -198,12 +203,13 @@ Reply RequestHandler::handle_api(const MockRequest& request, const Faults& fault
       r.body = kModelsBody;
       return r;
     }
-    case Endpoint::kUnknown: break;
+    case Endpoint::kUnknown:
+      break;
   }
-  return error_reply(std::move(Error(ErrorKind::kNotFound,
-                                     "Unknown request URL: " + std::string(request.method) + " " +
-                                         std::string(path_of(request.target)) + ".")
-                                   .with_code("unknown_url")));
+  return error_reply(
+      std::move(Error(ErrorKind::kNotFound, "Unknown request URL: " + std::string(request.method) +
+                                                " " + std::string(path_of(request.target)) + ".")
+                    .with_code("unknown_url")));
 }
 
 }  // namespace sluice::mock

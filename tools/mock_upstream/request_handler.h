@@ -51,8 +51,7 @@ class RequestHandler {
 
  private:
   Reply handle_control(const MockRequest& request) const;
-  Reply handle_api(const MockRequest& request, const Faults& faults,
-                   std::uint64_t number) const;
+  Reply handle_api(const MockRequest& request, const Faults& faults, std::uint64_t number) const;
 
   MockConfig config_;
   Stats& stats_;

@@ -1,7 +1,6 @@
 #include "server.h"
 
-#include <sys/socket.h>
-
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <csignal>
@@ -11,12 +10,29 @@
 #include <thread>
 #include <vector>
 
-#include <boost/asio.hpp>
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/buffer.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/deferred.hpp>
+#include <boost/asio/detached.hpp>
 #include <boost/asio/experimental/parallel_group.hpp>
-#include <boost/asio/ssl.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/ssl/context.hpp>
+#include <boost/asio/ssl/stream.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
-#include <boost/beast/http.hpp>
+#include <boost/beast/core/string.hpp>
+#include <boost/beast/http/error.hpp>
+#include <boost/beast/http/field.hpp>
+#include <boost/beast/http/parser.hpp>
+#include <boost/beast/http/read.hpp>
+#include <boost/beast/http/string_body.hpp>
 #include <spdlog/spdlog.h>
+#include <sys/socket.h>
 
 #include "openai_errors.h"
 #include "response_head.h"
@@ -69,8 +85,7 @@ asio::awaitable<WaitResult> wait_watching(PlainStream& s, beast::flat_buffer& bu
     }
     auto [order, timer_ec, wait_ec] =
         co_await asio::experimental::make_parallel_group(
-            timer.async_wait(asio::deferred),
-            s.async_wait(tcp::socket::wait_read, asio::deferred))
+            timer.async_wait(asio::deferred), s.async_wait(tcp::socket::wait_read, asio::deferred))
             .async_wait(asio::experimental::wait_for_one(), asio::use_awaitable);
     if (order[0] == 0) {
       co_return WaitResult::kElapsed;
@@ -181,7 +196,9 @@ asio::awaitable<void> graceful_close(TlsStream& s) {
 
 class Gauge {
  public:
-  explicit Gauge(std::atomic<std::int64_t>& g) : g_(g) { g_.fetch_add(1, std::memory_order_relaxed); }
+  explicit Gauge(std::atomic<std::int64_t>& g) : g_(g) {
+    g_.fetch_add(1, std::memory_order_relaxed);
+  }
   ~Gauge() { g_.fetch_sub(1, std::memory_order_relaxed); }
   Gauge(const Gauge&) = delete;
   Gauge& operator=(const Gauge&) = delete;
@@ -202,7 +219,8 @@ struct Connection {
   std::string out;
   std::string event;
   asio::steady_timer timer;
-  HeaderList headers;
+  // Views into the current parser's message; the header vector's capacity is reused.
+  MockRequest request;
 
   Connection(Stream& s, Worker& w) : stream(s), worker(w), timer(s.get_executor()) {}
 
@@ -212,7 +230,7 @@ struct Connection {
   }
 
   // Sends one reply, applying its timing faults. Returns false when the connection must not
-  // be used again (peer gone, or the mock cut it).
+  // be used again: the peer is gone, or the mock cut or stalled it.
   asio::awaitable<bool> send(Reply& reply, bool keep_alive) {
     Stats& stats = *worker.stats;
     const Faults& f = reply.faults;
@@ -255,19 +273,19 @@ struct Connection {
       out.clear();
       append_response_head(out, head);
       out += reply.body;
-      bool wrote1 = co_await write_out();
-      if (!wrote1) {
+      bool sent = co_await write_out();
+      if (!sent) {
         bump(aborted);
         co_return false;
       }
-      co_return keep_alive;
+      co_return true;
     }
 
     head.chunked = true;
     out.clear();
     append_response_head(out, head);
-    bool wrote2 = co_await write_out();
-    if (!wrote2) {
+    bool head_sent = co_await write_out();
+    if (!head_sent) {
       bump(aborted);
       co_return false;
     }
@@ -303,8 +321,8 @@ struct Connection {
       }
       out.clear();
       append_chunk(out, event);
-      bool wrote3 = co_await write_out();
-      if (!wrote3) {
+      bool event_sent = co_await write_out();
+      if (!event_sent) {
         bump(aborted);
         co_return false;
       }
@@ -313,13 +331,13 @@ struct Connection {
       }
     }
     out.assign(kLastChunk);
-    bool wrote4 = co_await write_out();
-    if (!wrote4) {
+    bool end_sent = co_await write_out();
+    if (!end_sent) {
       bump(aborted);
       co_return false;
     }
     bump(stats.streams_completed);
-    co_return keep_alive;
+    co_return true;
   }
 
   // Answers a request the mock could not parse, then the connection closes.
@@ -347,8 +365,8 @@ struct Connection {
         auto expect = parser.get()[http::field::expect];
         if (beast::iequals(expect, "100-continue")) {
           out.assign("HTTP/1.1 100 Continue\r\n\r\n");
-          bool wrote5 = co_await write_out();
-          if (!wrote5) {
+          bool continue_sent = co_await write_out();
+          if (!continue_sent) {
             co_return;
           }
         }
@@ -367,11 +385,13 @@ struct Connection {
       }
 
       auto& msg = parser.get();
-      headers.clear();
+      request.method = msg.method_string();
+      request.target = msg.target();
+      request.body = msg.body();
+      request.headers.clear();
       for (const auto& field : msg) {
-        headers.emplace_back(field.name_string(), field.value());
+        request.headers.emplace_back(field.name_string(), field.value());
       }
-      MockRequest request{msg.method_string(), msg.target(), headers, msg.body()};
       const bool keep_alive = msg.keep_alive();
       Reply reply = worker.handler->handle(request);
       bool reusable = co_await send(reply, keep_alive);
@@ -438,13 +458,26 @@ asio::awaitable<void> accept_loop(Worker& worker) {
   }
 }
 
-void open_acceptor(tcp::acceptor& acceptor, const tcp::endpoint& endpoint) {
+void open_acceptor(tcp::acceptor& acceptor, const tcp::endpoint& endpoint, bool share_port) {
   using reuse_port = asio::detail::socket_option::boolean<SOL_SOCKET, SO_REUSEPORT>;
   acceptor.open(endpoint.protocol());
   acceptor.set_option(tcp::acceptor::reuse_address(true));
-  acceptor.set_option(reuse_port(true));
+  if (share_port) {
+    acceptor.set_option(reuse_port(true));
+  }
   acceptor.bind(endpoint);
   acceptor.listen(asio::socket_base::max_listen_connections);
+}
+
+// SO_REUSEPORT would let the workers join another process's listener (same user) on a busy
+// port, or let bind(0) pick such a port. Bind a probe without it first: it fails on a busy
+// port and otherwise yields a port nobody holds, which the workers then share.
+std::uint16_t reserve_port(const tcp::endpoint& endpoint, asio::io_context& ctx) {
+  tcp::acceptor probe(ctx);
+  probe.open(endpoint.protocol());
+  probe.set_option(tcp::acceptor::reuse_address(true));
+  probe.bind(endpoint);
+  return probe.local_endpoint().port();
 }
 
 }  // namespace
@@ -470,7 +503,10 @@ int run_server(const ServerOptions& options, const RequestHandler& handler, Stat
     w->handler = &handler;
     w->stats = &stats;
     w->tls = tls ? &*tls : nullptr;
-    open_acceptor(w->acceptor, tcp::endpoint(address, port));
+    if (i == 0 && threads > 1) {
+      port = reserve_port(tcp::endpoint(address, port), w->ctx);
+    }
+    open_acceptor(w->acceptor, tcp::endpoint(address, port), threads > 1);
     port = w->acceptor.local_endpoint().port();
     workers.push_back(std::move(w));
   }

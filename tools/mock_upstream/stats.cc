@@ -4,8 +4,6 @@
 
 #include <boost/json.hpp>
 
-#include "json_text.h"
-
 namespace sluice::mock {
 
 std::uint64_t Stats::count_request() {
@@ -19,7 +17,13 @@ void Stats::record_last_request(const MockRequest& request) {
   last_target_.assign(request.target);
   last_headers_.resize(request.headers.size());
   for (std::size_t i = 0; i < request.headers.size(); ++i) {
-    last_headers_[i].first = to_lower_ascii(request.headers[i].first);
+    auto& name = last_headers_[i].first;
+    name.assign(request.headers[i].first);
+    for (char& c : name) {
+      if (c >= 'A' && c <= 'Z') {
+        c = static_cast<char>(c - 'A' + 'a');
+      }
+    }
     last_headers_[i].second.assign(request.headers[i].second);
   }
   std::size_t cut = std::min(request.body.size(), kMaxRecordedBody);
