@@ -1,5 +1,6 @@
 #include "server/server.h"
 
+#include <csignal>
 #include <thread>
 
 #include <boost/asio/signal_set.hpp>
@@ -166,6 +167,15 @@ int Server::run() {
     t.join();
   }
   workers_.clear();
+  // Once `signals` is destroyed the default actions return; a supervisor repeating its
+  // SIGTERM while we flush and exit must not turn a clean drain into a kill. Every other
+  // thread has been joined, so blocking here blocks them for the whole process.
+  sigset_t late;
+  sigemptyset(&late);
+  sigaddset(&late, SIGTERM);
+  sigaddset(&late, SIGINT);
+  sigaddset(&late, SIGHUP);
+  pthread_sigmask(SIG_BLOCK, &late, nullptr);
   access_log_->flush();
   spdlog::info("drained; exiting");
   return 0;
