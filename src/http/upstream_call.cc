@@ -145,19 +145,16 @@ Awaitable<Result<std::unique_ptr<UpstreamCall>>> UpstreamCall::start(
 }
 
 Awaitable<Result<std::size_t>> UpstreamCall::read_some(std::string& out) {
-  constexpr std::size_t kChunk = 16 * 1024;
   // A read may consume only chunk framing and yield no body bytes; loop until it does.
   while (!parser_.is_done()) {
-    const std::size_t before = out.size();
-    out.resize(before + kChunk);
-    parser_.get().body().data = out.data() + before;
-    parser_.get().body().size = kChunk;
+    parser_.get().body().data = conn_->scratch.get();
+    parser_.get().body().size = UpstreamConnection::kScratchBytes;
     conn_->lowest().expires_at(total_deadline_);
     auto [ec, n] = co_await std::visit(
         [&](auto& s) { return bhttp::async_read_some(s, conn_->buffer, parser_, use_nothrow); },
         conn_->stream);
-    const std::size_t got = kChunk - parser_.get().body().size;
-    out.resize(before + got);
+    const std::size_t got = UpstreamConnection::kScratchBytes - parser_.get().body().size;
+    out.append(conn_->scratch.get(), got);
     if (ec == bhttp::error::need_buffer) {
       ec = {};
     }

@@ -47,6 +47,10 @@ struct UpstreamConnection {
 
   std::variant<PlainStream, TlsStream> stream;
   beast::flat_buffer buffer;
+  // Body bytes land here before they are appended to the caller's string: one allocation
+  // per connection, never zero-filled.
+  static constexpr std::size_t kScratchBytes = 16 * 1024;
+  std::unique_ptr<char[]> scratch{new char[kScratchBytes]};
   std::chrono::steady_clock::time_point idle_since{};
   std::uint64_t uses = 0;  // requests served; > 0 means "reused", so may be stale
 };

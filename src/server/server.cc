@@ -48,6 +48,15 @@ int Server::run() {
   // or starts threads, so a SIGTERM/SIGHUP can never hit the default action.
   net::io_context main_ioc{1};
   net::signal_set signals(main_ioc, SIGTERM, SIGINT, SIGHUP);
+  // Only this thread takes the signals: the threads started below inherit a mask that
+  // blocks them, so none can receive one after `signals` is gone and the default action
+  // (termination) is back.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGTERM);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGHUP);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
 
   const config::Config& cfg = snapshot_->config();
   std::uint32_t n = cfg.server.workers;
@@ -158,6 +167,7 @@ int Server::run() {
     });
   };
   on_signal();
+  pthread_sigmask(SIG_UNBLOCK, &stop_signals, nullptr);
   main_ioc.run();
 
   for (auto& w : workers_) {
@@ -168,14 +178,8 @@ int Server::run() {
   }
   workers_.clear();
   // Once `signals` is destroyed the default actions return; a supervisor repeating its
-  // SIGTERM while we flush and exit must not turn a clean drain into a kill. Every other
-  // thread has been joined, so blocking here blocks them for the whole process.
-  sigset_t late;
-  sigemptyset(&late);
-  sigaddset(&late, SIGTERM);
-  sigaddset(&late, SIGINT);
-  sigaddset(&late, SIGHUP);
-  pthread_sigmask(SIG_BLOCK, &late, nullptr);
+  // SIGTERM while we flush and exit must not turn a clean drain into a kill.
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
   access_log_->flush();
   spdlog::info("drained; exiting");
   return 0;
