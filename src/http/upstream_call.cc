@@ -1,7 +1,7 @@
 #include "http/upstream_call.h"
 
 #include <boost/beast/http/read.hpp>
-#include <boost/beast/http/string_body.hpp>
+#include <boost/beast/http/span_body.hpp>
 #include <boost/beast/http/write.hpp>
 
 #include "core/version.h"
@@ -52,13 +52,15 @@ void UpstreamCall::abort() {
 
 Awaitable<boost::system::error_code> UpstreamCall::send_and_read_head(
     const UpstreamRequest& request, const config::Timeouts& timeouts) {
-  bhttp::request<bhttp::string_body> req{bhttp::verb::post, request.target, 11};
+  // The body is referenced, not copied: a large prompt is written straight from the
+  // caller's buffer (and again, unchanged, if a stale connection forces a retry).
+  bhttp::request<bhttp::span_body<const char>> req{bhttp::verb::post, request.target, 11};
   req.set(bhttp::field::host, request.host_header);
   req.set(bhttp::field::user_agent, kUserAgent);
   for (const auto& [name, value] : request.headers) {
     req.set(name, value);
   }
-  req.body() = request.body;
+  req.body() = beast::span<const char>(request.body.data(), request.body.size());
   req.prepare_payload();
   req.keep_alive(true);
 

@@ -74,7 +74,7 @@ std::vector<std::string> split_words(const std::string& text) {
 }  // namespace
 
 MockReply mock_chat(const protocol::openai_chat::ChatRequest& request, std::string_view model) {
-  const json::object& req = request.document.get_object();
+  const json::object& req = request.document().get_object();
   const json::array& messages = req.at("messages").get_array();
   std::string last_user;
   std::size_t prompt_bytes = 0;
@@ -96,7 +96,7 @@ MockReply mock_chat(const protocol::openai_chat::ChatRequest& request, std::stri
   const std::string answer = last_user.empty()
                                  ? "Hello from the Sluice mock provider."
                                  : "Hello from the Sluice mock provider. You said: " + last_user;
-  const std::uint64_t h = fnv1a(json::serialize(request.document));
+  const std::uint64_t h = fnv1a(json::serialize(request.document()));
   const std::string id = hex_id("chatcmpl-mock-", h);
   const std::uint64_t prompt_tokens = estimate_tokens(prompt_bytes);
   const std::vector<std::string> words = split_words(answer);
@@ -158,7 +158,7 @@ MockReply mock_chat(const protocol::openai_chat::ChatRequest& request, std::stri
 
 MockReply mock_embeddings(const protocol::openai_chat::ChatRequest& request, std::string_view model,
                           std::uint32_t default_dimensions) {
-  const json::object& req = request.document.get_object();
+  const json::object& req = request.document().get_object();
   std::uint32_t dims = default_dimensions;
   if (const json::value* d = req.if_contains("dimensions");
       d && d->is_int64() && d->get_int64() > 0 && d->get_int64() <= 4096) {

@@ -1,5 +1,7 @@
 #pragma once
 
+#include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -10,30 +12,46 @@
 namespace sluice::protocol::openai_chat {
 
 // A decoded OpenAI Chat Completions (or Embeddings) request: the fields the gateway acts
-// on, plus the parsed document so it can be re-encoded with rewrites for the upstream.
+// on, and where they sit in the caller's bytes so the upstream body can be produced by
+// splicing instead of re-serialising (a 400 KB prompt is copied, not re-encoded).
+// Holds a view of the body: the body must outlive the request.
 struct ChatRequest {
   std::string model;
   bool stream = false;
   bool include_usage = false;  // stream_options.include_usage as the caller sent it
-  boost::json::value document;
+  bool has_stream_options = false;
+  std::string_view body;
+  // Byte range of the top-level "model" value (quotes included); valid when `spliceable`
+  // (the value had no escapes and "model" appeared once).
+  std::size_t model_begin = 0;
+  std::size_t model_end = 0;
+  bool spliceable = false;
+  std::size_t object_open = 0;  // offset of the top-level '{'
+
+  // The parsed document, built on first use (the mock provider, rare rewrites).
+  const boost::json::value& document() const;
+
+ private:
+  mutable std::optional<boost::json::value> document_;
 };
 
 // Limits applied while parsing untrusted request JSON.
 inline constexpr std::size_t kMaxJsonDepth = 64;
 
 // Validates a /v1/chat/completions body: a JSON object with a non-empty string `model`,
-// a non-empty `messages` array, optional boolean `stream`, optional `stream_options`
-// object. Errors are kBadRequest with `param` naming the field.
+// a non-empty `messages` array of objects with a `role`, optional boolean `stream`,
+// optional `stream_options` object with a boolean `include_usage`. Errors are kBadRequest
+// with `param` naming the field. One pass, no DOM.
 Result<ChatRequest> decode_chat_request(std::string_view body);
 
 // Validates a /v1/embeddings body: `model` and `input` (string, array of strings, array of
 // token ids, or array of token arrays; never empty).
 Result<ChatRequest> decode_embeddings_request(std::string_view body);
 
-// Serialises the request for the upstream (rewriting `request` in place): `model` replaced by
-// `upstream_model`; when `force_include_usage` and the request streams,
+// The body for the upstream: `model` replaced by `upstream_model`; when
+// `force_include_usage` and the request streams without include_usage,
 // stream_options.include_usage is set so usage can always be metered.
-std::string encode_upstream_body(ChatRequest& request, std::string_view upstream_model,
+std::string encode_upstream_body(const ChatRequest& request, std::string_view upstream_model,
                                  bool force_include_usage);
 
 }  // namespace sluice::protocol::openai_chat

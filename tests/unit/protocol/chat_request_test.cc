@@ -94,3 +94,57 @@ TEST(DecodeEmbeddingsRequest, AcceptsEveryInputShape) {
 
 }  // namespace
 }  // namespace sluice::protocol::openai_chat
+
+namespace sluice::protocol::openai_chat {
+namespace {
+
+// The splice must give the same document as a DOM rewrite, whatever the request's shape.
+boost::json::value dom_rewrite(std::string_view body, std::string_view model, bool add_usage) {
+  boost::json::value doc = boost::json::parse(body);
+  doc.as_object()["model"] = model;
+  if (add_usage) {
+    auto& so = doc.as_object()["stream_options"];
+    if (!so.is_object()) {
+      so = boost::json::object();
+    }
+    so.as_object()["include_usage"] = true;
+  }
+  return doc;
+}
+
+TEST(EncodeUpstreamBody, SpliceMatchesDomRewrite) {
+  const char* bodies[] = {
+      R"({"model":"alias","messages":[{"role":"user","content":"x"}]})",
+      R"(  { "messages" : [ {"role":"user","content":"model"} ] , "model" : "alias" , "n":1 } )",
+      R"({"model":"alias","stream":true,"messages":[{"role":"user","content":"x"}]})",
+      R"({"stream":true,"model":"alias","stream_options":{},"messages":[{"role":"user"}]})",
+      R"({"stream":true,"model":"alias","stream_options":{"include_usage":false},"messages":[{"role":"user"}]})",
+      R"({"model":"al\"ias","stream":true,"messages":[{"role":"user"}]})",
+      R"({"model":"first","model":"alias","messages":[{"role":"user"}]})",
+      R"({"metadata":{"model":"inner"},"model":"alias","messages":[{"role":"user","content":[{"type":"text","text":"{\"model\":1}"}]}]})",
+  };
+  for (const char* body : bodies) {
+    SCOPED_TRACE(body);
+    auto r = decode_chat_request(body);
+    ASSERT_TRUE(r.has_value()) << r.error().message();
+    for (std::string_view target : {"gpt-4o-mini", "we\"ird\\name"}) {
+      const std::string out = encode_upstream_body(*r, target, true);
+      EXPECT_EQ(boost::json::parse(out), dom_rewrite(body, target, r->stream && !r->include_usage));
+    }
+  }
+}
+
+TEST(EncodeUpstreamBody, SplicesWithoutReencodingTheRest) {
+  // Whitespace and number formatting of the caller survive: only the model bytes change.
+  const std::string body =
+      R"({"model": "alias", "temperature": 0.50, "messages": [{"role": "user", "content": "x"}]})";
+  auto r = decode_chat_request(body);
+  ASSERT_TRUE(r.has_value());
+  EXPECT_TRUE(r->spliceable);
+  EXPECT_EQ(
+      encode_upstream_body(*r, "up", true),
+      R"({"model": "up", "temperature": 0.50, "messages": [{"role": "user", "content": "x"}]})");
+}
+
+}  // namespace
+}  // namespace sluice::protocol::openai_chat
