@@ -2,13 +2,18 @@
 # End-to-end benchmark of Sluice against direct, nginx proxy_pass and Portkey, side by side
 # in one run on loopback. Writes bench/RESULTS.md (full run) and raw outputs to bench/out/.
 #
-#   bench/run.sh            full run (about 12-15 minutes)
+#   bench/run.sh            full run (about 20 minutes)
 #   bench/run.sh --quick    smoke run: short durations, small stream steps (about 3 minutes)
 #
-# Other options: --no-build (use binaries as they are), --no-portkey, --no-streams,
-# --stream-steps "1000 2500", --results FILE (default: bench/RESULTS.md for a full run,
-# bench/out/<run>/RESULTS.md for --quick), --keep-going-streams (do not stop stepping at
-# < 99% stall-free).
+# Other options:
+#   --no-build              use the binaries in build/release as they are
+#   --no-portkey            skip the Portkey peer
+#   --no-streams            skip the streaming tests
+#   --no-memory-plateau     skip the slow-paced memory plateau at the largest N
+#   --stream-steps "N ..."  concurrent-stream steps (default 1000 2500 5000 10000)
+#   --keep-going-streams    do not stop stepping at < 99% stall-free
+#   --results FILE          where to write the report (default: bench/RESULTS.md for a
+#                           full run, bench/out/<run>/RESULTS.md for --quick)
 #
 # CPU placement (2 cores): the load generators (wrk, sluice-stream-load) and the upstreams
 # (nginx "direct", sluice-mock-upstream) share core 0; the system under test (Sluice, the
@@ -27,29 +32,40 @@ DO_STREAMS=1
 STREAM_STEPS_OVERRIDE=""
 RESULTS_FILE=""
 STOP_ON_STALLS=1
+NO_MEM=0
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --quick) MODE=quick ;;
     --no-build) DO_BUILD=0 ;;
     --no-portkey) DO_PORTKEY=0 ;;
     --no-streams) DO_STREAMS=0 ;;
+    --no-memory-plateau) NO_MEM=1 ;;
     --stream-steps) STREAM_STEPS_OVERRIDE="$2"; shift ;;
     --results) RESULTS_FILE="$2"; shift ;;
     --keep-going-streams) STOP_ON_STALLS=0 ;;
-    -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,/^set -uo/p' "$0" | sed '$d'; exit 0 ;;
     *) echo "unknown option: $1 (see --help)" >&2; exit 2 ;;
   esac
   shift
 done
 
 if [[ $MODE == quick ]]; then
-  LAT_D=2; TPUT_D=2; TPUT_C=64; SLOW_D=2; SLOW_STEPS="64 256"; LARGE_D=2
+  ROUNDS=1; LAT_D=2; TPUT_D=2; TPUT_C=64; SLOW_D=2; SLOW_STEPS="64 256"; LARGE_D=2
   STREAM_D=3; STREAM_RAMP=1; STREAM_STEPS="200 500"; EVT_D=2; MICRO_MIN_TIME=0.05
+  MEM_STREAMS=1000; MEM_PACE_MS=200; MEM_EVENTS=16; MEM_RAMP=1; MEM_D=5
 else
-  LAT_D=10; TPUT_D=10; TPUT_C=64; SLOW_D=8; SLOW_STEPS="64 256 1024 2048"; LARGE_D=10
+  # Latency, throughput and large-prompt runs are split in rounds that cycle through the
+  # paths, so a burst of noise from other processes on the machine hits every path alike;
+  # the report takes the median over rounds.
+  ROUNDS=3; LAT_D=5; TPUT_D=5; TPUT_C=64; SLOW_D=8; SLOW_STEPS="64 256 1024 2048"; LARGE_D=5
   STREAM_D=12; STREAM_RAMP=3; STREAM_STEPS="1000 2500 5000 10000"; EVT_D=5; MICRO_MIN_TIME=0.5
+  # 10,000 streams paced 20 ms apart is 500k events/s, far beyond what one core running the
+  # mock and the load generator can produce; the memory plateau holds the same number of
+  # streams open with 500 ms pacing (20k events/s).
+  MEM_STREAMS=10000; MEM_PACE_MS=500; MEM_EVENTS=32; MEM_RAMP=10; MEM_D=25
 fi
 [[ -n $STREAM_STEPS_OVERRIDE ]] && STREAM_STEPS="$STREAM_STEPS_OVERRIDE"
+[[ $NO_MEM == 1 ]] && MEM_STREAMS=0
 STREAM_EVENTS=64
 STREAM_PACE_MS=20
 GAP_LIMIT_MS=$((STREAM_PACE_MS * 10))
@@ -74,12 +90,18 @@ log() { printf '[bench %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 # ---------------------------------------------------------------------------------------
 # Process bookkeeping: every process started here is recorded and stopped on exit.
 PIDS=()
+# alive PID: running and not a zombie waiting to be reaped.
+alive() {
+  local st
+  st=$(cut -d' ' -f3 "/proc/$1/stat" 2>/dev/null) || return 1
+  [[ -n $st && $st != Z ]]
+}
 cleanup() {
   local pid
   for pid in "${PIDS[@]}"; do kill -TERM "$pid" 2>/dev/null; done
   for _ in $(seq 50); do
     local alive=0
-    for pid in "${PIDS[@]}"; do kill -0 "$pid" 2>/dev/null && alive=1; done
+    for pid in "${PIDS[@]}"; do alive "$pid" && alive=1; done
     [[ $alive == 0 ]] && break
     sleep 0.1
   done
@@ -92,21 +114,27 @@ trap 'log "interrupted"; exit 130' INT TERM
 # start_bg VAR LOGPREFIX CMD...: starts CMD in the background, stdout to LOGPREFIX.out,
 # stderr to LOGPREFIX.err, and stores its pid in VAR.
 start_bg() {
-  local var=$1 prefix=$2
+  local _sb_var=$1 _sb_prefix=$2
   shift 2
   echo "$*" >>"$COMMANDS"
-  "$@" >"$prefix.out" 2>"$prefix.err" </dev/null &
-  local pid=$!
-  PIDS+=("$pid")
-  printf -v "$var" '%s' "$pid"
+  "$@" >"$_sb_prefix.out" 2>"$_sb_prefix.err" </dev/null &
+  local _sb_pid=$!
+  disown "$_sb_pid" 2>/dev/null  # no "Killed" job messages; alive() polls /proc instead
+  PIDS+=("$_sb_pid")
+  printf -v "$_sb_var" '%s' "$_sb_pid"
 }
 
+# stop_pid PID [NAME]: SIGTERM, up to 5 s to exit, then SIGKILL (noted); forgets the pid so
+# the exit trap never signals a recycled pid.
 stop_pid() {
-  local pid=$1
+  local pid=$1 name=${2:-} p keep=()
   [[ -z $pid ]] && return 0
+  for p in "${PIDS[@]}"; do [[ $p != "$pid" ]] && keep+=("$p"); done
+  PIDS=("${keep[@]}")
   kill -TERM "$pid" 2>/dev/null || return 0
-  for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || return 0; sleep 0.1; done
+  for _ in $(seq 50); do alive "$pid" || return 0; sleep 0.1; done
   kill -KILL "$pid" 2>/dev/null
+  [[ -n $name ]] && note "$name did not exit within 5 s of SIGTERM with no requests in flight (killed)"
   return 0
 }
 
@@ -126,7 +154,7 @@ wait_listening_json() {
   for _ in $(seq $((secs * 10))); do
     port=$(grep -m1 '"listening"' "$file" 2>/dev/null | sed -n 's/.*"port":[[:space:]]*\([0-9][0-9]*\).*/\1/p')
     [[ -n $port ]] && { echo "$port"; return 0; }
-    kill -0 "$pid" 2>/dev/null || return 1
+    alive "$pid" || return 1
     sleep 0.1
   done
   return 1
@@ -165,11 +193,18 @@ mem_pid() {
   if [[ -n $child && $(cat "/proc/$pid/comm" 2>/dev/null) == nginx ]]; then echo "$child"; else echo "$pid"; fi
 }
 
+# Machine-wide count of connections dropped because a listen queue was full (SYN retried
+# after 1 s, 3 s, ...: shows up as TTFT in whole seconds).
+listen_overflows() {
+  awk '/^TcpExt:/ { if (!h) { for (i = 1; i <= NF; i++) n[i] = $i; h = 1 } else { for (i = 1; i <= NF; i++) if (n[i] == "ListenOverflows") print $i } }' /proc/net/netstat 2>/dev/null || echo 0
+}
+
 vmrss_kb() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status" 2>/dev/null || echo -1; }
 
 # ---------------------------------------------------------------------------------------
 # Prerequisites.
 ensure_packages() {
+  export PATH="$PATH:/usr/sbin:/sbin"
   local missing=()
   command -v nginx >/dev/null || [[ -x /usr/sbin/nginx ]] || missing+=(nginx)
   command -v wrk >/dev/null || missing+=(wrk)
@@ -243,7 +278,8 @@ if [[ -x $MOCK ]]; then HAVE_MOCK=1; else note "sluice-mock-upstream missing ($M
 if [[ $DO_PORTKEY == 1 ]]; then
   if ! command -v node >/dev/null; then
     note "node not available: Portkey rows are n/a"; DO_PORTKEY=0
-  elif [[ ! -d $BENCH/portkey/node_modules/@portkey-ai/gateway ]]; then
+  elif [[ ! -d $BENCH/portkey/node_modules/@portkey-ai/gateway ||
+          $BENCH/portkey/package-lock.json -nt $BENCH/portkey/node_modules/.package-lock.json ]]; then
     log "npm ci in bench/portkey"
     (cd "$BENCH/portkey" && npm ci --no-audit --no-fund) >"$OUT/npm.log" 2>&1 ||
       { note "npm ci failed in bench/portkey (see npm.log): Portkey rows are n/a"; DO_PORTKEY=0; }
@@ -267,18 +303,24 @@ meta v_wrk "$(wrk -v 2>&1 | head -1)"
 meta v_node "$(node --version 2>/dev/null || echo n/a)"
 [[ $DO_PORTKEY == 1 ]] && meta v_portkey "@portkey-ai/gateway $(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["version"])' "$BENCH/portkey/node_modules/@portkey-ai/gateway/package.json")"
 meta v_loadgen "sluice-stream-load (bench/stream_load.cc)"
-meta durations "latency ${LAT_D}s per path at c=1; throughput ${TPUT_D}s at c=${TPUT_C}; 20 ms upstream ${SLOW_D}s per step (c = ${SLOW_STEPS}); large prompt ${LARGE_D}s at c=1; streams ${STREAM_D}s plateau after ${STREAM_RAMP}s ramp, steps ${STREAM_STEPS}"
+meta durations "$ROUNDS round(s), each: latency ${LAT_D}s per path at c=1, throughput ${TPUT_D}s at c=${TPUT_C}, large prompt ${LARGE_D}s at c=1; then 20 ms upstream ${SLOW_D}s per step (c = ${SLOW_STEPS}); streams ${STREAM_D}s plateau after ${STREAM_RAMP}s ramp, steps ${STREAM_STEPS}"
 meta stream_shape "$STREAM_EVENTS deltas, ${STREAM_PACE_MS} ms apart; stall = a gap > ${GAP_LIMIT_MS} ms"
+meta memory_shape "$MEM_EVENTS deltas, ${MEM_PACE_MS} ms apart; stall = a gap > $((MEM_PACE_MS * 10)) ms; ${MEM_RAMP}s ramp + ${MEM_D}s plateau"
 
 # ---------------------------------------------------------------------------------------
 # Request bodies.
 SMALL_BODY="$OUT/body-small.json"
+SLOW_BODY="$OUT/body-slow.json"
 STREAM_BODY="$OUT/body-stream.json"
 LARGE_BODY="$OUT/body-large.json"
 ANTHROPIC_BODY="$OUT/body-anthropic.json"
 ANTHROPIC_STREAM_BODY="$OUT/body-anthropic-stream.json"
 printf '%s' '{"model":"bench-model","messages":[{"role":"system","content":"You are a terse assistant."},{"role":"user","content":"Say hello in five words."}],"max_tokens":16,"temperature":0}' >"$SMALL_BODY"
-printf '%s' '{"model":"bench-stream","stream":true,"messages":[{"role":"user","content":"Count slowly."}],"max_tokens":128}' >"$STREAM_BODY"
+printf '%s' '{"model":"bench-slow","messages":[{"role":"system","content":"You are a terse assistant."},{"role":"user","content":"Say hello in five words."}],"max_tokens":16,"temperature":0}' >"$SLOW_BODY"
+# include_usage: Sluice asks the upstream for the usage chunk anyway (metering); when the
+# client asks too, every path relays the same events and no path has an extra gap where a
+# usage chunk was consumed.
+printf '%s' '{"model":"bench-stream","stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"Count slowly."}],"max_tokens":128}' >"$STREAM_BODY"
 printf '%s' '{"model":"bench-model","max_tokens":16,"system":"You are a terse assistant.","messages":[{"role":"user","content":"Say hello in five words."}]}' >"$ANTHROPIC_BODY"
 printf '%s' '{"model":"bench-stream","max_tokens":128,"stream":true,"messages":[{"role":"user","content":"Count slowly."}]}' >"$ANTHROPIC_STREAM_BODY"
 # About 100k tokens: ~400 KB of English-like text (4 bytes per token is the usual rule for
@@ -306,7 +348,7 @@ meta large_body_bytes "$(stat -c %s "$LARGE_BODY")"
 # ---------------------------------------------------------------------------------------
 # Upstreams.
 CANNED='{"id":"chatcmpl-bench","object":"chat.completion","created":1700000000,"model":"gpt-4o-mini","choices":[{"index":0,"message":{"role":"assistant","content":"Hello from the bench upstream."},"logprobs":null,"finish_reason":"stop"}],"usage":{"prompt_tokens":9,"completion_tokens":6,"total_tokens":15}}'
-WORKER_CONNS=$((NOFILE > 1200 ? NOFILE - 200 : 1024))
+WORKER_CONNS=$((NOFILE > 1200 ? NOFILE - 50 : 1024))
 
 nginx_common() {
   local dir=$1
@@ -381,7 +423,9 @@ EOF
   if [[ $HAVE_MOCK == 1 ]]; then
     cat <<EOF
   upstream mock20 { server 127.0.0.1:$MOCK20_PORT; keepalive 1024; keepalive_requests 1000000; }
-  upstream mock0 { server 127.0.0.1:$MOCK0_PORT; keepalive 1024; keepalive_requests 1000000; }
+  # Idle cache kept small: at the largest stream step, 2 x N connections already sit near
+  # worker_connections (the fd limit), and cached idle ones count against it.
+  upstream mock0 { server 127.0.0.1:$MOCK0_PORT; keepalive 100; keepalive_requests 1000000; }
   server {
     listen 127.0.0.1:$PX_SLOW_PORT backlog=4096;
     location / { proxy_pass http://mock20; }
@@ -421,7 +465,7 @@ sluice_config() { # file auth(on|off) pool_max
   {
     echo "version: 1"
     echo "listen: 127.0.0.1:0"
-    echo "server: { workers: 1 }"
+    echo "server: { workers: 1, max_connections: 20000 }"
     if [[ $auth == on ]]; then
       echo "access_log: { enabled: true, path: $OUT/sluice-access-$(basename "$file" .yaml).log }"
     else
@@ -496,7 +540,7 @@ add_path nginx "http://127.0.0.1:$PX_PORT" "" "$NGINX_PX_PID"
 [[ -n $SL_PORT_on ]] && add_path sluice-on "http://127.0.0.1:$SL_PORT_on" "Authorization: Bearer $SLUICE_KEY" "$SL_PID_on"
 
 if [[ $HAVE_MOCK == 1 ]]; then
-  SLOWURL[direct]="http://127.0.0.1:$MOCK20_PORT"; SLOWHDR[direct]=""
+  SLOWURL[direct]="http://127.0.0.1:$MOCK20_PORT"; SLOWHDR[direct]=""; SLOWPID_direct=$MOCK20_PID
   SLOWURL[nginx]="http://127.0.0.1:$PX_SLOW_PORT"; SLOWHDR[nginx]=""
   SLOWURL[portkey]="http://127.0.0.1:$PK_PORT"; SLOWHDR[portkey]="x-portkey-config: $(portkey_config "http://127.0.0.1:$MOCK20_PORT/v1")"
   SLOWURL[sluice-off]="http://127.0.0.1:$SL_PORT_off"; SLOWHDR[sluice-off]=""
@@ -530,7 +574,8 @@ meta paths "${ACTIVE[*]}"
 # its figures (plus the gateway's CPU time) as a JSON line to results.jsonl.
 run_wrk() {
   local test=$1 path=$2 conc=$3 dur=$4 url=$5 headers=$6 body=$7 reqpath=${8:-/v1/chat/completions}
-  local raw="$RAW/wrk-$test-$path-c$conc.txt" pid=${GWPID[$path]:-}
+  local round=${ROUND:-1}
+  local raw="$RAW/wrk-$test-$path-c$conc-r$round.txt" pid=${GWPID[$path]:-}
   local cmd=(wrk -t1 "-c$conc" "-d${dur}s" --timeout 10s -s "$BENCH/lua/chat.lua" "$url")
   printf '%s: BENCH_BODY_FILE=%s BENCH_PATH=%s BENCH_HEADERS=%q %s %s\n' "$test/$path" "$(basename "$body")" "$reqpath" "$headers" "${PIN_LOAD[*]}" "${cmd[*]}" >>"$COMMANDS"
   local c0 c1
@@ -544,10 +589,11 @@ run_wrk() {
     note "wrk produced no result for $test/$path c=$conc (see $(basename "$raw"))"
     line='{"failed":true}'
   fi
-  python3 - "$line" "$test" "$path" "$conc" "$(( (c1 - c0) ))" "$CLK_TCK" "$reqpath" >>"$RESULTS_JSONL" <<'PY'
+  python3 - "$line" "$test" "$path" "$conc" "$(( (c1 - c0) ))" "$CLK_TCK" "$reqpath" "$round" >>"$RESULTS_JSONL" <<'PY'
 import json, sys
 r = json.loads(sys.argv[1])
-r.update(test=sys.argv[2], path=sys.argv[3], concurrency=int(sys.argv[4]), request_path=sys.argv[7])
+r.update(test=sys.argv[2], path=sys.argv[3], concurrency=int(sys.argv[4]), request_path=sys.argv[7],
+         round=int(sys.argv[8]))
 cpu_s = int(sys.argv[5]) / int(sys.argv[6])
 r["gw_cpu_s"] = cpu_s
 if r.get("requests"):
@@ -564,22 +610,34 @@ for p in "${ACTIVE[@]}"; do
   BENCH_BODY_FILE="$SMALL_BODY" BENCH_HEADERS="${HDR[$p]}" timeout 30 "${PIN_LOAD[@]}" wrk -t1 -c8 -d1s -s "$BENCH/lua/chat.lua" "${URL[$p]}" >/dev/null 2>&1
 done
 
-log "latency at c=1 (${LAT_D}s per path)"
-for p in "${ACTIVE[@]}"; do
-  run_wrk latency "$p" 1 "$LAT_D" "${URL[$p]}" "${HDR[$p]}" "$SMALL_BODY"
-done
+for ROUND in $(seq "$ROUNDS"); do
+  log "round $ROUND/$ROUNDS: latency at c=1 (${LAT_D}s per path)"
+  for p in "${ACTIVE[@]}"; do
+    run_wrk latency "$p" 1 "$LAT_D" "${URL[$p]}" "${HDR[$p]}" "$SMALL_BODY"
+  done
 
-# 2. Closed-loop throughput at c=64, zero-delay upstream.
-log "throughput at c=$TPUT_C (${TPUT_D}s per path)"
-for p in "${ACTIVE[@]}"; do
-  run_wrk throughput "$p" "$TPUT_C" "$TPUT_D" "${URL[$p]}" "${HDR[$p]}" "$SMALL_BODY"
-done
+  # 2. Closed-loop throughput at c=64, zero-delay upstream.
+  log "round $ROUND/$ROUNDS: throughput at c=$TPUT_C (${TPUT_D}s per path)"
+  for p in "${ACTIVE[@]}"; do
+    run_wrk throughput "$p" "$TPUT_C" "$TPUT_D" "${URL[$p]}" "${HDR[$p]}" "$SMALL_BODY"
+  done
 
-# 3. Translation: Anthropic Messages ingress, OpenAI upstream, vs passthrough (same gateway,
+  # 3. Large prompts (~100k tokens) at c=1.
+  log "round $ROUND/$ROUNDS: large prompt ($(($(stat -c %s "$LARGE_BODY") / 1024)) KiB) at c=1 (${LARGE_D}s per path)"
+  for p in "${ACTIVE[@]}"; do
+    run_wrk large "$p" 1 "$LARGE_D" "${URL[$p]}" "${HDR[$p]}" "$LARGE_BODY"
+  done
+done
+ROUND=1
+
+# 4. Translation: Anthropic Messages ingress, OpenAI upstream, vs passthrough (same gateway,
 #    back to back).
 TRANSLATION_STATUS="not run"
 if [[ -n $SL_PORT_on ]] && [[ " ${ACTIVE[*]} " == *" sluice-on "* ]]; then
+  # Anthropic SDKs send the key as x-api-key; Bearer is sent too in case the gateway only
+  # reads that.
   ANTH_HDR="x-api-key: $SLUICE_KEY
+Authorization: Bearer $SLUICE_KEY
 anthropic-version: 2023-06-01"
   code=$(curl_check "http://127.0.0.1:$SL_PORT_on" "$ANTH_HDR" "$ANTHROPIC_BODY" /v1/messages)
   if [[ $code == 404 ]]; then
@@ -587,33 +645,34 @@ anthropic-version: 2023-06-01"
   elif [[ $code == 200 ]] && grep -q '"content"' "$RAW/check-body.txt"; then
     TRANSLATION_STATUS="measured"
     log "translation (Anthropic ingress) vs passthrough at c=$TPUT_C"
-    run_wrk translation-passthrough sluice-on "$TPUT_C" "$TPUT_D" "${URL[sluice-on]}" "${HDR[sluice-on]}" "$SMALL_BODY"
-    run_wrk translation-anthropic sluice-on "$TPUT_C" "$TPUT_D" "${URL[sluice-on]}" "$ANTH_HDR" "$ANTHROPIC_BODY" /v1/messages
+    for ROUND in $(seq "$ROUNDS"); do
+      run_wrk translation-passthrough sluice-on "$TPUT_C" "$TPUT_D" "${URL[sluice-on]}" "${HDR[sluice-on]}" "$SMALL_BODY"
+      run_wrk translation-anthropic sluice-on "$TPUT_C" "$TPUT_D" "${URL[sluice-on]}" "$ANTH_HDR" "$ANTHROPIC_BODY" /v1/messages
+    done
+    ROUND=1
   else
     TRANSLATION_STATUS="failed (POST /v1/messages returned HTTP $code: $(head -c 160 "$RAW/check-body.txt" | tr '\n' ' '))"
   fi
 fi
 meta translation_status "$TRANSLATION_STATUS"
 
-# 4. Large prompts (~100k tokens) at c=1.
-log "large prompt ($(($(stat -c %s "$LARGE_BODY") / 1024)) KiB) at c=1 (${LARGE_D}s per path)"
-for p in "${ACTIVE[@]}"; do
-  run_wrk large "$p" 1 "$LARGE_D" "${URL[$p]}" "${HDR[$p]}" "$LARGE_BODY"
-done
-
 # 5. Sustained throughput with a 20 ms upstream: closed loop, concurrency stepped up; the
 #    figure reported is the best throughput among steps whose p99 stayed under 1 s.
 if [[ $HAVE_MOCK == 1 ]]; then
   log "20 ms upstream, closed loop at c = $SLOW_STEPS (${SLOW_D}s per step)"
   for p in "${ACTIVE[@]}"; do
-    code=$(curl_check "${SLOWURL[$p]}" "${SLOWHDR[$p]}" "$SMALL_BODY")
+    code=$(curl_check "${SLOWURL[$p]}" "${SLOWHDR[$p]}" "$SLOW_BODY")
     if [[ $code != 200 ]]; then
       note "20 ms upstream path $p failed its check (HTTP $code: $(head -c 160 "$RAW/check-body.txt"))"
       continue
     fi
     for c in $SLOW_STEPS; do
       if [[ $c -gt $((NOFILE / 2 - 100)) ]]; then continue; fi
-      run_wrk slow "$p" "$c" "$SLOW_D" "${SLOWURL[$p]}" "${SLOWHDR[$p]}" "$SMALL_BODY"
+      # For direct, the CPU figure is the 20 ms mock's.
+      saved_pid=${GWPID[$p]}
+      [[ $p == direct ]] && GWPID[direct]=$SLOWPID_direct
+      run_wrk slow "$p" "$c" "$SLOW_D" "${SLOWURL[$p]}" "${SLOWHDR[$p]}" "$SLOW_BODY"
+      GWPID[$p]=$saved_pid
     done
   done
 fi
@@ -624,38 +683,50 @@ run_streams() { # TEST PATH PORT REQUEST_PATH BODY CONC DURATION RAMP MIN_EVENTS
   local test=$1 path=$2 port=$3 reqpath=$4 body=$5 conc=$6 dur=$7 ramp=$8 minev=$9 gwpid=${10}
   shift 10
   local args=(--port "$port" --path "$reqpath" --body-file "$body" --concurrency "$conc"
-    --duration-s "$dur" --ramp-s "$ramp" --grace-s 10 --idle-timeout-s 15
-    --gap-limit-ms "$GAP_LIMIT_MS" --min-events "$minev" --label "$test/$path")
+    --duration-s "$dur" --ramp-s "$ramp" --grace-s "${STREAM_GRACE_S:-10}" --idle-timeout-s 15
+    --gap-limit-ms "${STREAM_GAP_MS:-$GAP_LIMIT_MS}" --min-events "$minev" --label "$test/$path")
   [[ -n $gwpid ]] && args+=(--rss-pid "$(mem_pid "$gwpid")")
   local h
   for h in "$@"; do args+=(--header "$h"); done
   local raw="$RAW/streams-$test-$path-n$conc.json"
-  printf '%s: %s %q\n' "$test/$path" "${PIN_LOAD[*]} $(basename "$STREAM_LOAD")" "${args[*]}" >>"$COMMANDS"
-  timeout $((${dur%.*} + ${ramp%.*} + 60)) "${PIN_LOAD[@]}" "$STREAM_LOAD" "${args[@]}" >"$raw" 2>"$raw.err"
-  local line
+  { printf '%s: %s %s ' "$test/$path" "${PIN_LOAD[*]}" "$(basename "$STREAM_LOAD")"; printf '%q ' "${args[@]}"; echo; } >>"$COMMANDS"
+  local line lo0 lo1
+  lo0=$(listen_overflows)
+  timeout $((${dur%.*} + ${ramp%.*} + ${STREAM_GRACE_S:-10} + 60)) "${PIN_LOAD[@]}" "$STREAM_LOAD" "${args[@]}" >"$raw" 2>"$raw.err"
+  lo1=$(listen_overflows)
   line=$(grep -m1 '^{' "$raw")
   [[ -z $line ]] && { note "stream load produced no result for $test/$path n=$conc"; line='{"failed":true}'; }
-  python3 - "$line" "$test" "$path" "$conc" >>"$RESULTS_JSONL" <<'PY'
+  python3 - "$line" "$test" "$path" "$conc" "$lo0" "$lo1" >>"$RESULTS_JSONL" <<'PY'
 import json, sys
 r = json.loads(sys.argv[1])
 r.update(test=sys.argv[2], path=sys.argv[3], concurrency=int(sys.argv[4]))
+try:
+    r["listen_overflows"] = int(sys.argv[6]) - int(sys.argv[5])
+except ValueError:
+    pass
 print(json.dumps(r))
 PY
   python3 -c 'import json,sys; r=json.loads(sys.argv[1]); print("   %-10s %-10s n=%-6s started %6d  stall-free %7.3f%%  ttft p50 %7.2f ms p99 %7.2f ms  gap p99 %7.2f ms  rss %s kB  events/s %s" % (sys.argv[2], sys.argv[3], sys.argv[4], r.get("streams_started",0), r.get("stall_free_pct",0), r.get("ttft_p50_ms",-1), r.get("ttft_p99_ms",-1), r.get("max_gap_p99_ms",-1), r.get("rss_plateau_max_kb",-1), r.get("events_per_s",0)))' "$line" "$test" "$path" "$conc" >&2 || true
   STALL_FREE_PCT=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1]).get("stall_free_pct",0))' "$line")
+  TTFT_P99_MS=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1]).get("ttft_p99_ms",0))' "$line")
 }
 
 if [[ $DO_STREAMS == 1 && $HAVE_MOCK == 1 && -n $STREAM_LOAD ]]; then
   # Fresh gateway processes for the streaming section, so idle memory is measured clean and
   # the pools can hold one upstream connection per stream.
-  [[ -n $SL_PID_off ]] && { stop_pid "$SL_PID_off"; SL_PID_off=""; }
-  [[ -n $SL_PID_on ]] && { stop_pid "$SL_PID_on"; SL_PID_on=""; }
+  [[ -n $SL_PID_off ]] && { stop_pid "$SL_PID_off" "sluice (governance off)"; SL_PID_off=""; }
+  [[ -n $SL_PID_on ]] && { stop_pid "$SL_PID_on" "sluice (governance on)"; SL_PID_on=""; }
   SL_PID_stream=""; SL_PORT_stream=""
   [[ $HAVE_SLUICE == 1 ]] && { start_sluice stream on 20000 || true; }
   if [[ $DO_PORTKEY == 1 ]]; then
-    stop_pid "$PK_PID"
+    stop_pid "$PK_PID" portkey
     start_portkey stream || DO_PORTKEY=0
   fi
+  # nginx too: its idle keep-alive connections from the earlier tests would count against
+  # worker_connections at the largest N.
+  stop_pid "$NGINX_PX_PID" "nginx proxy"
+  start_bg NGINX_PX_PID "$RAW/nginx-proxy-stream" "${PIN_GW[@]}" nginx -p "$PX_DIR" -e "$PX_DIR/error.log" -c "$PX_DIR.conf"
+  wait_tcp "$PX_STREAM_PORT" 10 || note "nginx proxy did not restart for the stream tests"
 
   declare -A SPORT SPATH SBODY SPID SHDR_EXTRA
   STARGETS=()
@@ -665,8 +736,10 @@ if [[ $DO_STREAMS == 1 && $HAVE_MOCK == 1 && -n $STREAM_LOAD ]]; then
   [[ $DO_PORTKEY == 1 ]] && add_stream_target portkey "$PK_PORT" "$PK_PID" "x-portkey-config: $(portkey_config "http://127.0.0.1:$MOCK0_PORT/v1")"
   [[ -n $SL_PORT_stream ]] && add_stream_target sluice-on "$SL_PORT_stream" "$SL_PID_stream" "Authorization: Bearer $SLUICE_KEY"
 
-  # Largest N this sandbox allows: a gateway holds two sockets per stream.
-  MAX_STREAMS=$(((NOFILE - 400) / 2 / 100 * 100))
+  # Largest N this sandbox allows: a gateway holds two sockets per stream, plus listeners,
+  # idle pooled upstream connections and files; 1000 descriptors are left as headroom so
+  # that no gateway is cut short by the limit rather than by its own behaviour.
+  MAX_STREAMS=$(((NOFILE - 1000) / 2 / 100 * 100))
   meta max_streams_fd "$MAX_STREAMS"
 
   # 6a. Relay cost per event: 16 connections, unpaced streams of 2000 events.
@@ -678,7 +751,8 @@ if [[ $DO_STREAMS == 1 && $HAVE_MOCK == 1 && -n $STREAM_LOAD ]]; then
   done
   if [[ $TRANSLATION_STATUS == measured && -n $SL_PORT_stream ]]; then
     run_streams events-anthropic sluice-on "$SL_PORT_stream" /v1/messages "$ANTHROPIC_STREAM_BODY" 16 "$EVT_D" 0.2 2000 "$SL_PID_stream" \
-      "x-mock-events: 2000" "x-mock-pace-ms: 0" "x-api-key: $SLUICE_KEY" "anthropic-version: 2023-06-01"
+      "x-mock-events: 2000" "x-mock-pace-ms: 0" "x-api-key: $SLUICE_KEY" "Authorization: Bearer $SLUICE_KEY" \
+      "anthropic-version: 2023-06-01"
   fi
 
   # 6b. Concurrent paced streams, stepped.
@@ -702,13 +776,29 @@ if [[ $DO_STREAMS == 1 && $HAVE_MOCK == 1 && -n $STREAM_LOAD ]]; then
       STALL_FREE_PCT=0
       run_streams streams "$t" "${SPORT[$t]}" /v1/chat/completions "$STREAM_BODY" "$n" "$STREAM_D" "$STREAM_RAMP" "$STREAM_EVENTS" "${SPID[$t]}" "${hdrs[@]}"
       sleep 2
-      if [[ $STOP_ON_STALLS == 1 ]] && python3 -c 'import sys; sys.exit(0 if float(sys.argv[1]) < 99 else 1)' "$STALL_FREE_PCT"; then
-        log "   $t: < 99% stall-free at n=$n, not stepping further"
+      if [[ $STOP_ON_STALLS == 1 ]] && python3 -c 'import sys; sys.exit(0 if float(sys.argv[1]) < 99 or float(sys.argv[2]) > 5000 else 1)' "$STALL_FREE_PCT" "$TTFT_P99_MS"; then
+        log "   $t: < 99% stall-free or TTFT p99 > 5 s at n=$n, not stepping further"
         break
       fi
-      kill -0 "${SPID[$t]}" 2>/dev/null || { note "$t gateway died during the stream test at n=$n"; break; }
+      alive "${SPID[$t]}" || { note "$t gateway died during the stream test at n=$n"; break; }
     done
   done
+
+  # 6c. Memory plateau at the largest N the fd limit allows, with slower pacing so that the
+  #     load side (mock and load generator share one core) can keep every stream moving.
+  if [[ $MEM_STREAMS -gt 0 ]]; then
+    n=$MEM_STREAMS
+    [[ $n -gt $MAX_STREAMS ]] && n=$MAX_STREAMS
+    log "memory plateau: $n streams, $MEM_EVENTS deltas ${MEM_PACE_MS} ms apart (${MEM_RAMP}s ramp + ${MEM_D}s plateau)"
+    for t in "${STARGETS[@]}"; do
+      alive "${SPID[$t]}" || continue
+      hdrs=("x-mock-events: $MEM_EVENTS" "x-mock-pace-ms: $MEM_PACE_MS")
+      [[ -n ${SHDR_EXTRA[$t]} ]] && hdrs+=("${SHDR_EXTRA[$t]}")
+      STREAM_GAP_MS=$((MEM_PACE_MS * 10)) STREAM_GRACE_S=$((MEM_EVENTS * MEM_PACE_MS / 1000 + 15)) \
+        run_streams memory "$t" "${SPORT[$t]}" /v1/chat/completions "$STREAM_BODY" "$n" "$MEM_D" "$MEM_RAMP" "$MEM_EVENTS" "${SPID[$t]}" "${hdrs[@]}"
+      sleep 2
+    done
+  fi
 fi
 
 # ---------------------------------------------------------------------------------------
@@ -723,6 +813,10 @@ else
   meta micro_status "sse_parser_bench not built"
 fi
 
+[[ -n ${SL_PID_stream:-} ]] && stop_pid "$SL_PID_stream" "sluice (streams)"
 cleanup
 log "writing $RESULTS_FILE"
 python3 "$BENCH/report.py" "$OUT" "$RESULTS_FILE" "$MODE" && log "done: $RESULTS_FILE (raw outputs in $OUT)"
+# Access logs reach hundreds of MB per run; keep them compressed, and keep the last 10 runs.
+gzip -f "$OUT"/sluice-access-*.log 2>/dev/null || true
+ls -1d "$BENCH"/out/20*-* 2>/dev/null | sort | head -n -10 | xargs -r rm -rf

@@ -463,6 +463,7 @@ struct Stats {
   uint64_t timeouts = 0;
   uint64_t unfinished = 0;
   uint64_t events = 0;
+  uint64_t ttft_over_1s = 0;
   std::vector<double> ttfb_us;
   std::vector<double> ttft_us;
   std::vector<double> max_gap_us;
@@ -479,6 +480,7 @@ struct Stats {
     timeouts += o.timeouts;
     unfinished += o.unfinished;
     events += o.events;
+    ttft_over_1s += o.ttft_over_1s;
     ttfb_us.insert(ttfb_us.end(), o.ttfb_us.begin(), o.ttfb_us.end());
     ttft_us.insert(ttft_us.end(), o.ttft_us.begin(), o.ttft_us.end());
     max_gap_us.insert(max_gap_us.end(), o.max_gap_us.begin(), o.max_gap_us.end());
@@ -599,6 +601,9 @@ class Shard {
       stats_.events += events;
       if (ttft >= 0) {
         stats_.ttft_us.push_back(ttft);
+        if (ttft > 1e6) {
+          ++stats_.ttft_over_1s;
+        }
       }
       if (io_failed || resp.state() != StreamResponse::State::kDone) {
         if (slot.timed_out) {
@@ -802,7 +807,7 @@ int main(int argc, char** argv) {
       ",\"streams_stall_free\":%" PRIu64 ",\"stall_free_pct\":%.3f,"
       "\"non_200\":%" PRIu64 ",\"too_few_events\":%" PRIu64 ",\"connect_errors\":%" PRIu64
       ",\"io_errors\":%" PRIu64 ",\"protocol_errors\":%" PRIu64 ",\"timeouts\":%" PRIu64
-      ",\"unfinished\":%" PRIu64 ",\"events\":%" PRIu64 ",\"events_per_s\":%.0f,"
+      ",\"unfinished\":%" PRIu64 ",\"ttft_over_1s\":%" PRIu64 ",\"events\":%" PRIu64 ",\"events_per_s\":%.0f,"
       "\"ttfb_p50_ms\":%.3f,\"ttft_p50_ms\":%.3f,\"ttft_p99_ms\":%.3f,"
       "\"max_gap_p50_ms\":%.3f,\"max_gap_p99_ms\":%.3f,\"max_gap_max_ms\":%.3f,"
       "\"rss_idle_kb\":%ld,\"rss_plateau_max_kb\":%ld,\"rss_plateau_avg_kb\":%.0f,"
@@ -810,7 +815,7 @@ int main(int argc, char** argv) {
       json_escape(o.label).c_str(), o.concurrency, o.duration_s, wall_s, total.started,
       total.completed, total.stall_free, stall_free_pct, total.non_200, total.too_few_events,
       total.connect_errors, total.io_errors, total.protocol_errors, total.timeouts,
-      total.unfinished, total.events, double(total.events) / wall_s,
+      total.unfinished, total.ttft_over_1s, total.events, double(total.events) / wall_s,
       percentile(total.ttfb_us, 50) / 1000, percentile(total.ttft_us, 50) / 1000,
       percentile(total.ttft_us, 99) / 1000, percentile(total.max_gap_us, 50) / 1000,
       percentile(total.max_gap_us, 99) / 1000, percentile(total.max_gap_us, 100) / 1000,
