@@ -87,6 +87,27 @@ class ReadDeadline {
   net::steady_timer timer_;
 };
 
+// What to tell a client whose request head or body could not be read.
+Error read_error(const boost::system::error_code& ec, bool timed_out,
+                 const config::ServerSettings& settings) {
+  if (timed_out) {
+    return Error(ErrorKind::kRequestTimeout, "the request was not received within " +
+                                                 std::to_string(settings.request_timeout.count()) +
+                                                 " ms");
+  }
+  if (ec == bhttp::error::body_limit) {
+    // Also raised while reading the head, when Content-Length is over the limit.
+    return Error(ErrorKind::kPayloadTooLarge,
+                 "request body exceeds " + std::to_string(settings.max_body_bytes) + " bytes")
+        .with_code("request_too_large");
+  }
+  if (ec == bhttp::error::header_limit) {
+    return Error(ErrorKind::kHeadersTooLarge,
+                 "request headers exceed " + std::to_string(settings.max_header_bytes) + " bytes");
+  }
+  return Error(ErrorKind::kBadRequest, "malformed or incomplete HTTP request: " + ec.message());
+}
+
 }  // namespace
 
 Session::Session(Worker& worker, http::tcp::socket socket)
@@ -290,22 +311,7 @@ http::Awaitable<void> Session::run() {
       if (hec == net::error::operation_aborted && !deadline->expired()) {
         break;  // drain or shutdown cancelled the read
       }
-      Error err =
-          deadline->expired()
-              ? Error(ErrorKind::kRequestTimeout,
-                      "the request was not received within " +
-                          std::to_string(server_settings.request_timeout.count()) + " ms")
-          : hec == bhttp::error::body_limit
-              // Beast rejects an over-limit Content-Length while reading the head.
-              ? Error(ErrorKind::kPayloadTooLarge,
-                      "request body exceeds " + std::to_string(server_settings.max_body_bytes) +
-                          " bytes")
-                    .with_code("request_too_large")
-              : hec == bhttp::error::header_limit
-                    ? Error(ErrorKind::kHeadersTooLarge,
-                            "request headers exceed " +
-                                std::to_string(server_settings.max_header_bytes) + " bytes")
-                    : Error(ErrorKind::kBadRequest, "malformed HTTP request: " + hec.message());
+      Error err = read_error(hec, deadline->expired(), server_settings);
       deadline.reset();
       co_await send_error(ctx, err);
       worker_.shared().access_log->write(worker_.index(), format_access_log(ctx));
@@ -347,16 +353,7 @@ http::Awaitable<void> Session::run() {
         if (bec == net::error::operation_aborted && !deadline->expired()) {
           break;
         }
-        Error err =
-            deadline->expired()
-                ? Error(ErrorKind::kRequestTimeout,
-                        "the request body was not received within " +
-                            std::to_string(server_settings.request_timeout.count()) + " ms")
-            : bec == bhttp::error::body_limit
-                ? Error(ErrorKind::kPayloadTooLarge,
-                        "request body exceeds " + std::to_string(server_settings.max_body_bytes) +
-                            " bytes")
-                : Error(ErrorKind::kBadRequest, "incomplete request body: " + bec.message());
+        Error err = read_error(bec, deadline->expired(), server_settings);
         deadline.reset();
         co_await send_error(ctx, err);
         worker_.shared().access_log->write(worker_.index(), format_access_log(ctx));
