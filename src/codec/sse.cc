@@ -75,6 +75,10 @@ SseParser::Status SseParser::parse(SseEvent& out, bool at_eof) {
         block_start_ = next_line;
         continue;
       }
+      if (next_line - block_start_ > max_event_bytes_) {
+        too_large_ = true;  // completed within one feed, but still over the limit
+        return Status::kTooLarge;
+      }
       fill(out, next_line);
       block_start_ = next_line;
       return Status::kEvent;
