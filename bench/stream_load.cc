@@ -14,8 +14,6 @@
 // Single-threaded by default (one io_context); --threads K runs K independent shards, each
 // with its own io_context and N/K slots, merged at the end.
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <atomic>
 #include <cctype>
@@ -41,6 +39,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
+#include <unistd.h>
 
 namespace asio = boost::asio;
 using asio::ip::tcp;
@@ -325,9 +324,9 @@ class StreamResponse {
       switch (chunk_) {
         case Chunk::kSize:
           if (std::isxdigit(static_cast<unsigned char>(c))) {
-            remaining_ = remaining_ * 16 +
-                         (std::isdigit(static_cast<unsigned char>(c)) ? c - '0'
-                                                                      : (std::tolower(c) - 'a' + 10));
+            remaining_ = remaining_ * 16 + (std::isdigit(static_cast<unsigned char>(c))
+                                                ? c - '0'
+                                                : (std::tolower(c) - 'a' + 10));
             ++i;
           } else if (c == ';' || c == ' ' || c == '\t') {
             chunk_ = Chunk::kSizeExt;
@@ -555,7 +554,8 @@ class Shard {
       slot.timed_out = false;
       const auto start = Clock::now();
       slot.last_activity = start;
-      auto [wec, wn] = co_await asio::async_write(slot.socket, asio::buffer(shared_.request), kTuple);
+      auto [wec, wn] =
+          co_await asio::async_write(slot.socket, asio::buffer(shared_.request), kTuple);
       if (wec) {
         ++stats_.io_errors;
         close(slot);
@@ -724,7 +724,8 @@ int main(int argc, char** argv) {
 
   std::string req = "POST " + o.path + " HTTP/1.1\r\nHost: " + o.host + ":" + o.port +
                     "\r\nContent-Type: application/json\r\nAccept: text/event-stream\r\n"
-                    "Content-Length: " + std::to_string(o.body.size()) + "\r\n";
+                    "Content-Length: " +
+                    std::to_string(o.body.size()) + "\r\n";
   for (const auto& h : o.headers) {
     req += h + "\r\n";
   }
@@ -804,10 +805,12 @@ int main(int argc, char** argv) {
   std::printf(
       "{\"label\":\"%s\",\"concurrency\":%d,\"duration_s\":%.1f,\"wall_s\":%.2f,"
       "\"streams_started\":%" PRIu64 ",\"streams_completed\":%" PRIu64
-      ",\"streams_stall_free\":%" PRIu64 ",\"stall_free_pct\":%.3f,"
+      ",\"streams_stall_free\":%" PRIu64
+      ",\"stall_free_pct\":%.3f,"
       "\"non_200\":%" PRIu64 ",\"too_few_events\":%" PRIu64 ",\"connect_errors\":%" PRIu64
       ",\"io_errors\":%" PRIu64 ",\"protocol_errors\":%" PRIu64 ",\"timeouts\":%" PRIu64
-      ",\"unfinished\":%" PRIu64 ",\"ttft_over_1s\":%" PRIu64 ",\"events\":%" PRIu64 ",\"events_per_s\":%.0f,"
+      ",\"unfinished\":%" PRIu64 ",\"ttft_over_1s\":%" PRIu64 ",\"events\":%" PRIu64
+      ",\"events_per_s\":%.0f,"
       "\"ttfb_p50_ms\":%.3f,\"ttft_p50_ms\":%.3f,\"ttft_p99_ms\":%.3f,"
       "\"max_gap_p50_ms\":%.3f,\"max_gap_p99_ms\":%.3f,\"max_gap_max_ms\":%.3f,"
       "\"rss_idle_kb\":%ld,\"rss_plateau_max_kb\":%ld,\"rss_plateau_avg_kb\":%.0f,"

@@ -126,7 +126,9 @@ http::Awaitable<void> relay_stream(Session& session, RequestContext& ctx, bool s
   head.set(bhttp::field::content_type, "text/event-stream");
   head.set(bhttp::field::cache_control, "no-store");
   head.set("X-Accel-Buffering", "no");
-  if (!co_await session.send_stream_head(ctx, head)) {
+  // co_await is kept out of if-conditions: GCC 12 miscompiles some of those.
+  const bool head_sent = co_await session.send_stream_head(ctx, head);
+  if (!head_sent) {
     cancel.cancel();
     ctx.outcome = Outcome::kClientGone;
     co_return;
@@ -176,7 +178,8 @@ http::Awaitable<void> relay_stream(Session& session, RequestContext& ctx, bool s
         ctx.first_token =
             std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - ctx.started);
       }
-      if (!co_await session.send_chunk(ctx, out)) {
+      const bool sent = co_await session.send_chunk(ctx, out);
+      if (!sent) {
         client_gone = true;
         cancel.cancel();
         break;
@@ -207,7 +210,8 @@ http::Awaitable<void> relay_stream(Session& session, RequestContext& ctx, bool s
     ctx.error = failure;
     std::string event;
     codec::append_data_event(event, chat::encode_error(*failure));
-    if (!co_await session.send_chunk(ctx, event)) {
+    const bool sent = co_await session.send_chunk(ctx, event);
+    if (!sent) {
       co_return;
     }
   } else {

@@ -192,19 +192,28 @@ void Session::decorate(RequestContext& ctx, bhttp::fields& fields, int status) {
   }
 }
 
-http::Awaitable<bool> Session::send(RequestContext& ctx, Response& res) {
-  decorate(ctx, res.base(), res.result_int());
-  res.keep_alive(keep_alive_);
-  res.prepare_payload();
+void Session::arm_write_deadline() {
+  // A client that stops reading holds a write at most this long (slow-client guard).
   stream_.expires_after(worker_.snapshot().config().server.request_timeout);
-  auto [ec, n] = co_await bhttp::async_write(stream_, res, use_nothrow);
+}
+
+bool Session::wrote(RequestContext& ctx, const boost::system::error_code& ec, std::size_t n) {
   ctx.bytes_out += n;
   if (ec) {
     client_gone_ = true;
     keep_alive_ = false;
-    co_return false;
+    return false;
   }
-  co_return true;
+  return true;
+}
+
+http::Awaitable<bool> Session::send(RequestContext& ctx, Response& res) {
+  decorate(ctx, res.base(), res.result_int());
+  res.keep_alive(keep_alive_);
+  res.prepare_payload();
+  arm_write_deadline();
+  auto [ec, n] = co_await bhttp::async_write(stream_, res, use_nothrow);
+  co_return wrote(ctx, ec, n);
 }
 
 http::Awaitable<bool> Session::send_error(RequestContext& ctx, const Error& error) {
@@ -230,49 +239,32 @@ http::Awaitable<bool> Session::send_stream_head(RequestContext& ctx,
   }
   res.keep_alive(keep_alive_);
   bhttp::response_serializer<bhttp::empty_body> sr{res};
-  stream_.expires_after(worker_.snapshot().config().server.request_timeout);
+  arm_write_deadline();
   auto [ec, n] = co_await bhttp::async_write_header(stream_, sr, use_nothrow);
-  ctx.bytes_out += n;
-  if (ec) {
-    client_gone_ = true;
-    keep_alive_ = false;
-    co_return false;
-  }
-  co_return true;
+  co_return wrote(ctx, ec, n);
 }
 
 http::Awaitable<bool> Session::send_chunk(RequestContext& ctx, std::string_view data) {
   if (data.empty()) {
     co_return true;  // an empty chunk would terminate the body
   }
-  // A client that stops reading holds the stream at most this long (slow-client guard).
-  stream_.expires_after(worker_.snapshot().config().server.request_timeout);
+  arm_write_deadline();
   const net::const_buffer payload(data.data(), data.size());
-  auto [ec, n] = http10_
-                     ? co_await net::async_write(stream_, payload, use_nothrow)
-                     : co_await net::async_write(stream_, bhttp::make_chunk(payload), use_nothrow);
-  ctx.bytes_out += n;
-  if (ec) {
-    client_gone_ = true;
-    keep_alive_ = false;
-    co_return false;
+  if (http10_) {
+    auto [ec, n] = co_await net::async_write(stream_, payload, use_nothrow);
+    co_return wrote(ctx, ec, n);
   }
-  co_return true;
+  auto [ec, n] = co_await net::async_write(stream_, bhttp::make_chunk(payload), use_nothrow);
+  co_return wrote(ctx, ec, n);
 }
 
 http::Awaitable<bool> Session::send_last_chunk(RequestContext& ctx) {
   if (http10_) {
     co_return true;  // the connection close ends the body
   }
-  stream_.expires_after(worker_.snapshot().config().server.request_timeout);
+  arm_write_deadline();
   auto [ec, n] = co_await net::async_write(stream_, bhttp::make_chunk_last(), use_nothrow);
-  ctx.bytes_out += n;
-  if (ec) {
-    client_gone_ = true;
-    keep_alive_ = false;
-    co_return false;
-  }
-  co_return true;
+  co_return wrote(ctx, ec, n);
 }
 
 http::Awaitable<void> Session::run() {

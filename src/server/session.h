@@ -72,6 +72,9 @@ class Session {
   http::Awaitable<void> handle(RequestContext& ctx, Request& req);
   void decorate(RequestContext& ctx, bhttp::fields& fields, int status);
   void unwatch();
+  void arm_write_deadline();
+  // Accounts a finished write; on failure marks the client gone. Returns !ec.
+  bool wrote(RequestContext& ctx, const boost::system::error_code& ec, std::size_t n);
 
   Worker& worker_;
   http::beast::tcp_stream stream_;
