@@ -5,6 +5,7 @@
 #include <boost/json.hpp>
 
 #include "json_text.h"
+#include "request_body.h"
 
 namespace sluice::mock {
 namespace {
@@ -16,14 +17,6 @@ constexpr std::string_view kToolArguments = R"({"mock":true})";
 // kToolArguments split the way OpenAI streams arguments: arbitrary cuts, not tokens.
 constexpr std::array<std::string_view, 3> kToolArgumentFragments = {R"({")", R"(mock":)", "true}"};
 constexpr std::uint32_t kToolCompletionTokens = 3;
-
-Error bad_request(std::string message, std::string param = {}) {
-  Error e(ErrorKind::kBadRequest, std::move(message));
-  if (!param.empty()) {
-    std::move(e).with_param(std::move(param));
-  }
-  return e;
-}
 
 std::size_t text_chars(const json::value& content) {
   if (const auto* s = content.if_string()) {
@@ -213,27 +206,17 @@ Result<ChatRequest> parse_chat_request(std::string_view body) {
   // Small requests parse without touching the heap; large ones spill over transparently.
   unsigned char scratch[4096];
   json::monotonic_resource mr(scratch, sizeof scratch);
-  json::parse_options opts;
-  opts.max_depth = 128;
-  boost::system::error_code ec;
-  json::value root = json::parse(json::string_view(body.data(), body.size()), ec, &mr, opts);
-  if (ec) {
-    return bad_request("We could not parse the JSON body of your request. (mock: " + ec.message() +
-                       ")");
+  auto root = parse_request_object(body, mr, 128);
+  if (!root) {
+    return root.error();
   }
-  const auto* obj = root.if_object();
-  if (!obj) {
-    return bad_request("The request body must be a JSON object.");
-  }
+  const json::object* obj = &root->get_object();
   ChatRequest out;
-  const auto* model = obj->if_contains("model");
+  auto model = read_model(*obj);
   if (!model) {
-    return bad_request("you must provide a model parameter", "model");
+    return model.error();
   }
-  if (!model->is_string()) {
-    return bad_request("Invalid type for 'model': expected a string.", "model");
-  }
-  out.model = std::string(model->get_string());
+  out.model = std::move(*model);
 
   const auto* messages = obj->if_contains("messages");
   if (!messages) {

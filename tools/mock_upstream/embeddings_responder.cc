@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "json_text.h"
+#include "request_body.h"
 
 namespace sluice::mock {
 namespace {
@@ -34,14 +35,6 @@ std::uint64_t splitmix64(std::uint64_t& state) {
   return z ^ (z >> 31);
 }
 
-Error bad_request(std::string message, std::string param = {}) {
-  Error e(ErrorKind::kBadRequest, std::move(message));
-  if (!param.empty()) {
-    std::move(e).with_param(std::move(param));
-  }
-  return e;
-}
-
 // Token arrays hash under a different seed than strings so that "[1,2]" as text and
 // [1,2] as tokens do not collide.
 Result<std::uint64_t> hash_tokens(const json::array& tokens) {
@@ -65,27 +58,20 @@ std::uint32_t string_tokens(std::size_t chars) { return static_cast<std::uint32_
 }  // namespace
 
 Result<EmbeddingsRequest> parse_embeddings_request(std::string_view body) {
+  // Small requests parse without touching the heap; large ones spill over transparently.
   unsigned char scratch[4096];
   json::monotonic_resource mr(scratch, sizeof scratch);
-  boost::system::error_code ec;
-  json::value root = json::parse(json::string_view(body.data(), body.size()), ec, &mr);
-  if (ec) {
-    return bad_request("We could not parse the JSON body of your request. (mock: " + ec.message() +
-                       ")");
+  auto root = parse_request_object(body, mr, json::parse_options{}.max_depth);
+  if (!root) {
+    return root.error();
   }
-  const auto* obj = root.if_object();
-  if (!obj) {
-    return bad_request("The request body must be a JSON object.");
-  }
+  const json::object* obj = &root->get_object();
   EmbeddingsRequest out;
-  const auto* model = obj->if_contains("model");
+  auto model = read_model(*obj);
   if (!model) {
-    return bad_request("you must provide a model parameter", "model");
+    return model.error();
   }
-  if (!model->is_string()) {
-    return bad_request("Invalid type for 'model': expected a string.", "model");
-  }
-  out.model = std::string(model->get_string());
+  out.model = std::move(*model);
 
   const auto* input = obj->if_contains("input");
   if (!input) {
