@@ -1,0 +1,662 @@
+#include "protocol/openai_chat/ir_request.h"
+
+#include <cstdint>
+#include <limits>
+
+#include <boost/json/monotonic_resource.hpp>
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+#include <boost/json/value.hpp>
+
+#include "codec/json_writer.h"
+
+namespace sluice::protocol::openai_chat {
+namespace json = boost::json;
+using codec::JsonWriter;
+using ir::PartKind;
+
+namespace {
+
+constexpr std::string_view kEmptySchema = R"({"type":"object"})";
+
+std::size_t count_kind(const std::vector<ir::ContentPart>& parts, PartKind kind) {
+  std::size_t n = 0;
+  for (const ir::ContentPart& p : parts) {
+    n += p.kind == kind ? 1 : 0;
+  }
+  return n;
+}
+
+const ir::ContentPart* first_of(const std::vector<ir::ContentPart>& parts, PartKind kind) {
+  for (const ir::ContentPart& p : parts) {
+    if (p.kind == kind) {
+      return &p;
+    }
+  }
+  return nullptr;
+}
+
+// "content": the text parts of `parts`, a string for one part, an array of text parts for
+// several, `empty` (raw JSON) for none.
+void write_text_content(JsonWriter& w, const std::vector<ir::ContentPart>& parts,
+                        std::string_view empty) {
+  w.key("content");
+  const std::size_t n = count_kind(parts, PartKind::kText);
+  if (n == 0) {
+    w.raw(empty);
+    return;
+  }
+  if (n == 1) {
+    w.string(first_of(parts, PartKind::kText)->text);
+    return;
+  }
+  w.ch('[');
+  bool first = true;
+  for (const ir::ContentPart& p : parts) {
+    if (p.kind != PartKind::kText) {
+      continue;
+    }
+    if (!first) {
+      w.ch(',');
+    }
+    first = false;
+    w.raw(R"({"type":"text","text":)").string(p.text).ch('}');
+  }
+  w.ch(']');
+}
+
+void write_image(JsonWriter& w, const ir::ContentPart& p) {
+  w.raw(R"({"type":"image_url","image_url":{"url":")");
+  if (p.image_is_url) {
+    codec::append_json_escaped(w.out(), p.source);
+  } else {
+    // OpenAI takes inline images only as data URLs (RFC 2397).
+    w.raw("data:");
+    codec::append_json_escaped(w.out(), p.media_type);
+    w.raw(";base64,");
+    codec::append_json_escaped(w.out(), p.source);
+  }
+  w.ch('"');
+  if (!p.detail.empty()) {
+    w.raw(R"(,"detail":)").string(p.detail);
+  }
+  w.raw("}}");
+}
+
+void write_name(JsonWriter& w, const ir::Message& m) {
+  if (!m.name.empty()) {
+    w.raw(R"(,"name":)").string(m.name);
+  }
+}
+
+// A user (or tool) message: its tool results first, as tool messages, then the rest.
+void write_user(JsonWriter& w, const ir::Message& m, bool& first) {
+  auto sep = [&] {
+    if (!first) {
+      w.ch(',');
+    }
+    first = false;
+  };
+  std::size_t rest = 0;
+  for (const ir::ContentPart& p : m.content) {
+    if (p.kind != PartKind::kToolResult) {
+      rest += (p.kind == PartKind::kText || p.kind == PartKind::kImage) ? 1 : 0;
+      continue;
+    }
+    sep();
+    w.raw(R"({"role":"tool","tool_call_id":)").string(p.id).ch(',');
+    write_text_content(w, p.parts, R"("")");
+    w.ch('}');
+  }
+  const bool only_tool_results = rest == 0 && count_kind(m.content, PartKind::kToolResult) > 0;
+  if (only_tool_results) {
+    return;
+  }
+  sep();
+  w.raw(R"({"role":"user")");
+  write_name(w, m);
+  w.ch(',');
+  if (rest == 1 && first_of(m.content, PartKind::kText) != nullptr) {
+    write_text_content(w, m.content, R"("")");
+  } else if (rest == 0) {
+    w.raw(R"("content":"")");
+  } else {
+    w.raw(R"("content":[)");
+    bool first_part = true;
+    for (const ir::ContentPart& p : m.content) {
+      if (p.kind != PartKind::kText && p.kind != PartKind::kImage) {
+        continue;
+      }
+      if (!first_part) {
+        w.ch(',');
+      }
+      first_part = false;
+      if (p.kind == PartKind::kText) {
+        w.raw(R"({"type":"text","text":)").string(p.text).ch('}');
+      } else {
+        write_image(w, p);
+      }
+    }
+    w.ch(']');
+  }
+  w.ch('}');
+}
+
+void write_assistant(JsonWriter& w, const ir::Message& m) {
+  w.raw(R"({"role":"assistant")");
+  write_name(w, m);
+  w.ch(',');
+  const bool has_calls = first_of(m.content, PartKind::kToolCall) != nullptr;
+  write_text_content(w, m.content, has_calls ? "null" : R"("")");
+  if (has_calls) {
+    w.raw(R"(,"tool_calls":[)");
+    bool first = true;
+    for (const ir::ContentPart& p : m.content) {
+      if (p.kind != PartKind::kToolCall) {
+        continue;
+      }
+      if (!first) {
+        w.ch(',');
+      }
+      first = false;
+      w.raw(R"({"id":)").string(p.id);
+      w.raw(R"(,"type":"function","function":{"name":)").string(p.name);
+      w.raw(R"(,"arguments":)").string(p.arguments.empty() ? std::string_view("{}") : p.arguments);
+      w.raw("}}");
+    }
+    w.ch(']');
+  }
+  w.ch('}');
+}
+
+}  // namespace
+
+std::string encode_request(const ir::Request& request, std::string_view upstream_model, bool stream,
+                           const EncodeOptions& options) {
+  std::string out;
+  std::size_t estimate = 256;
+  for (const ir::ContentPart& p : request.system) {
+    estimate += p.text.size() + 32;
+  }
+  for (const ir::Message& m : request.messages) {
+    for (const ir::ContentPart& p : m.content) {
+      estimate += p.text.size() + p.source.size() + p.arguments.size() + 64;
+      for (const ir::ContentPart& r : p.parts) {
+        estimate += r.text.size() + 32;
+      }
+    }
+  }
+  for (const ir::Tool& t : request.tools) {
+    estimate += t.name.size() + t.description.size() + t.parameters.size() + 64;
+  }
+  out.reserve(estimate + estimate / 8);
+  JsonWriter w(out);
+
+  w.raw(R"({"model":)").string(upstream_model).raw(R"(,"messages":[)");
+  bool first = true;
+  if (!request.system.empty()) {
+    w.raw(R"({"role":"system",)");
+    write_text_content(w, request.system, R"("")");
+    w.ch('}');
+    first = false;
+  }
+  for (const ir::Message& m : request.messages) {
+    switch (m.role) {
+      case ir::Role::kSystem:
+        if (!first) {
+          w.ch(',');
+        }
+        first = false;
+        w.raw(R"({"role":"system")");
+        write_name(w, m);
+        w.ch(',');
+        write_text_content(w, m.content, R"("")");
+        w.ch('}');
+        break;
+      case ir::Role::kUser:
+      case ir::Role::kTool:
+        write_user(w, m, first);
+        break;
+      case ir::Role::kAssistant:
+        if (!first) {
+          w.ch(',');
+        }
+        first = false;
+        write_assistant(w, m);
+        break;
+    }
+  }
+  w.ch(']');
+
+  if (!request.tools.empty()) {
+    w.raw(R"(,"tools":[)");
+    for (std::size_t i = 0; i < request.tools.size(); ++i) {
+      const ir::Tool& t = request.tools[i];
+      if (i > 0) {
+        w.ch(',');
+      }
+      w.raw(R"({"type":"function","function":{"name":)").string(t.name);
+      if (!t.description.empty()) {
+        w.raw(R"(,"description":)").string(t.description);
+      }
+      w.raw(R"(,"parameters":)").raw(t.parameters.empty() ? kEmptySchema : t.parameters);
+      w.raw("}}");
+    }
+    w.ch(']');
+  }
+  switch (request.tool_choice.mode) {
+    case ir::ToolChoiceMode::kUnset:
+      break;
+    case ir::ToolChoiceMode::kAuto:
+      w.raw(R"(,"tool_choice":"auto")");
+      break;
+    case ir::ToolChoiceMode::kNone:
+      w.raw(R"(,"tool_choice":"none")");
+      break;
+    case ir::ToolChoiceMode::kRequired:
+      w.raw(R"(,"tool_choice":"required")");
+      break;
+    case ir::ToolChoiceMode::kNamed:
+      w.raw(R"(,"tool_choice":{"type":"function","function":{"name":)")
+          .string(request.tool_choice.name)
+          .raw("}}");
+      break;
+  }
+  if (request.tool_choice.disable_parallel_tool_use && !request.tools.empty()) {
+    w.raw(R"(,"parallel_tool_calls":false)");
+  }
+  if (request.max_tokens) {
+    w.raw(options.use_max_completion_tokens ? R"(,"max_completion_tokens":)" : R"(,"max_tokens":)")
+        .number(static_cast<std::uint64_t>(*request.max_tokens));
+  }
+  if (request.temperature) {
+    w.raw(R"(,"temperature":)").number(*request.temperature);
+  }
+  if (request.top_p) {
+    w.raw(R"(,"top_p":)").number(*request.top_p);
+  }
+  if (!request.stop.empty()) {
+    w.raw(R"(,"stop":[)");
+    for (std::size_t i = 0; i < request.stop.size(); ++i) {
+      if (i > 0) {
+        w.ch(',');
+      }
+      w.string(request.stop[i]);
+    }
+    w.ch(']');
+  }
+  if (!request.user.empty()) {
+    w.raw(R"(,"user":)").string(request.user);
+  }
+  if (!request.reasoning.effort.empty()) {
+    w.raw(R"(,"reasoning_effort":)").string(request.reasoning.effort);
+  }
+  if (stream) {
+    w.raw(R"(,"stream":true,"stream_options":{"include_usage":true})");
+  }
+  w.ch('}');
+  return out;
+}
+
+namespace {
+
+Error bad(std::string message, std::string param) {
+  return Error(ErrorKind::kBadRequest, std::move(message)).with_param(std::move(param));
+}
+
+const json::value* field(const json::object& o, std::string_view key) {
+  const json::value* v = o.if_contains(key);
+  return (v == nullptr || v->is_null()) ? nullptr : v;
+}
+
+std::optional<std::uint32_t> as_u32(const json::value& v) {
+  if (v.is_uint64() && v.get_uint64() <= std::numeric_limits<std::uint32_t>::max()) {
+    return static_cast<std::uint32_t>(v.get_uint64());
+  }
+  if (v.is_int64() && v.get_int64() >= 0 &&
+      v.get_int64() <= std::numeric_limits<std::uint32_t>::max()) {
+    return static_cast<std::uint32_t>(v.get_int64());
+  }
+  return std::nullopt;
+}
+
+std::optional<double> as_double(const json::value& v) {
+  if (v.is_double()) {
+    return v.get_double();
+  }
+  if (v.is_int64()) {
+    return static_cast<double>(v.get_int64());
+  }
+  if (v.is_uint64()) {
+    return static_cast<double>(v.get_uint64());
+  }
+  return std::nullopt;
+}
+
+// `data:<media type>;base64,<payload>` -> media type and payload; false for other URLs.
+bool split_data_url(std::string_view url, ir::ContentPart& part) {
+  if (url.substr(0, 5) != "data:") {
+    return false;
+  }
+  const std::size_t comma = url.find(',');
+  if (comma == std::string_view::npos) {
+    return false;
+  }
+  std::string_view meta = url.substr(5, comma - 5);
+  constexpr std::string_view kB64 = ";base64";
+  if (meta.size() < kB64.size() || meta.substr(meta.size() - kB64.size()) != kB64) {
+    return false;
+  }
+  part.media_type = std::string(meta.substr(0, meta.size() - kB64.size()));
+  part.source = std::string(url.substr(comma + 1));
+  part.image_is_url = false;
+  return true;
+}
+
+// Content (string, null or array of parts) into `out`. `allow_images` for user messages.
+Result<void> decode_content(const json::value* content, bool allow_images,
+                            std::vector<ir::ContentPart>& out, const std::string& param) {
+  if (content == nullptr) {
+    return {};
+  }
+  if (content->is_string()) {
+    out.push_back(ir::ContentPart::make_text(std::string(content->get_string())));
+    return {};
+  }
+  if (!content->is_array()) {
+    return bad("'content' must be a string or an array of parts", param);
+  }
+  for (const json::value& pv : content->get_array()) {
+    const json::object* po = pv.if_object();
+    const json::value* type = po ? field(*po, "type") : nullptr;
+    if (type == nullptr || !type->is_string()) {
+      return bad("each content part must be an object with a 'type'", param);
+    }
+    const json::string& t = type->get_string();
+    if (t == "text") {
+      const json::value* text = field(*po, "text");
+      if (text == nullptr || !text->is_string()) {
+        return bad("text parts need a string 'text'", param);
+      }
+      out.push_back(ir::ContentPart::make_text(std::string(text->get_string())));
+    } else if (t == "image_url" && allow_images) {
+      const json::value* iu = field(*po, "image_url");
+      const json::value* url = (iu && iu->is_object()) ? field(iu->get_object(), "url") : nullptr;
+      if (url == nullptr || !url->is_string()) {
+        return bad("image_url parts need an 'image_url.url' string", param);
+      }
+      ir::ContentPart part;
+      part.kind = PartKind::kImage;
+      const std::string_view u = url->get_string();
+      if (!split_data_url(u, part)) {
+        part.source = std::string(u);
+        part.image_is_url = true;
+      }
+      if (const json::value* d = field(iu->get_object(), "detail"); d && d->is_string()) {
+        part.detail = std::string(d->get_string());
+      }
+      out.push_back(std::move(part));
+    } else {
+      return bad("content part type '" + std::string(t) + "' is not supported here", param);
+    }
+  }
+  return {};
+}
+
+Result<void> decode_tool_calls(const json::value& calls, std::vector<ir::ContentPart>& out,
+                               const std::string& param) {
+  if (!calls.is_array()) {
+    return bad("'tool_calls' must be an array", param);
+  }
+  for (const json::value& cv : calls.get_array()) {
+    const json::object* co = cv.if_object();
+    const json::value* id = co ? field(*co, "id") : nullptr;
+    const json::value* fn = co ? field(*co, "function") : nullptr;
+    const json::value* name = (fn && fn->is_object()) ? field(fn->get_object(), "name") : nullptr;
+    if (id == nullptr || !id->is_string() || name == nullptr || !name->is_string()) {
+      return bad("each tool call needs an 'id' and a 'function.name'", param);
+    }
+    ir::ContentPart part;
+    part.kind = PartKind::kToolCall;
+    part.id = std::string(id->get_string());
+    part.name = std::string(name->get_string());
+    const json::value* args = field(fn->get_object(), "arguments");
+    if (args != nullptr && args->is_string()) {
+      part.arguments = std::string(args->get_string());
+    } else if (args != nullptr && args->is_object()) {
+      part.arguments = json::serialize(*args);  // some servers send an object
+    } else if (args != nullptr) {
+      return bad("'function.arguments' must be a JSON string", param);
+    }
+    if (part.arguments.empty()) {
+      part.arguments = "{}";
+    }
+    out.push_back(std::move(part));
+  }
+  return {};
+}
+
+Result<void> decode_tools(const json::value& tools, ir::Request& req) {
+  if (!tools.is_array()) {
+    return bad("'tools' must be an array", "tools");
+  }
+  for (const json::value& tv : tools.get_array()) {
+    const json::object* to = tv.if_object();
+    const json::value* fn = to ? field(*to, "function") : nullptr;
+    const json::value* name = (fn && fn->is_object()) ? field(fn->get_object(), "name") : nullptr;
+    if (name == nullptr || !name->is_string()) {
+      return bad("each tool needs a 'function.name'", "tools");
+    }
+    const json::object& fo = fn->get_object();
+    ir::Tool tool;
+    tool.name = std::string(name->get_string());
+    if (const json::value* d = field(fo, "description"); d && d->is_string()) {
+      tool.description = std::string(d->get_string());
+    }
+    if (const json::value* p = field(fo, "parameters")) {
+      tool.parameters = json::serialize(*p);
+    } else {
+      tool.parameters = std::string(kEmptySchema);
+    }
+    req.tools.push_back(std::move(tool));
+  }
+  return {};
+}
+
+Result<void> decode_tool_choice(const json::value& tc, ir::ToolChoice& choice) {
+  if (tc.is_string()) {
+    const json::string& s = tc.get_string();
+    if (s == "auto") {
+      choice.mode = ir::ToolChoiceMode::kAuto;
+    } else if (s == "none") {
+      choice.mode = ir::ToolChoiceMode::kNone;
+    } else if (s == "required") {
+      choice.mode = ir::ToolChoiceMode::kRequired;
+    } else {
+      return bad("unknown 'tool_choice' value", "tool_choice");
+    }
+    return {};
+  }
+  const json::value* fn = tc.is_object() ? field(tc.get_object(), "function") : nullptr;
+  const json::value* name = (fn && fn->is_object()) ? field(fn->get_object(), "name") : nullptr;
+  if (name == nullptr || !name->is_string()) {
+    return bad("'tool_choice' must be a string or {type:function,function:{name}}", "tool_choice");
+  }
+  choice.mode = ir::ToolChoiceMode::kNamed;
+  choice.name = std::string(name->get_string());
+  return {};
+}
+
+Result<void> decode_messages(const json::array& messages, ir::Request& req) {
+  bool leading = true;
+  // Index in req.messages of the user message collecting the current run of tool results.
+  std::optional<std::size_t> tool_run;
+  for (std::size_t i = 0; i < messages.size(); ++i) {
+    const std::string param = "messages[" + std::to_string(i) + "]";
+    const json::object* mo = messages[i].if_object();
+    const json::value* role = mo ? field(*mo, "role") : nullptr;
+    if (role == nullptr || !role->is_string()) {
+      return bad("each message must be an object with a string 'role'", param);
+    }
+    const json::string& r = role->get_string();
+    const json::value* content = field(*mo, "content");
+    std::string name;
+    if (const json::value* n = field(*mo, "name"); n && n->is_string()) {
+      name = std::string(n->get_string());
+    }
+    const bool is_system = r == "system" || r == "developer";
+    if (is_system && leading) {
+      if (auto ok = decode_content(content, false, req.system, param); !ok) {
+        return ok.error();
+      }
+      continue;
+    }
+    leading = false;
+    if (r == "tool") {
+      const json::value* id = field(*mo, "tool_call_id");
+      if (id == nullptr || !id->is_string()) {
+        return bad("tool messages need a string 'tool_call_id'", param);
+      }
+      ir::ContentPart result;
+      result.kind = PartKind::kToolResult;
+      result.id = std::string(id->get_string());
+      if (auto ok = decode_content(content, false, result.parts, param); !ok) {
+        return ok.error();
+      }
+      if (!tool_run) {
+        req.messages.emplace_back().role = ir::Role::kUser;
+        tool_run = req.messages.size() - 1;
+      }
+      req.messages[*tool_run].content.push_back(std::move(result));
+      continue;
+    }
+    if (r == "user" && tool_run) {
+      ir::Message& merged = req.messages[*tool_run];
+      if (auto ok = decode_content(content, true, merged.content, param); !ok) {
+        return ok.error();
+      }
+      merged.name = std::move(name);
+      tool_run.reset();
+      continue;
+    }
+    tool_run.reset();
+    ir::Message msg;
+    msg.name = std::move(name);
+    if (is_system) {
+      msg.role = ir::Role::kSystem;
+      if (auto ok = decode_content(content, false, msg.content, param); !ok) {
+        return ok.error();
+      }
+    } else if (r == "user") {
+      msg.role = ir::Role::kUser;
+      if (auto ok = decode_content(content, true, msg.content, param); !ok) {
+        return ok.error();
+      }
+    } else if (r == "assistant") {
+      msg.role = ir::Role::kAssistant;
+      if (auto ok = decode_content(content, false, msg.content, param); !ok) {
+        return ok.error();
+      }
+      if (const json::value* calls = field(*mo, "tool_calls")) {
+        if (auto ok = decode_tool_calls(*calls, msg.content, param); !ok) {
+          return ok.error();
+        }
+      }
+    } else {
+      return bad("unknown role '" + std::string(r) + "'", param);
+    }
+    req.messages.push_back(std::move(msg));
+  }
+  return {};
+}
+
+}  // namespace
+
+Result<ir::Request> decode_request(std::string_view body) {
+  json::monotonic_resource mr;
+  json::parse_options opts;
+  opts.max_depth = 64;
+  boost::system::error_code ec;
+  json::value doc = json::parse(body, ec, &mr, opts);
+  if (ec) {
+    return bad("request body is not valid JSON: " + ec.message(), "");
+  }
+  const json::object* root = doc.if_object();
+  if (root == nullptr) {
+    return bad("request body must be a JSON object", "");
+  }
+  ir::Request req;
+  const json::value* model = field(*root, "model");
+  if (model == nullptr || !model->is_string() || model->get_string().empty()) {
+    return bad("missing required parameter: 'model'", "model");
+  }
+  req.model = std::string(model->get_string());
+  const json::value* messages = field(*root, "messages");
+  if (messages == nullptr || !messages->is_array() || messages->get_array().empty()) {
+    return bad("'messages' must be a non-empty array", "messages");
+  }
+  if (auto ok = decode_messages(messages->get_array(), req); !ok) {
+    return ok.error();
+  }
+  if (const json::value* tools = field(*root, "tools")) {
+    if (auto ok = decode_tools(*tools, req); !ok) {
+      return ok.error();
+    }
+  }
+  if (const json::value* tc = field(*root, "tool_choice")) {
+    if (auto ok = decode_tool_choice(*tc, req.tool_choice); !ok) {
+      return ok.error();
+    }
+  }
+  if (const json::value* p = field(*root, "parallel_tool_calls"); p && p->is_bool()) {
+    req.tool_choice.disable_parallel_tool_use = !p->get_bool();
+  }
+  for (std::string_view key : {"max_completion_tokens", "max_tokens"}) {
+    if (const json::value* v = field(*root, key)) {
+      req.max_tokens = as_u32(*v);
+      if (!req.max_tokens) {
+        return bad("'" + std::string(key) + "' must be a non-negative integer", std::string(key));
+      }
+      break;
+    }
+  }
+  using Slot = std::pair<const char*, std::optional<double>*>;
+  for (auto [key, slot] : {Slot{"temperature", &req.temperature}, Slot{"top_p", &req.top_p}}) {
+    if (const json::value* v = field(*root, key)) {
+      *slot = as_double(*v);
+      if (!*slot) {
+        return bad(std::string("'") + key + "' must be a number", key);
+      }
+    }
+  }
+  if (const json::value* stop = field(*root, "stop")) {
+    if (stop->is_string()) {
+      req.stop.emplace_back(stop->get_string());
+    } else if (stop->is_array()) {
+      for (const json::value& s : stop->get_array()) {
+        if (!s.is_string()) {
+          return bad("'stop' must be a string or an array of strings", "stop");
+        }
+        req.stop.emplace_back(s.get_string());
+      }
+    } else {
+      return bad("'stop' must be a string or an array of strings", "stop");
+    }
+  }
+  if (const json::value* s = field(*root, "stream")) {
+    if (!s->is_bool()) {
+      return bad("'stream' must be a boolean", "stream");
+    }
+    req.stream = s->get_bool();
+  }
+  if (const json::value* u = field(*root, "user"); u && u->is_string()) {
+    req.user = std::string(u->get_string());
+  }
+  if (const json::value* e = field(*root, "reasoning_effort"); e && e->is_string()) {
+    req.reasoning.enabled = true;
+    req.reasoning.effort = std::string(e->get_string());
+  }
+  return req;
+}
+
+}  // namespace sluice::protocol::openai_chat
