@@ -1,0 +1,221 @@
+#include "protocol/anthropic/conventions.h"
+
+#include <string>
+
+#include "codec/json_writer.h"
+
+namespace sluice::protocol::anthropic {
+namespace json = boost::json;
+
+namespace {
+
+bool id_char(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+         c == '-';
+}
+
+std::uint64_t fnv1a(std::string_view s) {
+  std::uint64_t h = 0xcbf29ce484222325ULL;
+  for (unsigned char c : s) {
+    h ^= c;
+    h *= 0x100000001b3ULL;
+  }
+  return h;
+}
+
+bool add(std::uint64_t a, std::uint64_t b, std::uint64_t& out) {
+  out = a + b;
+  return out >= a;
+}
+
+}  // namespace
+
+Result<WireUsage> to_wire_usage(const ir::Usage& usage) {
+  std::uint64_t cached = 0;
+  if (!add(usage.cache_read_tokens, usage.cache_write_tokens, cached) ||
+      cached > usage.input_tokens) {
+    return Error(ErrorKind::kUpstreamProtocol,
+                 "usage cannot be converted: input_tokens " + std::to_string(usage.input_tokens) +
+                     " is smaller than cache_read " + std::to_string(usage.cache_read_tokens) +
+                     " + cache_write " + std::to_string(usage.cache_write_tokens));
+  }
+  WireUsage w;
+  w.input_tokens = usage.input_tokens - cached;
+  w.cache_creation_input_tokens = usage.cache_write_tokens;
+  w.cache_read_input_tokens = usage.cache_read_tokens;
+  w.output_tokens = usage.output_tokens;
+  return w;
+}
+
+Result<ir::Usage> from_wire_usage(const WireUsage& usage) {
+  ir::Usage u;
+  std::uint64_t partial = 0;
+  if (!add(usage.input_tokens, usage.cache_creation_input_tokens, partial) ||
+      !add(partial, usage.cache_read_input_tokens, u.input_tokens)) {
+    return Error(ErrorKind::kUpstreamProtocol, "usage cannot be converted: token counts overflow");
+  }
+  u.output_tokens = usage.output_tokens;
+  u.cache_read_tokens = usage.cache_read_input_tokens;
+  u.cache_write_tokens = usage.cache_creation_input_tokens;
+  return u;
+}
+
+void append_usage_json(std::string& out, const WireUsage& usage) {
+  codec::JsonWriter w(out);
+  w.ch('{')
+      .key("input_tokens")
+      .number(usage.input_tokens)
+      .ch(',')
+      .key("cache_creation_input_tokens")
+      .number(usage.cache_creation_input_tokens)
+      .ch(',')
+      .key("cache_read_input_tokens")
+      .number(usage.cache_read_input_tokens)
+      .ch(',')
+      .key("output_tokens")
+      .number(usage.output_tokens)
+      .ch('}');
+}
+
+std::string tool_use_id(std::string_view id) {
+  if (id.empty()) {
+    return {};
+  }
+  bool clean = true;
+  for (char c : id) {
+    clean = clean && id_char(c);
+  }
+  constexpr std::string_view kPrefix = "toolu_";
+  if (clean && id.starts_with(kPrefix)) {
+    return std::string(id);
+  }
+  std::string out;
+  out.reserve(kPrefix.size() + id.size() + 17);
+  out.append(kPrefix);
+  for (char c : id) {
+    out.push_back(id_char(c) ? c : '_');
+  }
+  if (!clean) {
+    static constexpr char kHex[] = "0123456789abcdef";
+    std::uint64_t h = fnv1a(id);
+    out.push_back('_');
+    for (int shift = 60; shift >= 0; shift -= 4) {
+      out.push_back(kHex[(h >> shift) & 0xF]);
+    }
+  }
+  return out;
+}
+
+std::string tool_use_id_or(std::string_view id, std::string_view fallback_seed) {
+  return tool_use_id(id.empty() ? fallback_seed : id);
+}
+
+std::string message_id(std::string_view id) {
+  if (id.starts_with("msg_")) {
+    return std::string(id);
+  }
+  std::string out = "msg_";
+  out.append(id);
+  return out;
+}
+
+std::string_view stop_reason(ir::FinishReason finish) {
+  switch (finish) {
+    case ir::FinishReason::kLength:
+      return "max_tokens";
+    case ir::FinishReason::kToolCalls:
+      return "tool_use";
+    case ir::FinishReason::kStopSequence:
+      return "stop_sequence";
+    case ir::FinishReason::kPauseTurn:
+      return "pause_turn";
+    case ir::FinishReason::kRefusal:
+    case ir::FinishReason::kContentFilter:
+      return "refusal";
+    case ir::FinishReason::kStop:
+    case ir::FinishReason::kUnset:
+    case ir::FinishReason::kOther:
+      return "end_turn";
+  }
+  return "end_turn";
+}
+
+ir::FinishReason finish_reason(std::string_view stop_reason) {
+  if (stop_reason == "end_turn") {
+    return ir::FinishReason::kStop;
+  }
+  if (stop_reason == "max_tokens" || stop_reason == "model_context_window_exceeded") {
+    return ir::FinishReason::kLength;
+  }
+  if (stop_reason == "tool_use") {
+    return ir::FinishReason::kToolCalls;
+  }
+  if (stop_reason == "stop_sequence") {
+    return ir::FinishReason::kStopSequence;
+  }
+  if (stop_reason == "pause_turn") {
+    return ir::FinishReason::kPauseTurn;
+  }
+  if (stop_reason == "refusal") {
+    return ir::FinishReason::kRefusal;
+  }
+  if (stop_reason.empty()) {
+    return ir::FinishReason::kUnset;
+  }
+  return ir::FinishReason::kOther;
+}
+
+void append_compact_json(std::string& out, const json::value& value) {
+  codec::JsonWriter w(out);
+  switch (value.kind()) {
+    case json::kind::null:
+      w.null();
+      return;
+    case json::kind::bool_:
+      w.boolean(value.get_bool());
+      return;
+    case json::kind::int64:
+      w.number(value.get_int64());
+      return;
+    case json::kind::uint64:
+      w.number(value.get_uint64());
+      return;
+    case json::kind::double_:
+      w.number(value.get_double());
+      return;
+    case json::kind::string: {
+      const json::string& s = value.get_string();
+      w.string(std::string_view(s.data(), s.size()));
+      return;
+    }
+    case json::kind::array: {
+      w.ch('[');
+      bool first = true;
+      for (const json::value& v : value.get_array()) {
+        if (!first) {
+          w.ch(',');
+        }
+        first = false;
+        append_compact_json(out, v);
+      }
+      w.ch(']');
+      return;
+    }
+    case json::kind::object: {
+      w.ch('{');
+      bool first = true;
+      for (const json::key_value_pair& kv : value.get_object()) {
+        if (!first) {
+          w.ch(',');
+        }
+        first = false;
+        w.key(std::string_view(kv.key().data(), kv.key().size()));
+        append_compact_json(out, kv.value());
+      }
+      w.ch('}');
+      return;
+    }
+  }
+}
+
+}  // namespace sluice::protocol::anthropic

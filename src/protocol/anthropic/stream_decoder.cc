@@ -1,0 +1,281 @@
+#include "protocol/anthropic/stream_decoder.h"
+
+#include <string>
+
+#include <boost/json/parse.hpp>
+
+#include "protocol/anthropic/wire_json.h"
+
+namespace sluice::protocol::anthropic {
+namespace json = boost::json;
+
+namespace {
+
+ir::StreamEvent make(ir::StreamEventKind kind) {
+  ir::StreamEvent e;
+  e.kind = kind;
+  return e;
+}
+
+std::optional<std::uint64_t> index_of(const json::object& o) {
+  const json::value* v = o.if_contains("index");
+  if (v == nullptr) {
+    return std::nullopt;
+  }
+  if (v->is_uint64()) {
+    return v->get_uint64();
+  }
+  if (v->is_int64() && v->get_int64() >= 0) {
+    return static_cast<std::uint64_t>(v->get_int64());
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+void StreamDecoder::decode(const codec::SseEvent& event, std::vector<ir::StreamEvent>& out) {
+  decode(event.event, event.data, out);
+}
+
+void StreamDecoder::decode(std::string_view event_name, std::string_view data,
+                           std::vector<ir::StreamEvent>& out) {
+  if (finished_) {
+    return;
+  }
+  // The live API sends `data: {"type": "ping"}` every few seconds; skip it without parsing.
+  if (event_name == "ping") {
+    return;
+  }
+  json::parse_options opts;
+  opts.max_depth = kMaxJsonDepth;
+  boost::system::error_code ec;
+  {
+    json::value doc = json::parse(data, ec, json::storage_ptr(&mr_), opts);
+    if (ec || !doc.is_object()) {
+      fail("cannot translate event '" + std::string(event_name) + "': data is not a JSON object",
+           out);
+    } else {
+      const json::object& o = doc.get_object();
+      std::string_view type = event_name;
+      if (type.empty()) {
+        type = wire::string_at(o, "type").value_or("");
+      }
+      dispatch(type, o, out);
+    }
+  }
+  mr_.release();
+}
+
+void StreamDecoder::finish(std::vector<ir::StreamEvent>& out) {
+  if (!finished_) {
+    fail("upstream stream ended before message_stop", out);
+  }
+}
+
+void StreamDecoder::dispatch(std::string_view type, const json::object& o,
+                             std::vector<ir::StreamEvent>& out) {
+  if (type == "content_block_delta") {
+    on_block_delta(o, out);
+  } else if (type == "content_block_start") {
+    on_block_start(o, out);
+  } else if (type == "content_block_stop") {
+    if (block_at(o) == nullptr) {
+      fail("cannot translate content_block_stop for an unknown block index", out);
+    }
+  } else if (type == "message_start") {
+    const json::value* m = o.if_contains("message");
+    if (started_ || m == nullptr || !m->is_object()) {
+      fail("cannot translate message_start: missing message object or sent twice", out);
+      return;
+    }
+    const json::object& msg = m->get_object();
+    started_ = true;
+    ir::StreamEvent start = make(ir::StreamEventKind::kStart);
+    start.id.assign(wire::string_at(msg, "id").value_or(""));
+    start.model.assign(wire::string_at(msg, "model").value_or(""));
+    out.push_back(std::move(start));
+    if (const json::value* u = msg.if_contains("usage"); u != nullptr && !u->is_null()) {
+      merge_usage(*u, out);
+    }
+  } else if (type == "message_delta") {
+    on_message_delta(o, out);
+  } else if (type == "message_stop") {
+    out.push_back(make(ir::StreamEventKind::kDone));
+    finished_ = true;
+  } else if (type == "error") {
+    fail(wire::error_event(o), out);
+  } else if (type == "ping") {
+    return;
+  } else {
+    fail("cannot translate event '" + std::string(type) + "'", out);
+  }
+}
+
+void StreamDecoder::on_block_start(const json::object& o, std::vector<ir::StreamEvent>& out) {
+  const auto index = index_of(o);
+  const json::value* cb = o.if_contains("content_block");
+  if (!index || *index >= kMaxBlocks || cb == nullptr) {
+    fail("cannot translate content_block_start: missing or out-of-range index or block", out);
+    return;
+  }
+  auto part = wire::content_block(*cb);
+  if (!part) {
+    fail(std::move(part).error(), out);
+    return;
+  }
+  if (*index >= blocks_.size()) {
+    blocks_.resize(*index + 1);
+  }
+  Block& block = blocks_[*index];
+  switch (part->kind) {
+    case ir::PartKind::kText:
+      block.kind = BlockKind::kText;
+      if (!part->text.empty()) {
+        ir::StreamEvent e = make(ir::StreamEventKind::kTextDelta);
+        e.text = std::move(part->text);
+        out.push_back(std::move(e));
+      }
+      break;
+    case ir::PartKind::kReasoning:
+      block.kind = BlockKind::kThinking;
+      if (!part->text.empty()) {
+        ir::StreamEvent e = make(ir::StreamEventKind::kReasoningDelta);
+        e.text = std::move(part->text);
+        out.push_back(std::move(e));
+      }
+      if (!part->signature.empty()) {
+        ir::StreamEvent e = make(ir::StreamEventKind::kReasoningSignature);
+        e.text = std::move(part->signature);
+        out.push_back(std::move(e));
+      }
+      break;
+    case ir::PartKind::kRedactedReasoning: {
+      block.kind = BlockKind::kRedacted;
+      ir::StreamEvent e = make(ir::StreamEventKind::kRedactedReasoning);
+      e.text = std::move(part->signature);
+      out.push_back(std::move(e));
+      break;
+    }
+    case ir::PartKind::kToolCall: {
+      block.kind = BlockKind::kTool;
+      block.tool_index = tools_++;
+      ir::StreamEvent e = make(ir::StreamEventKind::kToolCallStart);
+      e.index = block.tool_index;
+      e.id = std::move(part->id);
+      e.name = std::move(part->name);
+      out.push_back(std::move(e));
+      // The API starts tool_use blocks with "input":{} and streams the input as
+      // input_json_delta; a block that arrives with its input filled in is passed on whole.
+      if (part->arguments != "{}") {
+        ir::StreamEvent d = make(ir::StreamEventKind::kToolCallDelta);
+        d.index = block.tool_index;
+        d.text = std::move(part->arguments);
+        out.push_back(std::move(d));
+      }
+      break;
+    }
+    case ir::PartKind::kImage:
+    case ir::PartKind::kToolResult:
+      fail("cannot translate content_block_start of this type", out);
+      break;
+  }
+}
+
+void StreamDecoder::on_block_delta(const json::object& o, std::vector<ir::StreamEvent>& out) {
+  const Block* block = block_at(o);
+  const json::value* d = o.if_contains("delta");
+  if (block == nullptr || d == nullptr || !d->is_object()) {
+    fail("cannot translate content_block_delta: unknown block index or missing delta", out);
+    return;
+  }
+  const json::object& delta = d->get_object();
+  const std::string_view type = wire::string_at(delta, "type").value_or("");
+  struct Mapping {
+    std::string_view delta_type;
+    std::string_view field;
+    BlockKind block;
+    ir::StreamEventKind kind;
+  };
+  static constexpr Mapping kMappings[] = {
+      {"text_delta", "text", BlockKind::kText, ir::StreamEventKind::kTextDelta},
+      {"input_json_delta", "partial_json", BlockKind::kTool, ir::StreamEventKind::kToolCallDelta},
+      {"thinking_delta", "thinking", BlockKind::kThinking, ir::StreamEventKind::kReasoningDelta},
+      {"signature_delta", "signature", BlockKind::kThinking,
+       ir::StreamEventKind::kReasoningSignature},
+  };
+  for (const Mapping& m : kMappings) {
+    if (m.delta_type != type) {
+      continue;
+    }
+    auto text = wire::string_at(delta, m.field);
+    if (!text || block->kind != m.block) {
+      fail("cannot translate " + std::string(type) + ": missing field or wrong block type", out);
+      return;
+    }
+    if (text->empty()) {
+      return;
+    }
+    ir::StreamEvent e = make(m.kind);
+    e.index = block->tool_index;
+    e.text.assign(*text);
+    out.push_back(std::move(e));
+    return;
+  }
+  fail("cannot translate content_block_delta of type '" + std::string(type) + "'", out);
+}
+
+void StreamDecoder::on_message_delta(const json::object& o, std::vector<ir::StreamEvent>& out) {
+  const json::value* d = o.if_contains("delta");
+  if (d == nullptr || !d->is_object()) {
+    fail("cannot translate message_delta without a delta object", out);
+    return;
+  }
+  const json::object& delta = d->get_object();
+  ir::StreamEvent finish = make(ir::StreamEventKind::kFinish);
+  finish.finish = finish_reason(wire::string_at(delta, "stop_reason").value_or(""));
+  if (finish.finish == ir::FinishReason::kStopSequence) {
+    finish.text.assign(wire::string_at(delta, "stop_sequence").value_or(""));
+  }
+  out.push_back(std::move(finish));
+  if (const json::value* u = o.if_contains("usage"); u != nullptr && !u->is_null()) {
+    merge_usage(*u, out);
+  }
+}
+
+bool StreamDecoder::merge_usage(const json::value& usage, std::vector<ir::StreamEvent>& out) {
+  if (auto r = wire::read_usage(usage, wire_usage_); !r) {
+    fail(std::move(r).error(), out);
+    return false;
+  }
+  auto converted = from_wire_usage(wire_usage_);
+  if (!converted) {
+    fail(std::move(converted).error(), out);
+    return false;
+  }
+  usage_ = *converted;
+  ir::StreamEvent e = make(ir::StreamEventKind::kUsage);
+  e.usage = usage_;
+  out.push_back(std::move(e));
+  return true;
+}
+
+const StreamDecoder::Block* StreamDecoder::block_at(const json::object& o) const {
+  const auto index = index_of(o);
+  if (!index || *index >= blocks_.size() || blocks_[*index].kind == BlockKind::kUnknown) {
+    return nullptr;
+  }
+  return &blocks_[*index];
+}
+
+void StreamDecoder::fail(Error error, std::vector<ir::StreamEvent>& out) {
+  ir::StreamEvent e = make(ir::StreamEventKind::kError);
+  e.error = std::move(error);
+  out.push_back(std::move(e));
+  finished_ = true;
+}
+
+void StreamDecoder::fail(std::string message, std::vector<ir::StreamEvent>& out) {
+  fail(Error(ErrorKind::kUpstreamProtocol, std::move(message)), out);
+}
+
+}  // namespace sluice::protocol::anthropic
