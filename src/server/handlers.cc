@@ -1,27 +1,35 @@
 #include "server/handlers.h"
 
 #include <boost/beast/http/empty_body.hpp>
+#include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 #include <boost/json/value.hpp>
 
 #include "codec/sse.h"
 #include "http/upstream_call.h"
+#include "protocol/anthropic/errors.h"
+#include "protocol/anthropic/messages_request.h"
+#include "protocol/anthropic/messages_response.h"
 #include "protocol/openai_chat/chat_request.h"
 #include "protocol/openai_chat/errors.h"
+#include "protocol/openai_chat/ir_request.h"
+#include "protocol/openai_chat/ir_response.h"
 #include "protocol/openai_chat/stream_monitor.h"
 #include "providers/mock_provider.h"
 #include "server/snapshot.h"
+#include "server/stream_transform.h"
 #include "server/worker.h"
 
 namespace sluice::server {
 namespace json = boost::json;
 namespace chat = protocol::openai_chat;
+namespace anthropic = protocol::anthropic;
 namespace net = http::net;
 using Clock = std::chrono::steady_clock;
 
 namespace {
 
-enum class Endpoint { kUnknown, kHealth, kReady, kModels, kChat, kEmbeddings };
+enum class Endpoint { kUnknown, kHealth, kReady, kModels, kChat, kEmbeddings, kMessages };
 
 struct Route {
   std::string_view path;
@@ -36,6 +44,7 @@ constexpr Route kRoutes[] = {
     {"/v1/models", bhttp::verb::get, Endpoint::kModels, true},
     {"/v1/chat/completions", bhttp::verb::post, Endpoint::kChat, true},
     {"/v1/embeddings", bhttp::verb::post, Endpoint::kEmbeddings, true},
+    {"/v1/messages", bhttp::verb::post, Endpoint::kMessages, true},
 };
 
 std::string_view sv(boost::beast::string_view s) { return {s.data(), s.size()}; }
@@ -102,26 +111,14 @@ Error model_not_found(std::string_view alias) {
       .with_param("model");
 }
 
-// True when an SSE block ends with an empty line (its last line terminator is preceded by
-// another one).
-bool block_terminated(std::string_view raw) {
-  if (raw.ends_with("\r\n")) {
-    raw.remove_suffix(2);
-  } else if (raw.ends_with('\n') || raw.ends_with('\r')) {
-    raw.remove_suffix(1);
-  } else {
-    return false;
-  }
-  return raw.ends_with('\n') || raw.ends_with('\r');
-}
-
 // Relays an SSE body from `next` to the client as it arrives: one write per upstream read,
-// no buffering beyond the event being assembled. `strip_usage` drops the usage-only chunk
-// the gateway asked for on the caller's behalf. A stream that ends without [DONE] or
+// no buffering beyond the event being assembled; `transform` decides what the caller gets
+// for each event (verbatim, or translated). A stream that ends without its terminator or
 // breaks gets an explicit error event, never a silent truncation.
 template <class Next>
-http::Awaitable<void> relay_stream(Session& session, RequestContext& ctx, bool strip_usage,
-                                   http::CancelToken& cancel, Next next) {
+http::Awaitable<void> relay_stream(Session& session, RequestContext& ctx,
+                                   StreamTransform& transform, http::CancelToken& cancel,
+                                   Next next) {
   bhttp::response<bhttp::empty_body> head{bhttp::status::ok, 11};
   head.set(bhttp::field::content_type, "text/event-stream");
   head.set(bhttp::field::cache_control, "no-store");
@@ -135,21 +132,13 @@ http::Awaitable<void> relay_stream(Session& session, RequestContext& ctx, bool s
   }
   const std::size_t max_event = 4 * 1024 * 1024;
   codec::SseParser parser(max_event);
-  chat::StreamMonitor monitor(strip_usage);
   std::string in;
   std::string out;
   std::optional<Error> failure;
   bool client_gone = false;
   auto forward_events = [&](codec::SseParser::Status status, codec::SseEvent& ev, bool at_end) {
-    while (status == codec::SseParser::Status::kEvent) {
-      if (monitor.on_event(ev) == chat::StreamMonitor::Action::kForward) {
-        out.append(ev.raw);
-        if (at_end && !block_terminated(ev.raw)) {
-          // The upstream's last block lacked its blank line; terminate it so whatever
-          // follows (an error event) stays a separate event.
-          out.append(ev.raw.ends_with('\n') || ev.raw.ends_with('\r') ? "\n" : "\n\n");
-        }
-      }
+    while (status == codec::SseParser::Status::kEvent && !transform.failed()) {
+      transform.on_event(ev, at_end, out);
       status = at_end ? parser.finish(ev) : parser.next(ev);
     }
     if (status == codec::SseParser::Status::kTooLarge && !failure) {
@@ -185,13 +174,11 @@ http::Awaitable<void> relay_stream(Session& session, RequestContext& ctx, bool s
         break;
       }
     }
-    if (*n == 0 || failure) {
+    if (*n == 0 || failure || transform.failed()) {
       break;
     }
   }
-  ctx.usage = monitor.usage();
-  ctx.finish_reason = monitor.finish_reason();
-  ctx.events = monitor.events();
+  transform.report(ctx);
   if (failure && failure->kind() == ErrorKind::kClientGone) {
     client_gone = true;
   }
@@ -200,7 +187,15 @@ http::Awaitable<void> relay_stream(Session& session, RequestContext& ctx, bool s
     ctx.error = Error(ErrorKind::kClientGone, "client disconnected during the stream");
     co_return;
   }
-  if (!failure && !monitor.done()) {
+  if (transform.failed()) {
+    // The terminal error event went out with the last chunk.
+    cancel.cancel();
+    ctx.outcome = Outcome::kMidstreamError;
+    ctx.error = transform.failed();
+    co_await session.send_last_chunk(ctx);
+    co_return;
+  }
+  if (!failure && !transform.done()) {
     failure = Error(ErrorKind::kUpstreamProtocol, "upstream stream ended before [DONE]")
                   .with_code("upstream_stream_truncated");
   }
@@ -208,9 +203,9 @@ http::Awaitable<void> relay_stream(Session& session, RequestContext& ctx, bool s
     cancel.cancel();
     ctx.outcome = Outcome::kMidstreamError;
     ctx.error = failure;
-    std::string event;
-    codec::append_data_event(event, chat::encode_error(*failure));
-    const bool sent = co_await session.send_chunk(ctx, event);
+    out.clear();
+    transform.on_failure(*failure, out);
+    const bool sent = co_await session.send_chunk(ctx, out);
     if (!sent) {
       co_return;
     }
@@ -220,18 +215,105 @@ http::Awaitable<void> relay_stream(Session& session, RequestContext& ctx, bool s
   co_await session.send_last_chunk(ctx);
 }
 
-http::Awaitable<void> serve_mock(Session& session, RequestContext& ctx, chat::ChatRequest& request,
-                                 const RouteRuntime& route, Endpoint endpoint) {
+// One model call as the handlers see it once the caller's body is decoded: what to send
+// upstream and how to turn the answer into the caller's protocol.
+struct CallPlan {
+  Endpoint endpoint = Endpoint::kChat;
+  bool stream = false;
+  bool include_usage = false;  // OpenAI passthrough: the caller asked for the usage chunk
+  // The OpenAI-shaped request for the upstream (built by splicing for passthrough, encoded
+  // from the IR for translation) and, for OpenAI callers, their decoded request (views
+  // into the caller's body).
+  std::string upstream_body;
+  std::optional<chat::ChatRequest> chat_request;
+  bool translate() const { return endpoint == Endpoint::kMessages; }
+};
+
+// Non-stream answer: the upstream's OpenAI body to what the caller receives.
+Result<std::string> finish_body(RequestContext& ctx, const CallPlan& plan, std::string body) {
+  if (!plan.translate()) {
+    ctx.usage = chat::usage_from_response(body);
+    return body;
+  }
+  auto decoded = chat::decode_response(body);
+  if (!decoded) {
+    return decoded.error();
+  }
+  ctx.usage = decoded->usage;
+  ctx.finish_reason = std::string(ir::to_string(decoded->finish));
+  return anthropic::encode_response(*decoded);
+}
+
+// An upstream error answer in the caller's protocol. Bodies are OpenAI-shaped (or anything
+// an OpenAI-compatible server sends); for Anthropic callers the message is carried over
+// into Anthropic's error object with the type that matches the status.
+std::string error_body_for_caller(const CallPlan& plan, std::string_view body, int status,
+                                  std::string_view provider_id) {
+  std::string normalised = chat::normalise_upstream_error(body, status, provider_id);
+  if (!plan.translate()) {
+    return normalised;
+  }
+  std::string message =
+      "provider '" + std::string(provider_id) + "' returned " + std::to_string(status);
+  boost::system::error_code ec;
+  json::value doc = json::parse(normalised, ec);
+  if (!ec && doc.is_object()) {
+    if (const json::value* e = doc.get_object().if_contains("error"); e && e->is_object()) {
+      if (const json::value* m = e->get_object().if_contains("message"); m && m->is_string()) {
+        message = std::string(m->get_string());
+      }
+    }
+  }
+  return anthropic::encode_error(anthropic::error_type_for_status(status), message);
+}
+
+std::unique_ptr<StreamTransform> make_transform(const CallPlan& plan) {
+  if (plan.translate()) {
+    return make_openai_to_anthropic();
+  }
+  return make_openai_passthrough(!plan.include_usage);
+}
+
+// Sends a non-stream answer, or the error finish_body raised.
+http::Awaitable<void> send_body(Session& session, RequestContext& ctx, const CallPlan& plan,
+                                std::string body, std::string_view content_type) {
+  auto answer = finish_body(ctx, plan, std::move(body));
+  if (!answer) {
+    ctx.outcome = Outcome::kUpstreamError;
+    co_await session.send_error(ctx, answer.error());
+    co_return;
+  }
+  ctx.outcome = Outcome::kComplete;
+  Response res = json_response(bhttp::status::ok, std::move(*answer));
+  if (!content_type.empty() && !plan.translate()) {
+    res.set(bhttp::field::content_type, content_type);
+  }
+  co_await session.send(ctx, res);
+}
+
+http::Awaitable<void> serve_mock(Session& session, RequestContext& ctx, const CallPlan& plan,
+                                 const RouteRuntime& route) {
   const config::Provider& provider = *route.provider->config;
+  // Translated calls reach the mock as the OpenAI request an upstream would get.
+  std::optional<chat::ChatRequest> translated;
+  if (!plan.chat_request) {
+    auto decoded = chat::decode_chat_request(plan.upstream_body);
+    if (!decoded) {
+      ctx.outcome = Outcome::kUpstreamError;
+      co_await session.send_error(
+          ctx, Error(ErrorKind::kInternal,
+                     "translated request did not validate: " + decoded.error().message()));
+      co_return;
+    }
+    translated.emplace(std::move(*decoded));
+  }
+  const chat::ChatRequest& request = translated ? *translated : *plan.chat_request;
   providers::MockReply reply =
-      endpoint == Endpoint::kChat
-          ? providers::mock_chat(request, route.model)
-          : providers::mock_embeddings(request, route.model, provider.mock_embedding_dimensions);
-  if (!request.stream || endpoint != Endpoint::kChat) {
-    ctx.usage = chat::usage_from_response(reply.body);
-    ctx.outcome = Outcome::kComplete;
-    Response res = json_response(static_cast<bhttp::status>(reply.status), std::move(reply.body));
-    co_await session.send(ctx, res);
+      plan.endpoint == Endpoint::kEmbeddings
+          ? providers::mock_embeddings(request, route.model, provider.mock_embedding_dimensions)
+          : providers::mock_chat(request, route.model);
+  if (!plan.stream) {
+    co_await send_body(session, ctx, plan, std::move(reply.body), {});
     co_return;
   }
   http::CancelToken cancel;
@@ -242,7 +324,8 @@ http::Awaitable<void> serve_mock(Session& session, RequestContext& ctx, chat::Ch
   });
   std::size_t next_event = 0;
   const auto interval = provider.mock_chunk_interval;
-  co_await relay_stream(session, ctx, !request.include_usage, cancel,
+  auto transform = make_transform(plan);
+  co_await relay_stream(session, ctx, *transform, cancel,
                         [&](std::string& buf) -> http::Awaitable<Result<std::size_t>> {
                           if (next_event >= reply.events.size()) {
                             co_return std::size_t{0};
@@ -260,16 +343,15 @@ http::Awaitable<void> serve_mock(Session& session, RequestContext& ctx, chat::Ch
 }
 
 http::Awaitable<void> serve_upstream(Session& session, RequestContext& ctx, const Request& req,
-                                     chat::ChatRequest& request, const RouteRuntime& route,
-                                     Endpoint endpoint) {
+                                     CallPlan& plan, const RouteRuntime& route) {
   const ProviderRuntime& provider = *route.provider;
-  const bool is_chat = endpoint == Endpoint::kChat;
   http::UpstreamRequest up;
-  up.target = provider.url.path_prefix + (is_chat ? "/chat/completions" : "/embeddings");
+  up.target = provider.url.path_prefix +
+              (plan.endpoint == Endpoint::kEmbeddings ? "/embeddings" : "/chat/completions");
   up.host_header = provider.url.host_header;
   up.headers = provider.headers;
   up.headers.emplace_back("Content-Type", "application/json");
-  up.headers.emplace_back("Accept", request.stream ? "text/event-stream" : "application/json");
+  up.headers.emplace_back("Accept", plan.stream ? "text/event-stream" : "application/json");
   up.headers.emplace_back("x-request-id", ctx.request_id);
   const auto& forward = provider.config->forward_headers;
   if (!forward.empty()) {
@@ -280,8 +362,7 @@ http::Awaitable<void> serve_upstream(Session& session, RequestContext& ctx, cons
       }
     }
   }
-  // Always meter streams: ask for usage even when the caller did not (stripped again below).
-  up.body = chat::encode_upstream_body(request, route.model, /*force_include_usage=*/is_chat);
+  up.body = std::move(plan.upstream_body);
 
   http::CancelToken cancel;
   auto watch = session.watch_disconnect([&cancel] { cancel.cancel(); });
@@ -308,12 +389,13 @@ http::Awaitable<void> serve_upstream(Session& session, RequestContext& ctx, cons
 
   if (status < 200 || status >= 300) {
     auto body = co_await call.read_all(1024 * 1024);
-    std::string normalised = chat::normalise_upstream_error(
-        body ? std::string_view(*body) : std::string_view(), status, provider.config->id);
     ctx.outcome = Outcome::kUpstreamError;
     ctx.error = Error(ErrorKind::kUpstreamStatus, status,
                       "provider '" + provider.config->id + "' returned " + std::to_string(status));
-    Response res = json_response(static_cast<bhttp::status>(status), std::move(normalised));
+    Response res = json_response(
+        static_cast<bhttp::status>(status),
+        error_body_for_caller(plan, body ? std::string_view(*body) : std::string_view(), status,
+                              provider.config->id));
     if (auto ra = call.header("retry-after"); !ra.empty()) {
       res.set(bhttp::field::retry_after, ra);
     }
@@ -323,7 +405,7 @@ http::Awaitable<void> serve_upstream(Session& session, RequestContext& ctx, cons
 
   const std::string_view content_type = call.header("content-type");
   const bool upstream_streams = content_type.starts_with("text/event-stream");
-  if (!(request.stream && upstream_streams)) {
+  if (!(plan.stream && upstream_streams)) {
     auto body = co_await call.read_all(settings.max_upstream_response_bytes);
     if (!body) {
       ctx.error = body.error();
@@ -336,58 +418,112 @@ http::Awaitable<void> serve_upstream(Session& session, RequestContext& ctx, cons
       co_await session.send_error(ctx, body.error());
       co_return;
     }
-    ctx.usage = chat::usage_from_response(*body);
-    ctx.outcome = Outcome::kComplete;
-    Response res = json_response(bhttp::status::ok, std::move(*body));
-    if (!content_type.empty()) {
-      res.set(bhttp::field::content_type, content_type);
+    if (plan.stream) {
+      // Asked for a stream, got a JSON body: relay it as it is for OpenAI callers (what
+      // the provider sent), refuse to guess a stream for translated ones.
+      if (plan.translate()) {
+        ctx.outcome = Outcome::kUpstreamError;
+        co_await session.send_error(ctx,
+                                    Error(ErrorKind::kUpstreamProtocol,
+                                          "provider '" + provider.config->id +
+                                              "' answered a streaming request without a stream")
+                                        .with_code("upstream_not_streaming"));
+        co_return;
+      }
     }
-    co_await session.send(ctx, res);
+    co_await send_body(session, ctx, plan, std::move(*body), content_type);
     co_return;
   }
-  co_await relay_stream(session, ctx, !request.include_usage, cancel,
+  auto transform = make_transform(plan);
+  co_await relay_stream(session, ctx, *transform, cancel,
                         [&call](std::string& buf) { return call.read_some(buf); });
+}
+
+// The route for `alias`, or the error to answer with.
+Result<const RouteRuntime*> resolve_route(RequestContext& ctx, const std::string& alias,
+                                          config::RouteKind want) {
+  const RouteRuntime* route = ctx.snapshot->find_route(alias);
+  if (route == nullptr || route->config->kind != want) {
+    return model_not_found(alias);
+  }
+  if (!Snapshot::key_allows(ctx.key, alias)) {
+    return Error(ErrorKind::kForbidden,
+                 "key '" + ctx.key->name + "' may not use model '" + alias + "'")
+        .with_code("model_not_allowed")
+        .with_param("model");
+  }
+  ctx.alias = alias;
+  ctx.provider = route->provider->config->id;
+  ctx.model = route->model;
+  ctx.attempts = 1;
+  return route;
+}
+
+// Builds the plan for the caller's body: OpenAI bodies are validated and spliced, Anthropic
+// bodies decoded to the IR and encoded as an OpenAI request.
+Result<std::pair<CallPlan, const RouteRuntime*>> plan_call(RequestContext& ctx, Request& req,
+                                                           Endpoint endpoint) {
+  CallPlan plan;
+  plan.endpoint = endpoint;
+  if (endpoint == Endpoint::kMessages) {
+    auto decoded = anthropic::decode_request(req.body());
+    if (!decoded) {
+      return decoded.error();
+    }
+    ctx.stream = plan.stream = decoded->stream;
+    auto route = resolve_route(ctx, decoded->model, config::RouteKind::kChat);
+    if (!route) {
+      return route.error();
+    }
+    plan.upstream_body = chat::encode_request(*decoded, (*route)->model, plan.stream);
+    return std::pair{std::move(plan), *route};
+  }
+  auto decoded = endpoint == Endpoint::kChat ? chat::decode_chat_request(req.body())
+                                             : chat::decode_embeddings_request(req.body());
+  if (!decoded) {
+    return decoded.error();
+  }
+  ctx.stream = plan.stream = decoded->stream && endpoint == Endpoint::kChat;
+  plan.include_usage = decoded->include_usage;
+  auto route = resolve_route(
+      ctx, decoded->model,
+      endpoint == Endpoint::kChat ? config::RouteKind::kChat : config::RouteKind::kEmbeddings);
+  if (!route) {
+    return route.error();
+  }
+  if ((*route)->provider->config->adapter != config::Adapter::kMock) {
+    // Always meter streams: ask for usage even when the caller did not (stripped again).
+    plan.upstream_body =
+        chat::encode_upstream_body(*decoded, (*route)->model,
+                                   /*force_include_usage=*/endpoint == Endpoint::kChat);
+  }
+  plan.chat_request.emplace(std::move(*decoded));
+  return std::pair{std::move(plan), *route};
 }
 
 http::Awaitable<void> serve_model_call(Session& session, RequestContext& ctx, Request& req,
                                        Endpoint endpoint) {
-  auto decoded = endpoint == Endpoint::kChat ? chat::decode_chat_request(req.body())
-                                             : chat::decode_embeddings_request(req.body());
-  if (!decoded) {
-    co_await session.send_error(ctx, decoded.error());
-    co_return;
-  }
-  chat::ChatRequest& request = *decoded;
-  ctx.alias = request.model;
-  ctx.stream = request.stream;
-  const RouteRuntime* route = ctx.snapshot->find_route(request.model);
-  const config::RouteKind want =
-      endpoint == Endpoint::kChat ? config::RouteKind::kChat : config::RouteKind::kEmbeddings;
-  if (route == nullptr || route->config->kind != want) {
+  auto planned = plan_call(ctx, req, endpoint);
+  if (!planned) {
     ctx.alias.clear();
-    co_await session.send_error(ctx, model_not_found(request.model));
+    co_await session.send_error(ctx, planned.error());
     co_return;
   }
-  if (!Snapshot::key_allows(ctx.key, request.model)) {
-    ctx.alias.clear();
-    co_await session.send_error(
-        ctx, Error(ErrorKind::kForbidden,
-                   "key '" + ctx.key->name + "' may not use model '" + request.model + "'")
-                 .with_code("model_not_allowed")
-                 .with_param("model"));
-    co_return;
-  }
-  ctx.provider = route->provider->config->id;
-  ctx.model = route->model;
-  ctx.attempts = 1;
+  auto& [plan, route] = *planned;
   if (route->provider->config->adapter == config::Adapter::kMock) {
-    co_await serve_mock(session, ctx, request, *route, endpoint);
+    co_await serve_mock(session, ctx, plan, *route);
   } else {
-    co_await serve_upstream(session, ctx, req, request, *route, endpoint);
+    co_await serve_upstream(session, ctx, req, plan, *route);
   }
 }
 
 }  // namespace
+
+Dialect dialect_for_target(std::string_view target) {
+  const Route* route = find_route(path_of(target));
+  return route != nullptr && route->endpoint == Endpoint::kMessages ? Dialect::kAnthropic
+                                                                    : Dialect::kOpenAI;
+}
 
 std::optional<Error> check_before_body(Session& session, RequestContext& ctx,
                                        const bhttp::request_header<>& head) {
@@ -398,6 +534,7 @@ std::optional<Error> check_before_body(Session& session, RequestContext& ctx,
                  "no such endpoint: " + ctx.method + " " + std::string(path_of(ctx.path)))
         .with_code("not_found");
   }
+  ctx.dialect = dialect_for_target(ctx.path);
   if (head.method() != route->method) {
     return Error(ErrorKind::kMethodNotAllowed,
                  "use " + std::string(sv(bhttp::to_string(route->method))) + " for " +
@@ -408,7 +545,8 @@ std::optional<Error> check_before_body(Session& session, RequestContext& ctx,
   if (route->needs_key && cfg.require_auth) {
     std::string_view presented = presented_key(head);
     if (presented.empty()) {
-      return Error(ErrorKind::kUnauthorized, "missing API key: send 'Authorization: Bearer <key>'")
+      return Error(ErrorKind::kUnauthorized,
+                   "missing API key: send 'Authorization: Bearer <key>' or 'x-api-key: <key>'")
           .with_code("missing_api_key");
     }
     ctx.key = ctx.snapshot->authenticate(presented);
@@ -463,6 +601,7 @@ http::Awaitable<void> dispatch(Session& session, RequestContext& ctx, Request& r
     }
     case Endpoint::kChat:
     case Endpoint::kEmbeddings:
+    case Endpoint::kMessages:
       co_await serve_model_call(session, ctx, req, route->endpoint);
       co_return;
     case Endpoint::kUnknown:

@@ -16,6 +16,10 @@ namespace sluice::server {
 std::optional<Error> check_before_body(Session& session, RequestContext& ctx,
                                        const bhttp::request_header<>& head);
 
+// The protocol whose error shape answers a request for `target` (Anthropic for
+// /v1/messages, OpenAI otherwise); usable as soon as the request line is parsed.
+Dialect dialect_for_target(std::string_view target);
+
 // Serves one complete request (head and body read). Writes exactly one response.
 http::Awaitable<void> dispatch(Session& session, RequestContext& ctx, Request& req);
 

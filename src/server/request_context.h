@@ -30,6 +30,9 @@ enum class Outcome {
 
 const char* to_string(Outcome outcome);
 
+// The API shape the caller speaks; errors and answers are encoded in it.
+enum class Dialect : std::uint8_t { kOpenAI, kAnthropic };
+
 // Everything known about one request; filled by the pipeline stages and reported in the
 // access log at the end.
 struct RequestContext {
@@ -41,6 +44,7 @@ struct RequestContext {
   std::string request_id;
   std::string method;
   std::string path;
+  Dialect dialect = Dialect::kOpenAI;
   int status = 0;
   std::string key_name;
   std::string alias;

@@ -9,6 +9,7 @@
 #include <sys/socket.h>
 
 #include "core/version.h"
+#include "protocol/anthropic/errors.h"
 #include "protocol/openai_chat/errors.h"
 #include "server/handlers.h"
 #include "server/worker.h"
@@ -223,7 +224,8 @@ http::Awaitable<bool> Session::send_error(RequestContext& ctx, const Error& erro
   if (error.retry_after_seconds() > 0) {
     res.set(bhttp::field::retry_after, std::to_string(error.retry_after_seconds()));
   }
-  res.body() = protocol::openai_chat::encode_error(error);
+  res.body() = ctx.dialect == Dialect::kAnthropic ? protocol::anthropic::encode_error(error)
+                                                  : protocol::openai_chat::encode_error(error);
   co_return co_await send(ctx, res);
 }
 
@@ -302,6 +304,13 @@ http::Awaitable<void> Session::run() {
       keep_alive_ = false;
       if (hec == net::error::operation_aborted && !deadline->expired()) {
         break;  // drain or shutdown cancelled the read
+      }
+      if (!parser.get().target().empty()) {
+        // The request line parsed but the head was refused (e.g. a Content-Length over
+        // body_limit): answer in the endpoint's own error shape.
+        ctx.method = std::string(sv(parser.get().method_string()));
+        ctx.path = std::string(sv(parser.get().target()));
+        ctx.dialect = dialect_for_target(ctx.path);
       }
       Error err = read_error(hec, deadline->expired(), server_settings);
       deadline.reset();

@@ -567,8 +567,9 @@ export function chatBody(extra = {}) {
 
 /**
  * Reads an SSE body (a fetch Response) event by event. Yields
- * { raw, data, t } where raw is the exact event text including its blank-line terminator,
- * data the joined `data:` lines, t the arrival time (performance.now()).
+ * { raw, event, data, t } where raw is the exact event text including its blank-line
+ * terminator, event the `event:` name (or null), data the joined `data:` lines, t the arrival
+ * time (performance.now()).
  */
 export async function* sseEvents(res) {
   const reader = res.body.getReader();
@@ -589,16 +590,25 @@ export async function* sseEvents(res) {
         }
         const raw = buf.slice(0, m.index + m[0].length);
         buf = buf.slice(m.index + m[0].length);
-        yield { raw, data: sseData(raw), t };
+        yield { raw, event: sseName(raw), data: sseData(raw), t };
       }
     }
     buf += decoder.decode();
     if (buf.length > 0) {
-      yield { raw: buf, data: sseData(buf), t: performance.now(), incomplete: true };
+      yield { raw: buf, event: sseName(buf), data: sseData(buf), t: performance.now(), incomplete: true };
     }
   } finally {
     reader.releaseLock?.();
   }
+}
+
+function sseName(raw) {
+  for (const line of raw.split(/\r\n|\n|\r/)) {
+    if (line.startsWith('event:')) {
+      return line.slice(6).replace(/^ /, '');
+    }
+  }
+  return null;
 }
 
 function sseData(raw) {

@@ -1,0 +1,73 @@
+#include "server/request_context.h"
+
+#include <boost/json/parse.hpp>
+#include <gtest/gtest.h>
+
+namespace sluice::server {
+namespace {
+
+namespace json = boost::json;
+
+TEST(AccessLog, MinimalLineIsValidJson) {
+  RequestContext ctx;
+  ctx.request_id = "abc";
+  ctx.method = "GET";
+  ctx.path = "/healthz";
+  ctx.status = 200;
+  json::value v = json::parse(format_access_log(ctx));
+  const json::object& o = v.as_object();
+  EXPECT_EQ(o.at("request_id").as_string(), "abc");
+  EXPECT_EQ(o.at("status").as_int64(), 200);
+  EXPECT_EQ(o.at("outcome").as_string(), "none");
+  EXPECT_FALSE(o.contains("usage"));
+  EXPECT_FALSE(o.contains("alias"));
+  EXPECT_TRUE(o.at("ts").is_int64());
+}
+
+TEST(AccessLog, ModelCallWithUsageErrorAndEscaping) {
+  RequestContext ctx;
+  ctx.request_id = "r1";
+  ctx.method = "POST";
+  ctx.path = "/v1/messages?x=\"q\"";
+  ctx.status = 200;
+  ctx.key_name = "team\\a";
+  ctx.alias = "gpt";
+  ctx.provider = "up";
+  ctx.model = "m";
+  ctx.stream = true;
+  ctx.dialect = Dialect::kAnthropic;
+  ctx.attempts = 1;
+  ctx.outcome = Outcome::kMidstreamError;
+  ctx.finish_reason = "length";
+  ctx.error = Error(ErrorKind::kUpstreamProtocol, "broke\nhere").with_code("upstream_truncated");
+  ctx.usage = ir::Usage{.input_tokens = 10, .output_tokens = 3, .cache_read_tokens = 4};
+  ctx.events = 7;
+  ctx.first_token = std::chrono::microseconds(1500);
+  json::value v = json::parse(format_access_log(ctx));
+  const json::object& o = v.as_object();
+  EXPECT_EQ(o.at("path").as_string(), "/v1/messages?x=\"q\"");
+  EXPECT_EQ(o.at("key").as_string(), "team\\a");
+  EXPECT_EQ(o.at("api").as_string(), "anthropic");
+  EXPECT_EQ(o.at("stream").as_bool(), true);
+  EXPECT_EQ(o.at("outcome").as_string(), "midstream_error");
+  EXPECT_EQ(o.at("error").as_string(), "upstream_protocol");
+  EXPECT_EQ(o.at("error_code").as_string(), "upstream_truncated");
+  EXPECT_EQ(o.at("error_message").as_string(), "broke\nhere");
+  const json::object& u = o.at("usage").as_object();
+  EXPECT_EQ(u.at("input_tokens").to_number<std::uint64_t>(), 10u);
+  EXPECT_EQ(u.at("cache_read_tokens").to_number<std::uint64_t>(), 4u);
+  EXPECT_EQ(u.at("reasoning_tokens").to_number<std::uint64_t>(), 0u);
+  EXPECT_EQ(o.at("events").to_number<std::uint64_t>(), 7u);
+  EXPECT_EQ(o.at("first_token_us").as_int64(), 1500);
+  EXPECT_FALSE(o.contains("upstream_acquire_us"));
+}
+
+TEST(AccessLog, FinishedModelCallWithoutUsageSaysNull) {
+  RequestContext ctx;
+  ctx.outcome = Outcome::kUpstreamError;
+  json::value v = json::parse(format_access_log(ctx));
+  EXPECT_TRUE(v.as_object().at("usage").is_null());
+}
+
+}  // namespace
+}  // namespace sluice::server
