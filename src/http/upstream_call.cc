@@ -1,8 +1,6 @@
 #include "http/upstream_call.h"
 
 #include <boost/beast/http/read.hpp>
-#include <boost/beast/http/span_body.hpp>
-#include <boost/beast/http/write.hpp>
 
 #include "core/version.h"
 
@@ -53,20 +51,13 @@ void UpstreamCall::abort() {
 Awaitable<boost::system::error_code> UpstreamCall::send_and_read_head(
     const UpstreamRequest& request, const config::Timeouts& timeouts) {
   // The body is referenced, not copied: a large prompt is written straight from the
-  // caller's buffer (and again, unchanged, if a stale connection forces a retry).
-  bhttp::request<bhttp::span_body<const char>> req{bhttp::verb::post, request.target, 11};
-  req.set(bhttp::field::host, request.host_header);
-  req.set(bhttp::field::user_agent, kUserAgent);
-  for (const auto& [name, value] : request.headers) {
-    req.set(name, value);
-  }
-  req.body() = beast::span<const char>(request.body.data(), request.body.size());
-  req.prepare_payload();
-  req.keep_alive(true);
+  // caller's buffer.
+  const std::array<net::const_buffer, 2> buffers{net::buffer(request.head),
+                                                 net::buffer(request.body)};
 
   conn_->lowest().expires_at(total_deadline_);
   auto [wec, written] = co_await std::visit(
-      [&](auto& s) { return bhttp::async_write(s, req, use_nothrow); }, conn_->stream);
+      [&](auto& s) { return net::async_write(s, buffers, use_nothrow); }, conn_->stream);
   if (wec) {
     co_return wec;
   }

@@ -15,10 +15,12 @@
 
 namespace sluice::http {
 
+// One request for an upstream: the complete head, written by the caller with HeadWriter
+// (request line, Host, every field including Content-Length, the blank line), and the
+// body. Both are written as they are, and again unchanged if a stale keep-alive
+// connection forces a retry.
 struct UpstreamRequest {
-  std::string target;  // origin-form path, e.g. "/v1/chat/completions"
-  std::string host_header;
-  std::vector<std::pair<std::string, std::string>> headers;  // besides Host/Content-Length
+  std::string head;
   std::string body;
 };
 

@@ -6,6 +6,8 @@
 #include <boost/json/value.hpp>
 
 #include "codec/sse.h"
+#include "core/version.h"
+#include "http/head_writer.h"
 #include "http/upstream_call.h"
 #include "protocol/anthropic/errors.h"
 #include "protocol/anthropic/messages_request.h"
@@ -346,23 +348,30 @@ http::Awaitable<void> serve_upstream(Session& session, RequestContext& ctx, cons
                                      CallPlan& plan, const RouteRuntime& route) {
   const ProviderRuntime& provider = *route.provider;
   http::UpstreamRequest up;
-  up.target = provider.url.path_prefix +
-              (plan.endpoint == Endpoint::kEmbeddings ? "/embeddings" : "/chat/completions");
-  up.host_header = provider.url.host_header;
-  up.headers = provider.headers;
-  up.headers.emplace_back("Content-Type", "application/json");
-  up.headers.emplace_back("Accept", plan.stream ? "text/event-stream" : "application/json");
-  up.headers.emplace_back("x-request-id", ctx.request_id);
+  up.body = std::move(plan.upstream_body);
+  up.head.reserve(384);
+  http::HeadWriter head(up.head);
+  head.request_line("POST", provider.url.path_prefix,
+                    plan.endpoint == Endpoint::kEmbeddings ? "/embeddings" : "/chat/completions")
+      .field("Host", provider.url.host_header)
+      .field("User-Agent", kUserAgent);
+  for (const auto& [name, value] : provider.headers) {
+    head.field(name, value);
+  }
+  head.field("Content-Type", "application/json")
+      .field("Accept", plan.stream ? "text/event-stream" : "application/json")
+      .field("x-request-id", ctx.request_id);
   const auto& forward = provider.config->forward_headers;
   if (!forward.empty()) {
     for (const auto& field : req) {
       std::string_view name = sv(field.name_string());
       if (header_forwarded(name, forward)) {
-        up.headers.emplace_back(std::string(name), std::string(sv(field.value())));
+        head.field(name, sv(field.value()));
       }
     }
   }
-  up.body = std::move(plan.upstream_body);
+  head.field("Content-Length", static_cast<std::uint64_t>(up.body.size()));
+  head.end();
 
   http::CancelToken cancel;
   auto watch = session.watch_disconnect([&cancel] { cancel.cancel(); });

@@ -2,13 +2,11 @@
 
 #include <random>
 
-#include <boost/beast/http/chunk_encode.hpp>
 #include <boost/beast/http/read.hpp>
-#include <boost/beast/http/serializer.hpp>
-#include <boost/beast/http/write.hpp>
 #include <sys/socket.h>
 
 #include "core/version.h"
+#include "http/head_writer.h"
 #include "protocol/anthropic/errors.h"
 #include "protocol/openai_chat/errors.h"
 #include "server/handlers.h"
@@ -179,15 +177,15 @@ Session::Watch Session::watch_disconnect(std::function<void()> on_gone) {
   return Watch(this);
 }
 
-void Session::decorate(RequestContext& ctx, bhttp::fields& fields, int status) {
-  ctx.status = status;
-  fields.set("x-request-id", ctx.request_id);
+void Session::standard_fields(RequestContext& ctx, http::HeadWriter& head, unsigned status) {
+  ctx.status = static_cast<int>(status);
+  head.field("x-request-id", ctx.request_id);
   if (!ctx.provider.empty()) {
-    fields.set("x-sluice-provider", ctx.provider);
-    fields.set("x-sluice-model", ctx.model);
-    fields.set("x-sluice-attempts", std::to_string(ctx.attempts));
+    head.field("x-sluice-provider", ctx.provider);
+    head.field("x-sluice-model", ctx.model);
+    head.field("x-sluice-attempts", static_cast<std::uint64_t>(ctx.attempts));
   }
-  fields.set(bhttp::field::server, "sluice");
+  head.field("Server", "sluice");
   if (worker_.draining()) {
     keep_alive_ = false;
   }
@@ -209,11 +207,18 @@ bool Session::wrote(RequestContext& ctx, const boost::system::error_code& ec, st
 }
 
 http::Awaitable<bool> Session::send(RequestContext& ctx, Response& res) {
-  decorate(ctx, res.base(), res.result_int());
-  res.keep_alive(keep_alive_);
-  res.prepare_payload();
+  const unsigned status = res.result_int();
+  http::HeadWriter head(head_);
+  head.status_line(11, status).fields(res.base());
+  standard_fields(ctx, head, status);
+  head.field("Content-Length", static_cast<std::uint64_t>(res.body().size()));
+  if (!keep_alive_) {
+    head.field("Connection", "close");
+  }
+  head.end();
   arm_write_deadline();
-  auto [ec, n] = co_await bhttp::async_write(stream_, res, use_nothrow);
+  const std::array<net::const_buffer, 2> buffers{net::buffer(head_), net::buffer(res.body())};
+  auto [ec, n] = co_await net::async_write(stream_, buffers, use_nothrow);
   co_return wrote(ctx, ec, n);
 }
 
@@ -231,18 +236,22 @@ http::Awaitable<bool> Session::send_error(RequestContext& ctx, const Error& erro
 
 http::Awaitable<bool> Session::send_stream_head(RequestContext& ctx,
                                                 bhttp::response<bhttp::empty_body>& res) {
-  decorate(ctx, res.base(), res.result_int());
+  const unsigned status = res.result_int();
+  http::HeadWriter head(head_);
+  // RFC 9112 section 6.1: no Transfer-Encoding towards HTTP/1.0; the body ends at close.
+  head.status_line(http10_ ? 10 : 11, status).fields(res.base());
+  standard_fields(ctx, head, status);
   if (http10_) {
-    // RFC 9112 section 6.1: no Transfer-Encoding towards HTTP/1.0; the body ends at close.
     keep_alive_ = false;
-    res.version(10);
   } else {
-    res.chunked(true);
+    head.field("Transfer-Encoding", "chunked");
+    if (!keep_alive_) {
+      head.field("Connection", "close");
+    }
   }
-  res.keep_alive(keep_alive_);
-  bhttp::response_serializer<bhttp::empty_body> sr{res};
+  head.end();
   arm_write_deadline();
-  auto [ec, n] = co_await bhttp::async_write_header(stream_, sr, use_nothrow);
+  auto [ec, n] = co_await net::async_write(stream_, net::buffer(head_), use_nothrow);
   co_return wrote(ctx, ec, n);
 }
 
@@ -256,7 +265,10 @@ http::Awaitable<bool> Session::send_chunk(RequestContext& ctx, std::string_view 
     auto [ec, n] = co_await net::async_write(stream_, payload, use_nothrow);
     co_return wrote(ctx, ec, n);
   }
-  auto [ec, n] = co_await net::async_write(stream_, bhttp::make_chunk(payload), use_nothrow);
+  const std::size_t size_len = http::format_chunk_size(chunk_size_, data.size());
+  const std::array<net::const_buffer, 3> chunk{net::buffer(chunk_size_, size_len), payload,
+                                               net::buffer("\r\n", 2)};
+  auto [ec, n] = co_await net::async_write(stream_, chunk, use_nothrow);
   co_return wrote(ctx, ec, n);
 }
 
@@ -265,7 +277,7 @@ http::Awaitable<bool> Session::send_last_chunk(RequestContext& ctx) {
     co_return true;  // the connection close ends the body
   }
   arm_write_deadline();
-  auto [ec, n] = co_await net::async_write(stream_, bhttp::make_chunk_last(), use_nothrow);
+  auto [ec, n] = co_await net::async_write(stream_, net::buffer("0\r\n\r\n", 5), use_nothrow);
   co_return wrote(ctx, ec, n);
 }
 

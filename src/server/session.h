@@ -14,6 +14,10 @@
 #include "http/net.h"
 #include "server/request_context.h"
 
+namespace sluice::http {
+class HeadWriter;
+}
+
 namespace sluice::server {
 
 class Worker;
@@ -70,7 +74,8 @@ class Session {
  private:
   struct WatchState;
   http::Awaitable<void> handle(RequestContext& ctx, Request& req);
-  void decorate(RequestContext& ctx, bhttp::fields& fields, int status);
+  // The fields every response carries (request id, served-by, Server); records the status.
+  void standard_fields(RequestContext& ctx, http::HeadWriter& head, unsigned status);
   void unwatch();
   void arm_write_deadline();
   // Accounts a finished write; on failure marks the client gone. Returns !ec.
@@ -85,6 +90,8 @@ class Session {
   bool http10_ = false;
   bool client_gone_ = false;
   std::shared_ptr<WatchState> watch_;
+  std::string head_;     // reused for every response head written on this connection
+  char chunk_size_[20];  // chunk-size line of the chunk being written
 };
 
 }  // namespace sluice::server
