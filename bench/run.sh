@@ -244,7 +244,6 @@ fi
 SLUICE="$BUILD/sluice"
 MOCK="$BUILD/tools/mock_upstream/sluice-mock-upstream"
 STREAM_LOAD="$BUILD/bench/sluice-stream-load"
-SSE_BENCH="$BUILD/bench/sse_parser_bench"
 
 build_all() {
   if [[ $DO_BUILD == 1 ]]; then
@@ -255,10 +254,11 @@ build_all() {
         cmake --build build/release -j2 --target sluice sluice-mock-upstream
     ) >"$OUT/build.log" 2>&1 || note "release build of sluice / sluice-mock-upstream failed (tail of $OUT/build.log: $(tail -3 "$OUT/build.log" | tr '\n' ' ' | cut -c1-300))"
     (cd "$ROOT" && cmake --build build/release -j2 --target sluice-stream-load) >>"$OUT/build.log" 2>&1 || true
-    if [[ -f $BENCH/sse_parser_bench.cc ]]; then
-      (cd "$ROOT" && cmake --build build/release -j2 --target sse_parser_bench) >>"$OUT/build.log" 2>&1 ||
-        note "sse_parser_bench did not build (Google Benchmark missing or codec not compiling)"
-    fi
+    for src in "$BENCH"/*_bench.cc; do
+      name=$(basename "$src" .cc)
+      (cd "$ROOT" && cmake --build build/release -j2 --target "$name") >>"$OUT/build.log" 2>&1 ||
+        note "$name did not build (Google Benchmark missing or its libraries not compiling)"
+    done
   fi
   if [[ ! -x $STREAM_LOAD ]]; then
     # bench/ is only part of the CMake build when Google Benchmark is found; the load
@@ -323,6 +323,8 @@ printf '%s' '{"model":"bench-slow","messages":[{"role":"system","content":"You a
 printf '%s' '{"model":"bench-stream","stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"Count slowly."}],"max_tokens":128}' >"$STREAM_BODY"
 printf '%s' '{"model":"bench-model","max_tokens":16,"system":"You are a terse assistant.","messages":[{"role":"user","content":"Say hello in five words."}]}' >"$ANTHROPIC_BODY"
 printf '%s' '{"model":"bench-stream","max_tokens":128,"stream":true,"messages":[{"role":"user","content":"Count slowly."}]}' >"$ANTHROPIC_STREAM_BODY"
+INPROC_STREAM_BODY="$OUT/body-inproc-stream.json"
+printf '%s' '{"model":"bench-inproc","stream":true,"messages":[{"role":"user","content":"Count slowly."}],"max_tokens":128}' >"$INPROC_STREAM_BODY"
 # About 100k tokens: ~400 KB of English-like text (4 bytes per token is the usual rule for
 # GPT tokenizers), split over a system prompt, a long user turn and a short question.
 python3 - "$LARGE_BODY" <<'PY'
@@ -491,7 +493,15 @@ sluice_config() { # file auth(on|off) pool_max
       echo "    api_key: sk-upstream-test-key"
       echo "    pool: { max_connections: $pool, acquire_timeout_ms: 5000 }"
     fi
+    # In-process mock provider: a gateway stream holds one socket (the caller's), so 10,000
+    # streams fit the open-file limit; paced like the memory plateau.
+    echo "  - id: inproc"
+    echo "    adapter: mock"
+    echo "    mock: { chunk_interval_ms: $MEM_PACE_MS }"
     echo "routes:"
+    echo "  - alias: bench-inproc"
+    echo "    provider: inproc"
+    echo "    model: mock-1"
     echo "  - alias: bench-model"
     echo "    provider: upstream"
     echo "    model: gpt-4o-mini"
@@ -798,20 +808,36 @@ if [[ $DO_STREAMS == 1 && $HAVE_MOCK == 1 && -n $STREAM_LOAD ]]; then
         run_streams memory "$t" "${SPORT[$t]}" /v1/chat/completions "$STREAM_BODY" "$n" "$MEM_D" "$MEM_RAMP" "$MEM_EVENTS" "${SPID[$t]}" "${hdrs[@]}"
       sleep 2
     done
+    # 6d. 10,000 streams in one gateway: the in-process mock provider answers, so the
+    #     gateway holds one socket per stream and the fd limit allows the full N. Same pace
+    #     and stall limit as the plateau above; the mock's answer has 10 content deltas.
+    if [[ -n $SL_PORT_stream && $MEM_STREAMS -gt $MAX_STREAMS ]] && alive "$SL_PID_stream"; then
+      n=$MEM_STREAMS
+      [[ $n -gt $((NOFILE - 1000)) ]] && n=$(((NOFILE - 1000) / 100 * 100))
+      log "memory plateau, in-process provider: $n streams"
+      STREAM_GAP_MS=$((MEM_PACE_MS * 10)) STREAM_GRACE_S=$((MEM_EVENTS * MEM_PACE_MS / 1000 + 15)) \
+        run_streams memory-inproc sluice-on "$SL_PORT_stream" /v1/chat/completions "$INPROC_STREAM_BODY" "$n" "$MEM_D" "$MEM_RAMP" 10 "$SL_PID_stream" \
+        "Authorization: Bearer $SLUICE_KEY"
+      sleep 2
+    fi
   fi
 fi
 
 # ---------------------------------------------------------------------------------------
 # 7. Micro-benchmarks.
-if [[ -x $SSE_BENCH ]]; then
-  log "micro-benchmarks (sse_parser_bench)"
-  echo "micro: ${PIN_GW[*]} $SSE_BENCH --benchmark_min_time=$MICRO_MIN_TIME --benchmark_format=json" >>"$COMMANDS"
-  "${PIN_GW[@]}" "$SSE_BENCH" --benchmark_min_time="$MICRO_MIN_TIME" --benchmark_format=json \
-    >"$OUT/micro-sse_parser_bench.json" 2>"$RAW/micro-sse_parser_bench.err" ||
-    note "sse_parser_bench failed"
-else
-  meta micro_status "sse_parser_bench not built"
-fi
+micro_ran=0
+for src in "$BENCH"/*_bench.cc; do
+  name=$(basename "$src" .cc)
+  bin="$BUILD/bench/$name"
+  [[ -x $bin ]] || continue
+  micro_ran=1
+  log "micro-benchmarks ($name)"
+  echo "micro: ${PIN_GW[*]} $bin --benchmark_min_time=$MICRO_MIN_TIME --benchmark_format=json" >>"$COMMANDS"
+  "${PIN_GW[@]}" "$bin" --benchmark_min_time="$MICRO_MIN_TIME" --benchmark_format=json \
+    >"$OUT/micro-$name.json" 2>"$RAW/micro-$name.err" ||
+    note "$name failed"
+done
+[[ $micro_ran == 1 ]] || meta micro_status "no *_bench binary was built"
 
 [[ -n ${SL_PID_stream:-} ]] && stop_pid "$SL_PID_stream" "sluice (streams)"
 cleanup
