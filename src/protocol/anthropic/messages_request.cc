@@ -7,8 +7,8 @@
 #include <string>
 
 #include <boost/json/monotonic_resource.hpp>
-#include <boost/json/parse.hpp>
 
+#include "codec/json_read.h"
 #include "protocol/anthropic/conventions.h"
 
 // Decodes into a DOM (allocated from one monotonic arena per request) and walks it. Field paths
@@ -748,10 +748,8 @@ Result<ir::Request> decode_request(std::string_view body, const DecodeOptions& o
                                    DecodeStats* stats) {
   unsigned char arena[4096];
   json::monotonic_resource mr(arena, sizeof arena);
-  json::parse_options opts;
-  opts.max_depth = kMaxJsonDepth;
   boost::system::error_code ec;
-  json::value doc = json::parse(body, ec, &mr, opts);
+  json::value doc = codec::parse_json(body, ec, &mr, kMaxJsonDepth);
   if (ec) {
     if (ec == json::error::too_deep) {
       return Error(ErrorKind::kBadRequest, "request body nests deeper than 64 levels");

@@ -1,8 +1,8 @@
 #include "protocol/anthropic/messages_response.h"
 
 #include <boost/json/monotonic_resource.hpp>
-#include <boost/json/parse.hpp>
 
+#include "codec/json_read.h"
 #include "codec/json_writer.h"
 #include "protocol/anthropic/conventions.h"
 #include "protocol/anthropic/errors.h"
@@ -24,10 +24,8 @@ bool is_json_object(std::string_view text) {
   }
   unsigned char arena[1024];
   json::monotonic_resource mr(arena, sizeof arena);
-  json::parse_options opts;
-  opts.max_depth = kMaxJsonDepth;
   boost::system::error_code ec;
-  json::value v = json::parse(text, ec, &mr, opts);
+  json::value v = codec::parse_json(text, ec, &mr, kMaxJsonDepth);
   return !ec && v.is_object();
 }
 
@@ -111,10 +109,8 @@ Result<std::string> encode_response(const ir::Response& response) {
 
 Result<ir::Response> decode_response(std::string_view body) {
   json::monotonic_resource mr;
-  json::parse_options opts;
-  opts.max_depth = kMaxJsonDepth;
   boost::system::error_code ec;
-  json::value doc = json::parse(body, ec, &mr, opts);
+  json::value doc = codec::parse_json(body, ec, &mr, kMaxJsonDepth);
   if (ec) {
     return protocol_error("upstream message is not valid JSON: " + ec.message());
   }

@@ -2,8 +2,7 @@
 
 #include <string>
 
-#include <boost/json/parse.hpp>
-
+#include "codec/json_read.h"
 #include "protocol/anthropic/wire_json.h"
 
 namespace sluice::protocol::anthropic {
@@ -19,16 +18,7 @@ ir::StreamEvent make(ir::StreamEventKind kind) {
 
 std::optional<std::uint64_t> index_of(const json::object& o) {
   const json::value* v = o.if_contains("index");
-  if (v == nullptr) {
-    return std::nullopt;
-  }
-  if (v->is_uint64()) {
-    return v->get_uint64();
-  }
-  if (v->is_int64() && v->get_int64() >= 0) {
-    return static_cast<std::uint64_t>(v->get_int64());
-  }
-  return std::nullopt;
+  return v == nullptr ? std::nullopt : codec::as_count(*v);
 }
 
 }  // namespace
@@ -46,11 +36,9 @@ void StreamDecoder::decode(std::string_view event_name, std::string_view data,
   if (event_name == "ping") {
     return;
   }
-  json::parse_options opts;
-  opts.max_depth = kMaxJsonDepth;
   boost::system::error_code ec;
   {
-    json::value doc = json::parse(data, ec, json::storage_ptr(&mr_), opts);
+    json::value doc = codec::parse_json(data, ec, json::storage_ptr(&mr_), kMaxJsonDepth);
     if (ec || !doc.is_object()) {
       fail("cannot translate event '" + std::string(event_name) + "': data is not a JSON object",
            out);

@@ -10,19 +10,23 @@ namespace sluice::protocol::anthropic {
 
 namespace {
 
+// Every event but `error` repeats its name as the data's "type": this writes the event line
+// and opens that object; the caller adds the other members (each with a leading comma), the
+// closing brace, then end_event().
 void begin_event(std::string& out, std::string_view type) {
-  out.append("event: ");
-  out.append(type);
-  out.append("\ndata: ");
+  out.append("event: ").append(type).append("\ndata: {\"type\":\"").append(type).push_back('"');
+}
+
+// The same for the content_block_* events, with "index":<index> already written.
+void begin_block_event(std::string& out, std::string_view type, std::uint32_t index) {
+  begin_event(out, type);
+  codec::JsonWriter(out).raw(R"(,"index":)").number(std::uint64_t{index});
 }
 
 void end_event(std::string& out) { out.append("\n\n"); }
 
 void write_block_stop(std::string& out, std::uint32_t index) {
-  begin_event(out, "content_block_stop");
-  codec::JsonWriter(out)
-      .raw(R"({"type":"content_block_stop","index":)")
-      .number(std::uint64_t{index});
+  begin_block_event(out, "content_block_stop", index);
   out.push_back('}');
   end_event(out);
 }
@@ -30,16 +34,9 @@ void write_block_stop(std::string& out, std::uint32_t index) {
 // content_block_delta for block `index`: {"type":<delta_type>,<field>:<text>}.
 void write_delta(std::string& out, std::uint32_t index, std::string_view delta_type,
                  std::string_view field, std::string_view text) {
-  begin_event(out, "content_block_delta");
+  begin_block_event(out, "content_block_delta", index);
   codec::JsonWriter w(out);
-  w.raw(R"({"type":"content_block_delta","index":)")
-      .number(std::uint64_t{index})
-      .raw(R"(,"delta":{"type":)")
-      .string(delta_type)
-      .ch(',')
-      .key(field)
-      .string(text)
-      .raw("}}");
+  w.raw(R"(,"delta":{"type":)").string(delta_type).ch(',').key(field).string(text).raw("}}");
   end_event(out);
 }
 
@@ -138,13 +135,9 @@ void StreamEncoder::encode(const ir::StreamEvent& event, std::string& out) {
         return;
       }
       end_content(out);
-      begin_event(out, "content_block_start");
+      begin_block_event(out, "content_block_start", next_block_);
       codec::JsonWriter w(out);
-      w.raw(R"({"type":"content_block_start","index":)")
-          .number(std::uint64_t{next_block_})
-          .raw(R"(,"content_block":{"type":"redacted_thinking","data":)")
-          .string(event.text)
-          .raw("}}");
+      w.raw(R"(,"content_block":{"type":"redacted_thinking","data":)").string(event.text).raw("}}");
       end_event(out);
       write_block_stop(out, next_block_);
       ++next_block_;
@@ -196,7 +189,7 @@ void StreamEncoder::start_message(std::string& out) {
   }
   begin_event(out, "message_start");
   codec::JsonWriter w(out);
-  w.raw(R"({"type":"message_start","message":{"id":)")
+  w.raw(R"(,"message":{"id":)")
       .string(message_id(id_))
       .raw(R"(,"type":"message","role":"assistant","model":)")
       .string(model_)
@@ -219,12 +212,10 @@ void StreamEncoder::close_open(std::string& out) {
 }
 
 void StreamEncoder::open_block(std::string& out, Open kind) {
-  begin_event(out, "content_block_start");
-  codec::JsonWriter w(out);
-  w.raw(R"({"type":"content_block_start","index":)").number(std::uint64_t{next_block_});
-  w.raw(kind == Open::kText
-            ? R"(,"content_block":{"type":"text","text":""}})"
-            : R"(,"content_block":{"type":"thinking","thinking":"","signature":""}})");
+  begin_block_event(out, "content_block_start", next_block_);
+  out.append(kind == Open::kText
+                 ? R"(,"content_block":{"type":"text","text":""}})"
+                 : R"(,"content_block":{"type":"thinking","thinking":"","signature":""}})");
   end_event(out);
   ++next_block_;
   open_ = kind;
@@ -232,11 +223,9 @@ void StreamEncoder::open_block(std::string& out, Open kind) {
 }
 
 void StreamEncoder::write_tool_start(std::string& out, const ToolCall& tool) {
-  begin_event(out, "content_block_start");
+  begin_block_event(out, "content_block_start", next_block_);
   codec::JsonWriter w(out);
-  w.raw(R"({"type":"content_block_start","index":)")
-      .number(std::uint64_t{next_block_})
-      .raw(R"(,"content_block":{"type":"tool_use","id":)")
+  w.raw(R"(,"content_block":{"type":"tool_use","id":)")
       .string(tool.id)
       .raw(R"(,"name":)")
       .string(tool.name)
@@ -364,9 +353,7 @@ void StreamEncoder::finish_message(std::string& out) {
   }
   begin_event(out, "message_delta");
   codec::JsonWriter w(out);
-  w.raw(R"({"type":"message_delta","delta":{"stop_reason":)")
-      .string(stop_reason(finish_))
-      .raw(R"(,"stop_sequence":)");
+  w.raw(R"(,"delta":{"stop_reason":)").string(stop_reason(finish_)).raw(R"(,"stop_sequence":)");
   if (finish_ == ir::FinishReason::kStopSequence) {
     w.string(stop_sequence_);
   } else {
@@ -377,13 +364,13 @@ void StreamEncoder::finish_message(std::string& out) {
   out.push_back('}');
   end_event(out);
   begin_event(out, "message_stop");
-  out.append(R"({"type":"message_stop"})");
+  out.push_back('}');
   end_event(out);
   finished_ = true;
 }
 
 void StreamEncoder::fail(const Error& error, std::string& out) {
-  begin_event(out, "error");
+  out.append("event: error\ndata: ");  // the data is errors.h's body, "type":"error" included
   append_error_json(out, error_type(error), error.message());
   end_event(out);
   error_ = error;

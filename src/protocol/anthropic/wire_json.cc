@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "codec/json_read.h"
 #include "protocol/anthropic/errors.h"
 
 namespace sluice::protocol::anthropic::wire {
@@ -107,14 +108,12 @@ Result<void> read_usage(const json::value& value, WireUsage& usage) {
     if (v == nullptr || v->is_null()) {
       continue;
     }
-    if (v->is_uint64()) {
-      *f.target = v->get_uint64();
-    } else if (v->is_int64() && v->get_int64() >= 0) {
-      *f.target = static_cast<std::uint64_t>(v->get_int64());
-    } else {
+    auto n = codec::as_count(*v);
+    if (!n) {
       return protocol_error("upstream usage." + std::string(f.key) +
                             " is not a non-negative integer");
     }
+    *f.target = *n;
   }
   return {};
 }

@@ -1,9 +1,10 @@
 #include "protocol/openai_chat/chat_request.h"
 
 #include <boost/json/basic_parser_impl.hpp>
-#include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 #include <boost/json/string.hpp>
+
+#include "codec/json_read.h"
 
 namespace sluice::protocol::openai_chat {
 namespace json = boost::json;
@@ -310,10 +311,8 @@ Result<ChatRequest> decode(Kind kind, std::string_view body) {
 
 const boost::json::value& ChatRequest::document() const {
   if (!document_) {
-    json::parse_options opts;
-    opts.max_depth = kMaxJsonDepth;
     error_code ec;
-    document_ = json::parse(body, ec, json::storage_ptr(), opts);  // validated already
+    document_ = codec::parse_json(body, ec, {}, kMaxJsonDepth);  // validated already
   }
   return *document_;
 }

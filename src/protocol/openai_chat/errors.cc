@@ -1,8 +1,9 @@
 #include "protocol/openai_chat/errors.h"
 
-#include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 #include <boost/json/value.hpp>
+
+#include "codec/json_read.h"
 
 namespace sluice::protocol::openai_chat {
 namespace json = boost::json;
@@ -76,9 +77,7 @@ std::string encode_error(const Error& error) {
 std::string normalise_upstream_error(std::string_view body, int status,
                                      std::string_view provider_id) {
   boost::system::error_code ec;
-  json::parse_options opts;
-  opts.max_depth = 32;
-  json::value doc = json::parse(body, ec, json::storage_ptr(), opts);
+  json::value doc = codec::parse_json(body, ec, {}, 32);
   std::string prefix =
       "upstream provider '" + std::string(provider_id) + "' returned " + std::to_string(status);
   if (!ec && doc.is_object()) {

@@ -4,10 +4,10 @@
 #include <limits>
 
 #include <boost/json/monotonic_resource.hpp>
-#include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 #include <boost/json/value.hpp>
 
+#include "codec/json_read.h"
 #include "codec/json_writer.h"
 
 namespace sluice::protocol::openai_chat {
@@ -310,12 +310,8 @@ const json::value* field(const json::object& o, std::string_view key) {
 }
 
 std::optional<std::uint32_t> as_u32(const json::value& v) {
-  if (v.is_uint64() && v.get_uint64() <= std::numeric_limits<std::uint32_t>::max()) {
-    return static_cast<std::uint32_t>(v.get_uint64());
-  }
-  if (v.is_int64() && v.get_int64() >= 0 &&
-      v.get_int64() <= std::numeric_limits<std::uint32_t>::max()) {
-    return static_cast<std::uint32_t>(v.get_int64());
+  if (auto n = codec::as_count(v); n && *n <= std::numeric_limits<std::uint32_t>::max()) {
+    return static_cast<std::uint32_t>(*n);
   }
   return std::nullopt;
 }
@@ -489,8 +485,10 @@ Result<void> decode_tool_choice(const json::value& tc, ir::ToolChoice& choice) {
 
 Result<void> decode_messages(const json::array& messages, ir::Request& req) {
   bool leading = true;
-  // Index in req.messages of the user message collecting the current run of tool results.
-  std::optional<std::size_t> tool_run;
+  // Index in req.messages of the user message collecting the current run of tool results;
+  // kNoRun outside a run. (A plain index: GCC 12 warns on std::optional here, wrongly.)
+  constexpr std::size_t kNoRun = static_cast<std::size_t>(-1);
+  std::size_t tool_run = kNoRun;
   for (std::size_t i = 0; i < messages.size(); ++i) {
     const std::string param = "messages[" + std::to_string(i) + "]";
     const json::object* mo = messages[i].if_object();
@@ -523,23 +521,23 @@ Result<void> decode_messages(const json::array& messages, ir::Request& req) {
       if (auto ok = decode_content(content, false, result.parts, param); !ok) {
         return ok.error();
       }
-      if (!tool_run) {
+      if (tool_run == kNoRun) {
         req.messages.emplace_back().role = ir::Role::kUser;
         tool_run = req.messages.size() - 1;
       }
-      req.messages[*tool_run].content.push_back(std::move(result));
+      req.messages[tool_run].content.push_back(std::move(result));
       continue;
     }
-    if (r == "user" && tool_run) {
-      ir::Message& merged = req.messages[*tool_run];
+    if (r == "user" && tool_run != kNoRun) {
+      ir::Message& merged = req.messages[tool_run];
       if (auto ok = decode_content(content, true, merged.content, param); !ok) {
         return ok.error();
       }
       merged.name = std::move(name);
-      tool_run.reset();
+      tool_run = kNoRun;
       continue;
     }
-    tool_run.reset();
+    tool_run = kNoRun;
     ir::Message msg;
     msg.name = std::move(name);
     if (is_system) {
@@ -574,10 +572,8 @@ Result<void> decode_messages(const json::array& messages, ir::Request& req) {
 
 Result<ir::Request> decode_request(std::string_view body) {
   json::monotonic_resource mr;
-  json::parse_options opts;
-  opts.max_depth = 64;
   boost::system::error_code ec;
-  json::value doc = json::parse(body, ec, &mr, opts);
+  json::value doc = codec::parse_json(body, ec, &mr);
   if (ec) {
     return bad("request body is not valid JSON: " + ec.message(), "");
   }

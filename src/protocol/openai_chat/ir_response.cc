@@ -1,9 +1,10 @@
 #include "protocol/openai_chat/ir_response.h"
 
 #include <boost/json/monotonic_resource.hpp>
-#include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 #include <boost/json/value.hpp>
+
+#include "codec/json_read.h"
 
 namespace sluice::protocol::openai_chat {
 namespace json = boost::json;
@@ -26,16 +27,7 @@ std::string_view string_or_empty(const json::object& o, std::string_view key) {
 
 std::uint64_t count(const json::object& o, std::string_view key) {
   const json::value* v = field(o, key);
-  if (v == nullptr) {
-    return 0;
-  }
-  if (v->is_uint64()) {
-    return v->get_uint64();
-  }
-  if (v->is_int64() && v->get_int64() > 0) {
-    return static_cast<std::uint64_t>(v->get_int64());
-  }
-  return 0;
+  return v == nullptr ? 0 : codec::as_count(*v).value_or(0);
 }
 
 ir::Usage usage_from(const json::object& u) {
@@ -118,10 +110,8 @@ Error error_from_openai(std::string_view message, std::string_view type, std::st
 
 Result<ir::Response> decode_response(std::string_view body) {
   json::monotonic_resource mr;
-  json::parse_options opts;
-  opts.max_depth = 64;
   boost::system::error_code ec;
-  json::value doc = json::parse(body, ec, &mr, opts);
+  json::value doc = codec::parse_json(body, ec, &mr);
   if (ec) {
     return protocol_error("invalid JSON: " + ec.message());
   }

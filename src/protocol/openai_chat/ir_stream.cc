@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <array>
+#include <initializer_list>
 #include <limits>
+#include <utility>
 
 #include <boost/json/basic_parser_impl.hpp>
 
@@ -63,69 +65,58 @@ enum class Key : std::uint8_t {
   kParam,
 };
 
+using KeyName = std::pair<std::string_view, Key>;
+
+Key match(std::string_view k, std::initializer_list<KeyName> names) {
+  for (const KeyName& n : names) {
+    if (k == n.first) {
+      return n.second;
+    }
+  }
+  return Key::kOther;
+}
+
+// Switching on the length first leaves a handful of candidates per key: this runs for every
+// key of every chunk.
 Key key_of(std::string_view k) {
   switch (k.size()) {
     case 2:
-      return k == "id" ? Key::kId : Key::kOther;
+      return match(k, {{"id", Key::kId}});
     case 4:
-      return k == "type"   ? Key::kType
-             : k == "name" ? Key::kName
-             : k == "code" ? Key::kCode
-                           : Key::kOther;
+      return match(k, {{"type", Key::kType}, {"name", Key::kName}, {"code", Key::kCode}});
     case 5:
-      if (k == "model") {
-        return Key::kModel;
-      }
-      if (k == "usage") {
-        return Key::kUsage;
-      }
-      if (k == "index") {
-        return Key::kIndex;
-      }
-      if (k == "delta") {
-        return Key::kDelta;
-      }
-      if (k == "error") {
-        return Key::kError;
-      }
-      return k == "param" ? Key::kParam : Key::kOther;
+      return match(k, {{"model", Key::kModel},
+                       {"usage", Key::kUsage},
+                       {"index", Key::kIndex},
+                       {"delta", Key::kDelta},
+                       {"error", Key::kError},
+                       {"param", Key::kParam}});
     case 6:
-      return k == "object" ? Key::kObject : Key::kOther;
+      return match(k, {{"object", Key::kObject}});
     case 7:
-      if (k == "choices") {
-        return Key::kChoices;
-      }
-      if (k == "content") {
-        return Key::kContent;
-      }
-      if (k == "refusal") {
-        return Key::kRefusal;
-      }
-      return k == "message" ? Key::kMessage : Key::kOther;
+      return match(k, {{"choices", Key::kChoices},
+                       {"content", Key::kContent},
+                       {"refusal", Key::kRefusal},
+                       {"message", Key::kMessage}});
     case 8:
-      return k == "function" ? Key::kFunction : Key::kOther;
+      return match(k, {{"function", Key::kFunction}});
     case 9:
-      return k == "arguments" ? Key::kArguments : k == "reasoning" ? Key::kReasoning : Key::kOther;
+      return match(k, {{"arguments", Key::kArguments}, {"reasoning", Key::kReasoning}});
     case 10:
-      return k == "tool_calls" ? Key::kToolCalls : Key::kOther;
+      return match(k, {{"tool_calls", Key::kToolCalls}});
     case 13:
-      if (k == "finish_reason") {
-        return Key::kFinishReason;
-      }
-      return k == "prompt_tokens"   ? Key::kPromptTokens
-             : k == "cached_tokens" ? Key::kCachedTokens
-                                    : Key::kOther;
+      return match(k, {{"finish_reason", Key::kFinishReason},
+                       {"prompt_tokens", Key::kPromptTokens},
+                       {"cached_tokens", Key::kCachedTokens}});
     case 16:
-      return k == "reasoning_tokens" ? Key::kReasoningTokens : Key::kOther;
+      return match(k, {{"reasoning_tokens", Key::kReasoningTokens}});
     case 17:
-      if (k == "completion_tokens") {
-        return Key::kCompletionTokens;
-      }
-      return k == "reasoning_content" ? Key::kReasoning : Key::kOther;
+      return match(k, {{"completion_tokens", Key::kCompletionTokens},
+                       {"reasoning_content", Key::kReasoning}});
     case 21:
-      return k == "prompt_tokens_details" ? Key::kPromptTokensDetails : Key::kOther;
+      return match(k, {{"prompt_tokens_details", Key::kPromptTokensDetails}});
     case 25:
-      return k == "completion_tokens_details" ? Key::kCompletionTokensDetails : Key::kOther;
+      return match(k, {{"completion_tokens_details", Key::kCompletionTokensDetails}});
     default:
       return Key::kOther;
   }
@@ -381,17 +372,9 @@ class ChunkHandler {
             return &chunk.model;
           case Key::kObject:
             return &chunk.object;
-          // vLLM's flat {"object":"error","message",...}; ignored unless object == "error".
-          case Key::kMessage:
-            return &chunk.error_message;
-          case Key::kType:
-            return &chunk.error_type;
-          case Key::kCode:
-            return &chunk.error_code;
-          case Key::kParam:
-            return &chunk.error_param;
           default:
-            return nullptr;
+            // vLLM's flat {"object":"error","message",...}; ignored unless object == "error".
+            return error_target();
         }
       case Frame::kChoice:
         return key_ == Key::kFinishReason ? &chunk.finish_reason : nullptr;
@@ -412,18 +395,23 @@ class ChunkHandler {
         }
         return key_ == Key::kArguments ? &tool_->arguments : nullptr;
       case Frame::kError:
-        switch (key_) {
-          case Key::kMessage:
-            return &chunk.error_message;
-          case Key::kType:
-            return &chunk.error_type;
-          case Key::kCode:
-            return &chunk.error_code;
-          case Key::kParam:
-            return &chunk.error_param;
-          default:
-            return nullptr;
-        }
+        return error_target();
+      default:
+        return nullptr;
+    }
+  }
+
+  // The fields of an error object, nested ({"error":{...}}) or flat at the root (vLLM).
+  std::string* error_target() {
+    switch (key_) {
+      case Key::kMessage:
+        return &chunk.error_message;
+      case Key::kType:
+        return &chunk.error_type;
+      case Key::kCode:
+        return &chunk.error_code;
+      case Key::kParam:
+        return &chunk.error_param;
       default:
         return nullptr;
     }

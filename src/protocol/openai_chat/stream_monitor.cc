@@ -1,7 +1,8 @@
 #include "protocol/openai_chat/stream_monitor.h"
 
-#include <boost/json/parse.hpp>
 #include <boost/json/value.hpp>
+
+#include "codec/json_read.h"
 
 namespace sluice::protocol::openai_chat {
 namespace json = boost::json;
@@ -32,16 +33,7 @@ bool has_key_with(std::string_view text, std::string_view quoted_key, char open)
 
 std::uint64_t read_count(const json::object& obj, std::string_view key) {
   const json::value* v = obj.if_contains(key);
-  if (v == nullptr) {
-    return 0;
-  }
-  if (v->is_uint64()) {
-    return v->get_uint64();
-  }
-  if (v->is_int64() && v->get_int64() > 0) {
-    return static_cast<std::uint64_t>(v->get_int64());
-  }
-  return 0;
+  return v == nullptr ? 0 : codec::as_count(*v).value_or(0);
 }
 
 std::optional<ir::Usage> parse_usage(const json::value& u) {
@@ -62,14 +54,8 @@ std::optional<ir::Usage> parse_usage(const json::value& u) {
 }
 
 json::value parse_bounded(std::string_view text) {
-  json::parse_options opts;
-  opts.max_depth = 64;
   boost::system::error_code ec;
-  json::value v = json::parse(text, ec, json::storage_ptr(), opts);
-  if (ec) {
-    return nullptr;
-  }
-  return v;
+  return codec::parse_json(text, ec);  // null on error
 }
 
 }  // namespace

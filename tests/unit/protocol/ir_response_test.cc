@@ -1,26 +1,21 @@
 #include "protocol/openai_chat/ir_response.h"
 
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include <boost/json/parse.hpp>
 #include <boost/json/value.hpp>
 #include <gtest/gtest.h>
+
+#include "../support/fixtures.h"
 
 namespace sluice::protocol::openai_chat {
 namespace {
 namespace json = boost::json;
 namespace fs = std::filesystem;
 
-const fs::path kDir = fs::path(SLUICE_FIXTURES_DIR) / "openai-chat";
+using test::read_file;
 
-std::string read_file(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+const fs::path kDir = test::fixture_dir("openai-chat");
 
 std::uint64_t u64(const json::value& v) { return v.to_number<std::uint64_t>(); }
 

@@ -3,7 +3,6 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <sstream>
 
@@ -11,7 +10,7 @@
 #include <boost/json/value.hpp>
 #include <gtest/gtest.h>
 
-#include "codec/sse.h"
+#include "../support/fixtures.h"
 
 namespace sluice::protocol::openai_chat {
 namespace {
@@ -19,33 +18,16 @@ namespace json = boost::json;
 namespace fs = std::filesystem;
 using Kind = ir::StreamEventKind;
 
-const fs::path kDir = fs::path(SLUICE_FIXTURES_DIR) / "openai-chat";
+using test::read_file;
 
-std::string read_file(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+const fs::path kDir = test::fixture_dir("openai-chat");
 
 // Feeds `bytes` through SseParser in `step`-byte pieces (0 = whole), then ends the stream.
 std::vector<ir::StreamEvent> decode(std::string_view bytes, std::size_t step = 0) {
   std::vector<ir::StreamEvent> out;
   StreamDecoder decoder;
-  codec::SseParser sse;
-  codec::SseEvent ev;
-  if (step == 0) {
-    step = bytes.size();
-  }
-  for (std::size_t pos = 0; pos < bytes.size(); pos += step) {
-    sse.feed(bytes.substr(pos, step));
-    while (sse.next(ev) == codec::SseParser::Status::kEvent) {
-      decoder.on_event(ev, out);
-    }
-  }
-  if (sse.finish(ev) == codec::SseParser::Status::kEvent) {
-    decoder.on_event(ev, out);
-  }
+  test::for_each_sse_event(bytes, step,
+                           [&](const codec::SseEvent& ev) { decoder.on_event(ev, out); });
   decoder.on_end(out);
   return out;
 }

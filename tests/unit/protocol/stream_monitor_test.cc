@@ -1,25 +1,15 @@
 #include "protocol/openai_chat/stream_monitor.h"
 
-#include <filesystem>
-#include <fstream>
-#include <sstream>
-
 #include <boost/json/parse.hpp>
 #include <gtest/gtest.h>
 
-#include "codec/sse.h"
+#include "../support/fixtures.h"
 #include "protocol/openai_chat/errors.h"
 
 namespace sluice::protocol::openai_chat {
 namespace {
 
-std::string fixture(const std::string& name) {
-  std::ifstream in(std::filesystem::path(SLUICE_FIXTURES_DIR) / "openai-chat" / name,
-                   std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+std::string fixture(std::string_view name) { return test::read_fixture("openai-chat", name); }
 
 struct Relayed {
   std::string forwarded;
@@ -28,22 +18,11 @@ struct Relayed {
 
 Relayed relay(const std::string& bytes, bool strip) {
   Relayed r{{}, StreamMonitor(strip)};
-  codec::SseParser parser;
-  parser.feed(bytes);
-  codec::SseEvent ev;
-  auto s = parser.next(ev);
-  for (;;) {
-    if (s != codec::SseParser::Status::kEvent) {
-      s = parser.finish(ev);
-      if (s != codec::SseParser::Status::kEvent) {
-        break;
-      }
-    }
+  test::for_each_sse_event(bytes, 0, [&](const codec::SseEvent& ev) {
     if (r.monitor.on_event(ev) == StreamMonitor::Action::kForward) {
       r.forwarded.append(ev.raw);
     }
-    s = parser.next(ev);
-  }
+  });
   return r;
 }
 

@@ -1,12 +1,10 @@
 #include "protocol/anthropic/errors.h"
 
-#include <filesystem>
-#include <fstream>
-#include <sstream>
-
 #include <boost/json/parse.hpp>
 #include <boost/json/value_to.hpp>
 #include <gtest/gtest.h>
+
+#include "../../support/fixtures.h"
 
 namespace sluice::protocol::anthropic {
 namespace {
@@ -79,11 +77,8 @@ TEST(AnthropicErrors, BodyShape) {
 }
 
 TEST(AnthropicErrors, WireErrorsKeepTheirTypeAndStatus) {
-  std::ifstream in(std::filesystem::path(SLUICE_FIXTURES_DIR) / "anthropic" /
-                   "error-400-invalid-request.json");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  json::value fixture = json::parse(ss.str());
+  json::value fixture =
+      json::parse(test::read_fixture("anthropic", "error-400-invalid-request.json"));
   const json::value& err = fixture.at("error");
   Error e = error_from_wire(json::value_to<std::string>(err.at("type")),
                             json::value_to<std::string>(err.at("message")));

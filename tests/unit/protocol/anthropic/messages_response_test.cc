@@ -1,26 +1,17 @@
 #include "protocol/anthropic/messages_response.h"
 
-#include <filesystem>
-#include <fstream>
-#include <sstream>
-
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 #include <gtest/gtest.h>
 
+#include "../../support/fixtures.h"
 #include "protocol/anthropic/conventions.h"
 
 namespace sluice::protocol::anthropic {
 namespace {
 namespace json = boost::json;
 
-std::string fixture(const std::string& name) {
-  std::ifstream in(std::filesystem::path(SLUICE_FIXTURES_DIR) / "anthropic" / name,
-                   std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+std::string fixture(std::string_view name) { return test::read_fixture("anthropic", name); }
 
 // Fields of a live message the IR does not carry, so a decode -> encode round trip cannot
 // reproduce them: top level stop_details, context_management, container; usage.cache_creation

@@ -1,5 +1,3 @@
-#include <filesystem>
-#include <fstream>
 #include <map>
 #include <sstream>
 #include <string>
@@ -10,7 +8,7 @@
 #include <boost/json/value_to.hpp>
 #include <gtest/gtest.h>
 
-#include "codec/sse.h"
+#include "../../support/fixtures.h"
 #include "protocol/anthropic/stream_decoder.h"
 #include "protocol/anthropic/stream_encoder.h"
 
@@ -18,13 +16,7 @@ namespace sluice::protocol::anthropic {
 namespace {
 namespace json = boost::json;
 
-std::string fixture(const std::string& name) {
-  std::ifstream in(std::filesystem::path(SLUICE_FIXTURES_DIR) / "anthropic" / name,
-                   std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+std::string fixture(std::string_view name) { return test::read_fixture("anthropic", name); }
 
 struct Sse {
   std::string event;
@@ -34,23 +26,9 @@ struct Sse {
 // Splits `bytes` into SSE events, feeding the parser `chunk` bytes at a time (0 = all at once).
 std::vector<Sse> parse_sse(std::string_view bytes, std::size_t chunk = 0) {
   std::vector<Sse> events;
-  codec::SseParser parser;
-  codec::SseEvent ev;
-  auto drain = [&] {
-    while (parser.next(ev) == codec::SseParser::Status::kEvent) {
-      events.push_back({std::string(ev.event), std::string(ev.data)});
-    }
-  };
-  if (chunk == 0) {
-    chunk = bytes.size() == 0 ? 1 : bytes.size();
-  }
-  for (std::size_t i = 0; i < bytes.size(); i += chunk) {
-    parser.feed(bytes.substr(i, chunk));
-    drain();
-  }
-  if (parser.finish(ev) == codec::SseParser::Status::kEvent) {
+  test::for_each_sse_event(bytes, chunk, [&](const codec::SseEvent& ev) {
     events.push_back({std::string(ev.event), std::string(ev.data)});
-  }
+  });
   return events;
 }
 

@@ -1,0 +1,46 @@
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+#include <utility>
+
+#include <boost/json/parse.hpp>
+#include <boost/json/storage_ptr.hpp>
+#include <boost/json/value.hpp>
+#include <boost/system/error_code.hpp>
+
+// Helpers for codecs that read a Boost.JSON DOM. Header-only on purpose: sluice_codec itself
+// links only core, and the protocol libraries that include this already link Boost::json.
+namespace sluice::codec {
+
+// The nesting limit for untrusted JSON (client bodies, upstream bytes) unless a caller has its
+// own; Boost.JSON's default is 32.
+inline constexpr std::size_t kMaxJsonDepth = 64;
+
+// json::parse with a depth bound: more than `max_depth` levels fails with
+// boost::json::error::too_deep. The value allocates from `storage` (the default resource when
+// null) and must not outlive it. On failure `ec` is set and the value is null.
+inline boost::json::value parse_json(std::string_view text, boost::system::error_code& ec,
+                                     boost::json::storage_ptr storage = {},
+                                     std::size_t max_depth = kMaxJsonDepth) {
+  boost::json::parse_options opts;
+  opts.max_depth = max_depth;
+  return boost::json::parse(text, ec, std::move(storage), opts);
+}
+
+// A JSON value as a count (token counts, indices): a non-negative integer, whichever of
+// int64 / uint64 Boost.JSON chose for it. Anything else (null, negative, 1.0, a string) is
+// nullopt; callers decide whether that is an error or zero.
+inline std::optional<std::uint64_t> as_count(const boost::json::value& v) {
+  if (v.is_uint64()) {
+    return v.get_uint64();
+  }
+  if (v.is_int64() && v.get_int64() >= 0) {
+    return static_cast<std::uint64_t>(v.get_int64());
+  }
+  return std::nullopt;
+}
+
+}  // namespace sluice::codec
