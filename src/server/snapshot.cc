@@ -1,18 +1,35 @@
 #include "server/snapshot.h"
 
 #include <algorithm>
+#include <array>
 
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 
 namespace sluice::server {
 
-std::string sha256_hex(std::string_view text) {
+std::array<char, 64> sha256_hex(std::string_view text) {
+  // One digest context per thread, the algorithm fetched once: EVP_Digest would allocate a
+  // context and fetch SHA-256 by name (three heap allocations) on every authenticated request.
+  struct Hasher {
+    EVP_MD* md = EVP_MD_fetch(nullptr, "SHA256", nullptr);
+    EVP_MD_CTX* ctx = EVP_MD_CTX_new();
+    ~Hasher() {
+      EVP_MD_CTX_free(ctx);
+      EVP_MD_free(md);
+    }
+  };
+  thread_local Hasher hasher;
+  std::array<char, 64> out{};
   unsigned char digest[EVP_MAX_MD_SIZE];
   unsigned int len = 0;
-  EVP_Digest(text.data(), text.size(), digest, &len, EVP_sha256(), nullptr);
+  if (hasher.md == nullptr || hasher.ctx == nullptr ||
+      EVP_DigestInit_ex2(hasher.ctx, hasher.md, nullptr) != 1 ||
+      EVP_DigestUpdate(hasher.ctx, text.data(), text.size()) != 1 ||
+      EVP_DigestFinal_ex(hasher.ctx, digest, &len) != 1 || len != 32) {
+    return out;  // all zero bytes: matches no stored (hex) hash
+  }
   static constexpr char kHex[] = "0123456789abcdef";
-  std::string out(len * 2, '0');
   for (unsigned int i = 0; i < len; ++i) {
     out[2 * i] = kHex[digest[i] >> 4];
     out[2 * i + 1] = kHex[digest[i] & 0xF];
@@ -98,7 +115,8 @@ const config::Key* Snapshot::authenticate(std::string_view presented) const {
   if (presented.empty() || presented.size() > 1024) {
     return nullptr;
   }
-  const std::string digest = sha256_hex(presented);
+  const std::array<char, 64> hash = sha256_hex(presented);
+  const std::string_view digest(hash.data(), hash.size());
   auto it = by_hash_.find(digest);
   if (it == by_hash_.end()) {
     return nullptr;

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <array>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -54,7 +55,8 @@ class Snapshot {
   std::unordered_map<std::string_view, const config::Key*> by_hash_;
 };
 
-// Lower-case hex SHA-256 of `text`.
-std::string sha256_hex(std::string_view text);
+// Lower-case hex SHA-256 of `text`, without heap allocation (a per-thread digest context).
+// All zero bytes if OpenSSL fails, which matches no stored hash.
+std::array<char, 64> sha256_hex(std::string_view text);
 
 }  // namespace sluice::server

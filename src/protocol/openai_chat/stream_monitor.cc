@@ -1,5 +1,6 @@
 #include "protocol/openai_chat/stream_monitor.h"
 
+#include <boost/json/monotonic_resource.hpp>
 #include <boost/json/value.hpp>
 
 #include "codec/json_read.h"
@@ -53,9 +54,17 @@ std::optional<ir::Usage> parse_usage(const json::value& u) {
   return usage;
 }
 
-json::value parse_bounded(std::string_view text) {
+// The DOMs here are read once and dropped: they allocate from a monotonic arena whose
+// first block is on the caller's stack, so a typical chunk or response (a few KB of DOM)
+// costs no heap allocation; bigger ones spill to the heap.
+struct Arena {
+  unsigned char block[4096];
+  json::monotonic_resource resource{block, sizeof block};
+};
+
+json::value parse_bounded(std::string_view text, Arena& arena) {
   boost::system::error_code ec;
-  return codec::parse_json(text, ec);  // null on error
+  return codec::parse_json(text, ec, &arena.resource);  // null on error
 }
 
 }  // namespace
@@ -73,7 +82,8 @@ StreamMonitor::Action StreamMonitor::on_event(const codec::SseEvent& event) {
   const bool has_usage = has_key_with(data, "\"usage\"", '{');
   const bool has_error = has_key_with(data, "\"error\"", '{');
   if (has_key_with(data, "\"finish_reason\"", '"')) {
-    json::value doc = parse_bounded(data);
+    Arena arena;
+    json::value doc = parse_bounded(data, arena);
     if (const json::value* choices =
             doc.is_object() ? doc.get_object().if_contains("choices") : nullptr;
         choices && choices->is_array()) {
@@ -94,7 +104,8 @@ StreamMonitor::Action StreamMonitor::on_event(const codec::SseEvent& event) {
     saw_output_ = true;
     return Action::kForward;
   }
-  json::value doc = parse_bounded(data);
+  Arena arena;
+  json::value doc = parse_bounded(data, arena);
   if (!doc.is_object()) {
     saw_output_ = true;
     return Action::kForward;
@@ -117,7 +128,8 @@ StreamMonitor::Action StreamMonitor::on_event(const codec::SseEvent& event) {
 }
 
 std::optional<ir::Usage> usage_from_response(std::string_view body) {
-  json::value doc = parse_bounded(body);
+  Arena arena;
+  json::value doc = parse_bounded(body, arena);
   if (!doc.is_object()) {
     return std::nullopt;
   }
