@@ -73,6 +73,7 @@ class Worker {
 
  private:
   Awaitable<void> accept_loop();
+  Awaitable<void> timer_anchor();
 
   std::size_t index_;
   SharedState& shared_;
