@@ -5,6 +5,7 @@
 #include <boost/json/serialize.hpp>
 #include <boost/json/value.hpp>
 
+#include "codec/json_writer.h"
 #include "codec/sse.h"
 #include "core/version.h"
 #include "http/head_writer.h"
@@ -544,6 +545,9 @@ std::optional<Error> check_before_body(Session& session, RequestContext& ctx,
         .with_code("not_found");
   }
   ctx.dialect = dialect_for_target(ctx.path);
+  if (route->endpoint == Endpoint::kModels && head.find("anthropic-version") != head.end()) {
+    ctx.dialect = Dialect::kAnthropic;  // an Anthropic SDK listing models
+  }
   if (head.method() != route->method) {
     return Error(ErrorKind::kMethodNotAllowed,
                  "use " + std::string(sv(bhttp::to_string(route->method))) + " for " +
@@ -598,6 +602,28 @@ http::Awaitable<void> dispatch(Session& session, RequestContext& ctx, Request& r
       co_return;
     }
     case Endpoint::kModels: {
+      if (ctx.dialect == Dialect::kAnthropic) {
+        // Anthropic's list shape (GET /v1/models with anthropic-version, what its SDKs send):
+        // {"data":[{"type":"model","id","display_name","created_at"}],"has_more","first_id",
+        // "last_id"}; one page holds every alias the key may use.
+        std::string body;
+        codec::JsonWriter w(body);
+        w.ch('{').key("data").ch('[');
+        const auto aliases = ctx.snapshot->aliases_for(ctx.key);
+        for (std::size_t i = 0; i < aliases.size(); ++i) {
+          w.raw(i == 0 ? "{" : ",{").key("type").string("model").ch(',');
+          w.key("id").string(aliases[i]).ch(',').key("display_name").string(aliases[i]).ch(',');
+          w.key("created_at").string("1970-01-01T00:00:00Z").ch('}');
+        }
+        w.ch(']').ch(',').key("has_more").boolean(false).ch(',').key("first_id");
+        aliases.empty() ? w.null() : w.string(aliases.front());
+        w.ch(',').key("last_id");
+        aliases.empty() ? w.null() : w.string(aliases.back());
+        w.ch('}');
+        Response res = json_response(bhttp::status::ok, std::move(body));
+        co_await session.send(ctx, res);
+        co_return;
+      }
       json::array data;
       for (std::string_view alias : ctx.snapshot->aliases_for(ctx.key)) {
         data.push_back(json::object{

@@ -399,6 +399,32 @@ describe('messages.stream', () => {
   });
 });
 
+describe('models.list', () => {
+  test('lists the aliases the key may use, in Anthropic shape', async () => {
+    const ids = [];
+    for await (const m of client.models.list()) {
+      assert.equal(m.type, 'model');
+      assert.equal(typeof m.display_name, 'string');
+      assert.ok(!Number.isNaN(Date.parse(m.created_at)));
+      ids.push(m.id);
+    }
+    assert.deepEqual(ids.sort(), ['embed-test', 'gpt-test', 'mock-chat', 'mock-embed']);
+    const limited = [];
+    for await (const m of sdk(LIMITED_KEY).models.list()) {
+      limited.push(m.id);
+    }
+    assert.deepEqual(limited, ['mock-chat']);
+  });
+
+  test('bad key on the models list: AuthenticationError in Anthropic shape', async () => {
+    await assert.rejects(sdk('sk-nope').models.list(), (err) => {
+      assert.ok(err instanceof Anthropic.AuthenticationError);
+      assert.equal(err.error?.error?.type, 'authentication_error');
+      return true;
+    });
+  });
+});
+
 describe('errors in Anthropic shape', () => {
   function errorType(err) {
     return err?.error?.error?.type;
