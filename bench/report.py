@@ -362,6 +362,32 @@ if mem_rows:
               f"{fmt(per, 1, ' KiB')} | {r.get('cpu_s', -1):.1f} | {fmt(r.get('listen_overflows'))} |")
     w("")
 
+inproc_rows = [r for r in rows if r.get("test") == "memory-inproc" and not r.get("failed")]
+if inproc_rows:
+    w("### 10,000 streams in one gateway (in-process provider)")
+    w("")
+    w("The same gateway process, pacing and stall limit as the plateau above, but the route's "
+      "provider is Sluice's built-in mock (`adapter: mock`, 10 content deltas per answer, "
+      "`chunk_interval_ms` = the plateau's pace): no upstream socket, so a stream "
+      "costs the gateway one descriptor and the open-file limit allows the full N. Everything "
+      "else a relayed stream does in the gateway runs (auth, routing, SSE framing, usage "
+      "accounting, access log, disconnect watch); what is missing is the upstream "
+      "connection and its read buffer, so memory per stream here is a lower bound for relayed "
+      "streams (compare the per-stream figure of the plateau table).")
+    w("")
+    w("| path | N | streams started | completed | stall-free | TTFT p50 | TTFT p99 | max gap p99 | "
+      "idle RSS | plateau RSS | per stream | gateway CPU s | listen overflows |")
+    w("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for r in inproc_rows:
+        i = idle.get(r["path"])
+        per = (r["rss_plateau_max_kb"] - i) / r["concurrency"] if (i and i > 0 and r.get("rss_plateau_max_kb", -1) > 0) else None
+        w(f"| Sluice, in-process provider | {r['concurrency']:,} | {r['streams_started']:,} | {r['streams_completed']:,} | "
+          f"{r['stall_free_pct']:.2f}% | {r['ttft_p50_ms']:.2f} ms | {r['ttft_p99_ms']:.2f} ms | "
+          f"{r['max_gap_p99_ms']:.1f} ms | {fmt(i / 1024 if i and i > 0 else None, 1, ' MiB')} | "
+          f"{fmt(r['rss_plateau_max_kb'] / 1024 if r.get('rss_plateau_max_kb', -1) > 0 else None, 1, ' MiB')} | "
+          f"{fmt(per, 1, ' KiB')} | {r.get('cpu_s', -1):.1f} | {fmt(r.get('listen_overflows'))} |")
+    w("")
+
 # ---- 7. micro ---------------------------------------------------------------------------
 w("## Micro-benchmarks")
 w("")
@@ -439,32 +465,6 @@ def per_stream_kib(r):
     return None
 
 
-inproc_rows = [r for r in rows if r.get("test") == "memory-inproc" and not r.get("failed")]
-if inproc_rows:
-    w("### 10,000 streams in one gateway (in-process provider)")
-    w("")
-    w("The same gateway process and pacing as the plateau above, but the route's provider is "
-      "Sluice's built-in mock (`adapter: mock`, one delta per "
-      f"{meta.get('memory_shape', '').split(';')[0] or 'pace'}): no upstream socket, so a stream "
-      "costs the gateway one descriptor and the open-file limit allows the full N. Everything "
-      "else a relayed stream does in the gateway runs (auth, routing, SSE framing, usage "
-      "accounting, access log, disconnect watch); what is missing is the upstream "
-      "connection and its read buffer, so memory per stream here is a lower bound for relayed "
-      "streams (compare the per-stream figure of the plateau table).")
-    w("")
-    w("| path | N | streams started | completed | stall-free | TTFT p50 | TTFT p99 | max gap p99 | "
-      "idle RSS | plateau RSS | per stream | gateway CPU s | listen overflows |")
-    w("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-    for r in inproc_rows:
-        i = idle.get(r["path"])
-        per = (r["rss_plateau_max_kb"] - i) / r["concurrency"] if (i and i > 0 and r.get("rss_plateau_max_kb", -1) > 0) else None
-        w(f"| Sluice, in-process provider | {r['concurrency']:,} | {r['streams_started']:,} | {r['streams_completed']:,} | "
-          f"{r['stall_free_pct']:.2f}% | {r['ttft_p50_ms']:.2f} ms | {r['ttft_p99_ms']:.2f} ms | "
-          f"{r['max_gap_p99_ms']:.1f} ms | {fmt(i / 1024 if i and i > 0 else None, 1, ' MiB')} | "
-          f"{fmt(r['rss_plateau_max_kb'] / 1024 if r.get('rss_plateau_max_kb', -1) > 0 else None, 1, ' MiB')} | "
-          f"{fmt(per, 1, ' KiB')} | {r.get('cpu_s', -1):.1f} | {fmt(r.get('listen_overflows'))} |")
-    w("")
-
 mem_s = next((r for r in mem_rows if r["path"] == GOAL_PATH), None)
 if srows or mem_s:
     parts = []
@@ -474,6 +474,11 @@ if srows or mem_s:
         parts.append(f"20 ms pace: 99% stall-free with TTFT p99 <= 5 s up to N={ok20:,} "
                      f"(direct-to-mock, i.e. the load side alone, up to N={harness:,})")
     status = "not measured"
+    inproc = next((r for r in inproc_rows), None)
+    inproc_rss = (inproc["rss_plateau_max_kb"] / 1048576
+                  if inproc and inproc.get("rss_plateau_max_kb", -1) > 0 else None)
+    inproc_ok = bool(inproc and inproc["concurrency"] >= 10000 and inproc["stall_free_pct"] >= 99
+                     and inproc_rss is not None and inproc_rss < 1)
     if mem_s:
         n = mem_s["concurrency"]
         rss_gib = mem_s["rss_plateau_max_kb"] / 1048576 if mem_s.get("rss_plateau_max_kb", -1) > 0 else None
@@ -491,17 +496,20 @@ if srows or mem_s:
             status = f"missed: RSS {fmt(rss_gib, 2, ' GiB')} at N={n:,}"
         elif n >= 10000 and ok20 >= 10000:
             status = "met"
+        elif inproc_ok:
+            status = (f"partly: 10,000 streams held stall-free in one gateway under 1 GiB "
+                      f"({fmt(inproc_rss, 2, ' GiB')}, in-process provider; relayed: N={n:,}, "
+                      f"{fmt(extrap if n < 10000 else rss_gib, 2, ' GiB')} at 10k); the 20 ms pace is "
+                      f"measurable only up to the load side's ceiling (N={harness:,} direct)")
         else:
             status = (f"partly: memory on track ({fmt(extrap if n < 10000 else rss_gib, 2, ' GiB')} at 10k) and "
                       f"stall-free at N={n:,} with slower pacing; 10,000 at 20 ms pace is not measurable on this "
                       f"machine" + (" (fd limit 2 sockets per stream)" if n < 10000 else ""))
     elif srows:
         status = "missed: 99% stall-free only up to N=" + f"{ok20:,}"
-    inproc = next((r for r in inproc_rows), None)
     if inproc:
-        rss = inproc["rss_plateau_max_kb"] / 1048576 if inproc.get("rss_plateau_max_kb", -1) > 0 else None
         parts.append(f"in-process provider N={inproc['concurrency']:,}: {inproc['stall_free_pct']:.2f}% stall-free, "
-                     f"plateau RSS {fmt(rss, 3, ' GiB')}")
+                     f"plateau RSS {fmt(inproc_rss, 3, ' GiB')}")
     goal("10,000 stall-free streams under 1 GiB RSS", status, "; ".join(parts))
 else:
     goal("10,000 stall-free streams under 1 GiB RSS", "not measured", "no Sluice stream rows (mock or Sluice missing)")
