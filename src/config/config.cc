@@ -63,6 +63,16 @@ std::string to_lower(std::string_view text) {
 
 std::string in_quotes(std::string_view text) { return "\"" + std::string(text) + "\""; }
 
+// Whether a normalised base URL (scheme://host[:port][/path]) names `host`.
+bool url_host_is(std::string_view url, std::string_view host) {
+  const std::size_t start = url.find("://");
+  if (start == std::string_view::npos) {
+    return false;
+  }
+  url.remove_prefix(start + 3);
+  return url.substr(0, url.find_first_of(":/")) == host;
+}
+
 std::string join(const std::vector<std::string>& parts, std::string_view separator = ", ") {
   std::string out;
   for (const std::string& part : parts) {
@@ -268,8 +278,9 @@ class Loader {
   }
 
   void load_provider(const YamlField& field) {
-    const YamlMap m = field.map({"id", "adapter", "base_url", "api_key", "requires_env", "headers",
-                                 "forward_headers", "pool", "timeout", "tls", "mock"});
+    const YamlMap m =
+        field.map({"id", "adapter", "base_url", "api_key", "requires_env", "headers",
+                   "forward_headers", "pool", "timeout", "tls", "mock", "max_tokens_field"});
     DeclaredProvider declared;
     declared.where = field.where();
 
@@ -300,7 +311,7 @@ class Loader {
     }
     // Checked before skipping: these mistakes do not depend on the environment.
     if (adapter == Adapter::kMock) {
-      for (std::string_view name : {"base_url", "api_key", "tls"}) {
+      for (std::string_view name : {"base_url", "api_key", "tls", "max_tokens_field"}) {
         if (auto f = m.get(name)) {
           f->fail("only valid for adapter openai (the mock adapter answers in-process)");
         }
@@ -341,6 +352,18 @@ class Loader {
           f->fail(url.error().message());
         }
         p.base_url = std::move(*url);
+      }
+      p.max_completion_tokens = url_host_is(p.base_url, "api.openai.com");
+      if (auto f = m.get("max_tokens_field")) {
+        const std::string v = f->text();
+        if (v == "max_tokens") {
+          p.max_completion_tokens = false;
+        } else if (v == "max_completion_tokens") {
+          p.max_completion_tokens = true;
+        } else {
+          f->fail("unknown value " + in_quotes(v) +
+                  " (expected: max_tokens, max_completion_tokens)");
+        }
       }
       if (auto f = m.get("api_key")) {
         p.api_key = f->text();

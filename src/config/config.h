@@ -59,6 +59,12 @@ struct Provider {
   PoolSettings pool;
   Timeouts timeout;
   TlsSettings tls;
+  // For kOpenAI: the field that carries a translated request's output limit (an Anthropic
+  // caller's max_tokens). OpenAI's own API rejects `max_tokens` for reasoning models and
+  // takes `max_completion_tokens` for every chat model; most OpenAI-compatible servers (vLLM,
+  // Ollama, llama.cpp) know only `max_tokens`. Default: max_completion_tokens when the base
+  // URL's host is api.openai.com, max_tokens otherwise. Passthrough requests are not touched.
+  bool max_completion_tokens = false;
   // For kMock: embedding vector width and the pause between streamed chunks.
   std::uint32_t mock_embedding_dimensions = 8;
   Millis mock_chunk_interval{0};

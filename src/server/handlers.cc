@@ -485,7 +485,9 @@ Result<std::pair<CallPlan, const RouteRuntime*>> plan_call(RequestContext& ctx, 
     if (!route) {
       return route.error();
     }
-    plan.upstream_body = chat::encode_request(*decoded, (*route)->model, plan.stream);
+    chat::EncodeOptions encode;
+    encode.use_max_completion_tokens = (*route)->provider->config->max_completion_tokens;
+    plan.upstream_body = chat::encode_request(*decoded, (*route)->model, plan.stream, encode);
     return std::pair{std::move(plan), *route};
   }
   auto decoded = endpoint == Endpoint::kChat ? chat::decode_chat_request(req.body())

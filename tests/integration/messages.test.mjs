@@ -22,11 +22,21 @@ let mock;
 
 before(async () => {
   stack = await startStack({
-    config: (m) =>
-      gatewayConfig(m.baseUrl, {
+    config: (m) => {
+      const cfg = gatewayConfig(m.baseUrl, {
         server: { max_body_bytes: MAX_BODY },
         provider: { timeout: { first_byte_ms: 1000, total_ms: 2500 } },
-      }),
+      });
+      // Same mock, configured like OpenAI's own API for translated output limits.
+      cfg.providers.push({
+        id: 'like-openai',
+        adapter: 'openai',
+        base_url: m.baseUrl,
+        max_tokens_field: 'max_completion_tokens',
+      });
+      cfg.routes.push({ alias: 'gpt-reasoning', provider: 'like-openai', model: 'o-mock' });
+      return cfg;
+    },
   });
   ({ gw, mock } = stack);
 });
@@ -125,6 +135,19 @@ describe('errors before the model call', () => {
 });
 
 describe('translated calls', () => {
+  test('max_tokens goes upstream in the field the provider takes', async () => {
+    let r = await postJson(gw, '/v1/messages', body({ model: 'gpt-reasoning', max_tokens: 77 }));
+    assert.equal(r.status, 200, r.text);
+    let sent = JSON.parse((await mock.stats()).last_request.body);
+    assert.equal(sent.max_completion_tokens, 77);
+    assert.equal(sent.max_tokens, undefined);
+    r = await postJson(gw, '/v1/messages', body({ max_tokens: 55 }));
+    assert.equal(r.status, 200, r.text);
+    sent = JSON.parse((await mock.stats()).last_request.body);
+    assert.equal(sent.max_tokens, 55);
+    assert.equal(sent.max_completion_tokens, undefined);
+  });
+
   test('access log: api anthropic, usage and finish reason metered', async () => {
     const r = await postJson(gw, '/v1/messages', body());
     assert.equal(r.status, 200);

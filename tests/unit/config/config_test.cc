@@ -277,6 +277,24 @@ providers:
 )y",
      "test.yaml:6:15: providers[0].base_url: only valid for adapter openai (the mock adapter "
      "answers in-process)"},
+    {"ProviderMaxTokensFieldOnMock", R"y(version: 1
+auth: none
+providers:
+  - id: mock
+    adapter: mock
+    max_tokens_field: max_tokens
+)y",
+     "test.yaml:6:23: providers[0].max_tokens_field: only valid for adapter openai (the mock "
+     "adapter answers in-process)"},
+    {"ProviderMaxTokensFieldUnknown", R"y(version: 1
+auth: none
+providers:
+  - id: oa
+    adapter: openai
+    max_tokens_field: max_output_tokens
+)y",
+     "test.yaml:6:23: providers[0].max_tokens_field: unknown value \"max_output_tokens\" "
+     "(expected: max_tokens, max_completion_tokens)"},
     {"ProviderBaseUrlScheme", R"y(version: 1
 auth: none
 providers:
@@ -1182,6 +1200,38 @@ routes:
   EXPECT_EQ(config->providers[0].base_url, "https://api.openai.com/v1");
   EXPECT_EQ(config->providers[1].base_url, "https://api.example.com:8443/openai/v1");
   EXPECT_EQ(config->providers[2].base_url, "http://vllm.internal");
+}
+
+TEST(ConfigLoadTest, MaxTokensFieldDefaultsByHostAndCanBeSet) {
+  auto config = load_ok(R"y(version: 1
+auth: none
+providers:
+  - id: openai
+    adapter: openai
+  - id: vllm
+    adapter: openai
+    base_url: http://vllm.internal:8000/v1
+  - id: openai-proxy
+    adapter: openai
+    base_url: https://api.openai.com.example.net/v1
+  - id: forced
+    adapter: openai
+    max_tokens_field: max_completion_tokens
+    base_url: http://vllm.internal:8000/v1
+  - id: legacy
+    adapter: openai
+    max_tokens_field: max_tokens
+routes:
+  - alias: chat
+    provider: openai
+    model: m
+)y");
+  ASSERT_EQ(config->providers.size(), 5u);
+  EXPECT_TRUE(config->providers[0].max_completion_tokens);
+  EXPECT_FALSE(config->providers[1].max_completion_tokens);
+  EXPECT_FALSE(config->providers[2].max_completion_tokens);
+  EXPECT_TRUE(config->providers[3].max_completion_tokens);
+  EXPECT_FALSE(config->providers[4].max_completion_tokens);
 }
 
 TEST(ConfigLoadTest, NullSectionsCountAsEmpty) {
