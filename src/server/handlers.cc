@@ -476,7 +476,9 @@ Result<std::pair<CallPlan, const RouteRuntime*>> plan_call(RequestContext& ctx, 
   CallPlan plan;
   plan.endpoint = endpoint;
   if (endpoint == Endpoint::kMessages) {
-    auto decoded = anthropic::decode_request(req.body());
+    anthropic::DecodeStats stats;
+    auto decoded = anthropic::decode_request(req.body(), {}, &stats);
+    ctx.ignored_fields = stats.ignored_fields;
     if (!decoded) {
       return decoded.error();
     }

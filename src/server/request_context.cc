@@ -53,6 +53,9 @@ std::string format_access_log(const RequestContext& ctx) {
     field("api").string(ctx.dialect == Dialect::kAnthropic ? "anthropic" : "openai");
     field("attempts").number(static_cast<std::int64_t>(ctx.attempts));
   }
+  if (ctx.ignored_fields > 0) {
+    field("ignored_fields").number(static_cast<std::uint64_t>(ctx.ignored_fields));
+  }
   field("outcome").string(to_string(ctx.outcome));
   if (!ctx.finish_reason.empty()) {
     field("finish_reason").string(ctx.finish_reason);

@@ -59,6 +59,9 @@ struct RequestContext {
   std::uint64_t bytes_in = 0;
   std::uint64_t bytes_out = 0;
   std::uint64_t events = 0;
+  // Request fields the ingress codec ignored because the IR cannot carry them (schema drift:
+  // a client sending something new). Logged when non-zero.
+  std::uint32_t ignored_fields = 0;
   std::chrono::microseconds upstream_acquire{-1};
   std::chrono::microseconds upstream_first_byte{-1};
   std::chrono::microseconds first_token{-1};  // since `started`, streams only

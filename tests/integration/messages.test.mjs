@@ -161,6 +161,13 @@ describe('translated calls', () => {
     assert.equal(r.headers.get('x-sluice-provider'), 'up');
   });
 
+  test('fields the gateway cannot carry are counted in the access log (schema drift)', async () => {
+    const r = await postJson(gw, '/v1/messages', body({ service_tier: 'auto', context_management: {} }));
+    assert.equal(r.status, 200, r.text);
+    const entry = await gw.waitForLog((l) => l.request_id === r.headers.get('x-request-id'));
+    assert.equal(entry.ignored_fields, 2);
+  });
+
   test('stream: Anthropic events in order, usage metered, no [DONE]', async () => {
     const { res, events, parsed } = await streamMessages();
     assert.equal(res.status, 200);

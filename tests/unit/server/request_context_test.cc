@@ -60,6 +60,14 @@ TEST(AccessLog, ModelCallWithUsageErrorAndEscaping) {
   EXPECT_EQ(o.at("events").to_number<std::uint64_t>(), 7u);
   EXPECT_EQ(o.at("first_token_us").as_int64(), 1500);
   EXPECT_FALSE(o.contains("upstream_acquire_us"));
+  EXPECT_FALSE(o.contains("ignored_fields"));
+}
+
+TEST(AccessLog, IgnoredFieldsAreCounted) {
+  RequestContext ctx;
+  ctx.ignored_fields = 2;
+  json::value v = json::parse(format_access_log(ctx));
+  EXPECT_EQ(v.as_object().at("ignored_fields").to_number<std::uint64_t>(), 2u);
 }
 
 TEST(AccessLog, FinishedModelCallWithoutUsageSaysNull) {
