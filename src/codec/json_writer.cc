@@ -5,12 +5,59 @@
 
 namespace sluice::codec {
 
+namespace {
+
+// Length of the well-formed UTF-8 sequence starting at text[i] (RFC 3629 section 4: no
+// overlongs, no surrogates, nothing above U+10FFFF), or 0 if it is not one.
+std::size_t utf8_sequence(std::string_view text, std::size_t i) {
+  const auto b = [&](std::size_t k) { return static_cast<unsigned char>(text[i + k]); };
+  const auto cont = [&](std::size_t k) { return i + k < text.size() && (b(k) & 0xC0) == 0x80; };
+  const unsigned char c = b(0);
+  if (c >= 0xC2 && c <= 0xDF) {
+    return cont(1) ? 2 : 0;
+  }
+  if (c >= 0xE0 && c <= 0xEF) {
+    if (!cont(1) || !cont(2)) {
+      return 0;
+    }
+    if ((c == 0xE0 && b(1) < 0xA0) || (c == 0xED && b(1) > 0x9F)) {
+      return 0;  // overlong, or a UTF-16 surrogate
+    }
+    return 3;
+  }
+  if (c >= 0xF0 && c <= 0xF4) {
+    if (!cont(1) || !cont(2) || !cont(3)) {
+      return 0;
+    }
+    if ((c == 0xF0 && b(1) < 0x90) || (c == 0xF4 && b(1) > 0x8F)) {
+      return 0;  // overlong, or above U+10FFFF
+    }
+    return 4;
+  }
+  return 0;
+}
+
+}  // namespace
+
 void append_json_escaped(std::string& out, std::string_view text) {
   static constexpr char kHex[] = "0123456789abcdef";
   std::size_t run = 0;  // start of the pending run of bytes that need no escaping
   for (std::size_t i = 0; i < text.size(); ++i) {
     const auto c = static_cast<unsigned char>(text[i]);
-    if (c >= 0x20 && c != '"' && c != '\\') {
+    if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') {
+      continue;
+    }
+    if (c >= 0x80) {
+      // Text may come from upstream bytes (error messages quoting them, event names); JSON
+      // must be UTF-8 (RFC 8259 section 8.1), so a malformed byte becomes U+FFFD instead of
+      // making the whole document unparseable for the caller.
+      if (const std::size_t n = utf8_sequence(text, i); n > 0) {
+        i += n - 1;
+        continue;
+      }
+      out.append(text.data() + run, i - run);
+      run = i + 1;
+      out.append("\\ufffd");
       continue;
     }
     out.append(text.data() + run, i - run);

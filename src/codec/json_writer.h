@@ -9,8 +9,9 @@ namespace sluice::codec {
 // Appends JSON text to a std::string without building a DOM: the stream and response
 // encoders emit small, fixed-shape objects per event, where a DOM + serializer costs more
 // than the event itself. The caller is responsible for well-formedness (commas, nesting);
-// string values are escaped per RFC 8259 section 7 (quote, backslash, control characters;
-// everything else, including UTF-8, is copied as is).
+// string values are escaped per RFC 8259 section 7 (quote, backslash, control characters);
+// well-formed UTF-8 is copied as is and each malformed byte becomes \ufffd, so the output
+// is always valid JSON whatever bytes the text came from.
 class JsonWriter {
  public:
   explicit JsonWriter(std::string& out) : out_(out) {}

@@ -4,6 +4,7 @@
 #include <boost/json/value.hpp>
 
 #include "codec/json_read.h"
+#include "codec/json_writer.h"
 
 namespace sluice::protocol::openai_chat {
 namespace json = boost::json;
@@ -52,16 +53,19 @@ std::string_view type_for_status(int status) {
   return "invalid_request_error";
 }
 
+// Written with JsonWriter: messages can quote upstream bytes, and the writer keeps the
+// output valid JSON (malformed UTF-8 becomes U+FFFD).
 std::string make(std::string_view message, std::string_view type, std::string_view param,
                  std::string_view code) {
-  json::object err;
-  err["message"] = message;
-  err["type"] = type;
-  err["param"] = param.empty() ? json::value(nullptr) : json::value(param);
-  err["code"] = code.empty() ? json::value(nullptr) : json::value(code);
-  json::object root;
-  root["error"] = std::move(err);
-  return json::serialize(root);
+  std::string out;
+  codec::JsonWriter w(out);
+  w.raw(R"({"error":{"message":)").string(message).raw(R"(,"type":)").string(type);
+  w.raw(R"(,"param":)");
+  param.empty() ? w.null() : w.string(param);
+  w.raw(R"(,"code":)");
+  code.empty() ? w.null() : w.string(code);
+  w.raw("}}");
+  return out;
 }
 
 }  // namespace

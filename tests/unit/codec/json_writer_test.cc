@@ -9,7 +9,10 @@ namespace {
 
 TEST(JsonWriter, EscapesQuotesBackslashesAndControlCharacters) {
   std::string out;
-  JsonWriter(out).string(std::string_view("a\"b\\c\n\t\x01\x1f" "d", 10));
+  JsonWriter(out).string(
+      std::string_view("a\"b\\c\n\t\x01\x1f"
+                       "d",
+                       10));
   EXPECT_EQ(out, R"("a\"b\\c\n\t\u0001\u001fd")");
 }
 
@@ -17,6 +20,23 @@ TEST(JsonWriter, CopiesUtf8Unchanged) {
   std::string out;
   JsonWriter(out).string("h\xC3\xA9llo \xF0\x9F\x98\x80");
   EXPECT_EQ(out, "\"h\xC3\xA9llo \xF0\x9F\x98\x80\"");
+}
+
+TEST(JsonWriter, ReplacesMalformedUtf8WithReplacementCharacter) {
+  const auto esc = [](std::string_view in) {
+    std::string out;
+    append_json_escaped(out, in);
+    return out;
+  };
+  EXPECT_EQ(esc("a\xff"
+                "b"),
+            "a\\ufffdb");                                              // 0xFF is never valid
+  EXPECT_EQ(esc("\xc3"), "\\ufffd");                                   // truncated 2-byte sequence
+  EXPECT_EQ(esc("\xc0\xaf"), "\\ufffd\\ufffd");                        // overlong '/'
+  EXPECT_EQ(esc("\xed\xa0\x80"), "\\ufffd\\ufffd\\ufffd");             // UTF-16 surrogate D800
+  EXPECT_EQ(esc("\xf4\x90\x80\x80"), "\\ufffd\\ufffd\\ufffd\\ufffd");  // above U+10FFFF
+  EXPECT_EQ(esc("\xe2\x82"), "\\ufffd\\ufffd");                        // truncated at the end
+  EXPECT_EQ(esc("ok \xe2\x82\xac \xf0\x9f\x98\x80"), "ok \xe2\x82\xac \xf0\x9f\x98\x80");
 }
 
 TEST(JsonWriter, WritesAnObject) {
