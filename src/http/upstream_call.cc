@@ -10,7 +10,11 @@ using Clock = std::chrono::steady_clock;
 
 UpstreamCall::UpstreamCall(std::shared_ptr<UpstreamPool> pool,
                            std::unique_ptr<UpstreamConnection> conn)
-    : pool_(std::move(pool)), conn_(std::move(conn)), provider_id_(pool_->endpoint().provider_id) {
+    : pool_(std::move(pool)),
+      conn_(std::move(conn)),
+      parser_(std::piecewise_construct, std::make_tuple(),
+              std::make_tuple(fields_arena_.allocator())),
+      provider_id_(pool_->endpoint().provider_id) {
   parser_.body_limit(std::numeric_limits<std::uint64_t>::max());
   parser_.header_limit(64 * 1024);
 }

@@ -10,6 +10,7 @@
 
 #include "config/config.h"
 #include "core/result.h"
+#include "http/fields_arena.h"
 #include "http/net.h"
 #include "http/upstream_pool.h"
 
@@ -80,7 +81,8 @@ class UpstreamCall {
 
   std::shared_ptr<UpstreamPool> pool_;
   std::unique_ptr<UpstreamConnection> conn_;
-  beast::http::response_parser<beast::http::buffer_body> parser_;
+  FieldsArena fields_arena_;  // declared before the parser that allocates from it
+  beast::http::response_parser<beast::http::buffer_body, FieldsAllocator> parser_;
   std::chrono::steady_clock::time_point total_deadline_;
   UpstreamTimings timings_;
   bool aborted_ = false;

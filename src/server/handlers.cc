@@ -65,7 +65,7 @@ const Route* find_route(std::string_view path) {
 
 // The gateway key from `Authorization: Bearer`, or from `x-api-key` / `api-key`, the
 // headers the Anthropic and Azure SDKs send, so those clients work unchanged.
-std::string_view presented_key(const bhttp::request_header<>& head) {
+std::string_view presented_key(const RequestHeader& head) {
   if (auto it = head.find(bhttp::field::authorization); it != head.end()) {
     std::string_view v = sv(it->value());
     if (v.size() > 7 && boost::beast::iequals(v.substr(0, 7), "Bearer ")) {
@@ -540,7 +540,7 @@ Dialect dialect_for_target(std::string_view target) {
 }
 
 std::optional<Error> check_before_body(Session& session, RequestContext& ctx,
-                                       const bhttp::request_header<>& head) {
+                                       const RequestHeader& head) {
   ctx.snapshot = session.worker().snapshot_ptr();
   const Route* route = find_route(path_of(ctx.path));
   if (route == nullptr) {

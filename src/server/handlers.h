@@ -14,7 +14,7 @@ namespace sluice::server {
 // request costs no body transfer (and 100-continue is never sent for it). Fills ctx.key and
 // ctx.snapshot.
 std::optional<Error> check_before_body(Session& session, RequestContext& ctx,
-                                       const bhttp::request_header<>& head);
+                                       const RequestHeader& head);
 
 // The protocol whose error shape answers a request for `target` (Anthropic for
 // /v1/messages, OpenAI otherwise); usable as soon as the request line is parsed.

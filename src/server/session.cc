@@ -301,7 +301,9 @@ http::Awaitable<void> Session::run() {
 
     RequestContext ctx;
     const auto& server_settings = worker_.snapshot().config().server;
-    bhttp::request_parser<bhttp::string_body> parser;
+    http::FieldsArena fields_arena;  // outlives the parser and the request it holds
+    bhttp::request_parser<bhttp::string_body, http::FieldsAllocator> parser(
+        std::piecewise_construct, std::make_tuple(), std::make_tuple(fields_arena.allocator()));
     parser.header_limit(server_settings.max_header_bytes);
     parser.body_limit(server_settings.max_body_bytes);
     stream_.expires_never();

@@ -11,6 +11,7 @@
 #include <boost/beast/http/string_body.hpp>
 
 #include "core/error.h"
+#include "http/fields_arena.h"
 #include "http/net.h"
 #include "server/request_context.h"
 
@@ -23,7 +24,9 @@ namespace sluice::server {
 class Worker;
 namespace bhttp = boost::beast::http;
 
-using Request = bhttp::request<bhttp::string_body>;
+// Caller requests: header fields allocated from a per-request arena (http/fields_arena.h).
+using RequestHeader = bhttp::request_header<http::Fields>;
+using Request = bhttp::request<bhttp::string_body, http::Fields>;
 using Response = bhttp::response<bhttp::string_body>;
 
 // One client connection: reads requests one after another (keep-alive, pipelining),
