@@ -58,7 +58,8 @@ std::string make_text_stream(int deltas) {
          R"("completion_tokens":)" +
          std::to_string(deltas) +
          R"(,"total_tokens":99,"prompt_tokens_details":{"cached_tokens":0},)"
-         R"("completion_tokens_details":{"reasoning_tokens":0}}})" + "\n\n";
+         R"("completion_tokens_details":{"reasoning_tokens":0}}})" +
+         "\n\n";
   out += "data: [DONE]\n\n";
   return out;
 }

@@ -33,12 +33,12 @@ struct ContentPart {
   std::string source;      // kImage: URL, or base64 payload when !image_is_url
   std::string media_type;  // kImage with base64 data: "image/png", ...
   bool image_is_url = false;
-  std::string detail;                  // kImage: OpenAI "detail" (auto/low/high), when given
-  std::string signature;               // kReasoning: signature; kRedactedReasoning: data
-  std::vector<ContentPart> parts;      // kToolResult: text / image parts of the result
-  bool is_error = false;               // kToolResult: the tool failed
-  bool cache_breakpoint = false;       // Anthropic cache_control {"type":"ephemeral"} on this part
-  std::string cache_ttl;               // cache_control.ttl when given ("5m", "1h")
+  std::string detail;              // kImage: OpenAI "detail" (auto/low/high), when given
+  std::string signature;           // kReasoning: signature; kRedactedReasoning: data
+  std::vector<ContentPart> parts;  // kToolResult: text / image parts of the result
+  bool is_error = false;           // kToolResult: the tool failed
+  bool cache_breakpoint = false;   // Anthropic cache_control {"type":"ephemeral"} on this part
+  std::string cache_ttl;           // cache_control.ttl when given ("5m", "1h")
 
   static ContentPart make_text(std::string t) {
     ContentPart p;

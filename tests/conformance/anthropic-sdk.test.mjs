@@ -6,7 +6,7 @@
 // tool calls, cached-token usage, finish by length. maxRetries: 0 so SDK retries hide nothing.
 
 import assert from 'node:assert/strict';
-import { after, before, beforeEach, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 
 import Anthropic from '@anthropic-ai/sdk';
 
@@ -17,11 +17,10 @@ import {
   gatewayConfig,
   postJson,
   sseEvents,
-  startStack,
+  useStack,
   waitFor,
 } from '../support/harness.mjs';
 
-let stack;
 let gw;
 let mock;
 let client;
@@ -30,23 +29,14 @@ function sdk(key = GATEWAY_KEY, opts = {}) {
   return new Anthropic({ apiKey: key, baseURL: gw.url, maxRetries: 0, timeout: 15000, ...opts });
 }
 
-before(async () => {
-  stack = await startStack({
-    config: (m) =>
-      gatewayConfig(m.baseUrl, {
-        provider: { timeout: { first_byte_ms: 2000, total_ms: 20000 } },
-      }),
-  });
-  ({ gw, mock } = stack);
+useStack({
+  config: (m) =>
+    gatewayConfig(m.baseUrl, {
+      provider: { timeout: { first_byte_ms: 2000, total_ms: 20000 } },
+    }),
+}, (s) => {
+  ({ gw, mock } = s);
   client = sdk();
-});
-
-after(async () => {
-  await stack?.stop();
-});
-
-beforeEach(async () => {
-  await mock.reset();
 });
 
 async function upstreamBody() {

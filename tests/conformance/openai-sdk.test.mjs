@@ -3,7 +3,7 @@
 // SDK's error classes. maxRetries: 0 everywhere so SDK retries cannot hide gateway behaviour.
 
 import assert from 'node:assert/strict';
-import { after, before, beforeEach, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 
 import OpenAI from 'openai';
 
@@ -14,14 +14,13 @@ import {
   gatewayConfig,
   readFixture,
   splitSse,
-  startStack,
+  useStack,
   waitFor,
 } from '../support/harness.mjs';
 
 const MAX_BODY = 16 * 1024;
 const FIRST_BYTE_MS = 1000;
 
-let stack;
 let gw;
 let mock;
 let client;
@@ -30,36 +29,27 @@ function sdk(key = GATEWAY_KEY, opts = {}) {
   return new OpenAI({ apiKey: key, baseURL: gw.baseUrl, maxRetries: 0, timeout: 15000, ...opts });
 }
 
-before(async () => {
-  stack = await startStack({
-    config: (m) => {
-      const cfg = gatewayConfig(m.baseUrl, {
-        server: { max_body_bytes: MAX_BODY },
-        provider: { timeout: { first_byte_ms: FIRST_BYTE_MS, total_ms: 20000 } },
-      });
-      // A second provider on the same mock with a one-connection pool, for 429 shedding.
-      cfg.providers.push({
-        id: 'tiny',
-        adapter: 'openai',
-        base_url: m.baseUrl,
-        api_key: PROVIDER_KEY,
-        forward_headers: ['x-mock-*'],
-        pool: { max_connections: 1, acquire_timeout_ms: 50 },
-      });
-      cfg.routes.push({ alias: 'gpt-tiny', provider: 'tiny', model: 'tiny-model' });
-      return cfg;
-    },
-  });
-  ({ gw, mock } = stack);
+useStack({
+  config: (m) => {
+    const cfg = gatewayConfig(m.baseUrl, {
+      server: { max_body_bytes: MAX_BODY },
+      provider: { timeout: { first_byte_ms: FIRST_BYTE_MS, total_ms: 20000 } },
+    });
+    // A second provider on the same mock with a one-connection pool, for 429 shedding.
+    cfg.providers.push({
+      id: 'tiny',
+      adapter: 'openai',
+      base_url: m.baseUrl,
+      api_key: PROVIDER_KEY,
+      forward_headers: ['x-mock-*'],
+      pool: { max_connections: 1, acquire_timeout_ms: 50 },
+    });
+    cfg.routes.push({ alias: 'gpt-tiny', provider: 'tiny', model: 'tiny-model' });
+    return cfg;
+  },
+}, (s) => {
+  ({ gw, mock } = s);
   client = sdk();
-});
-
-after(async () => {
-  await stack?.stop();
-});
-
-beforeEach(async () => {
-  await mock.reset();
 });
 
 const messages = [{ role: 'user', content: 'What is the weather in Paris?' }];

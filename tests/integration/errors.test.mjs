@@ -3,7 +3,7 @@
 
 import assert from 'node:assert/strict';
 import os from 'node:os';
-import { after, before, beforeEach, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 
 import {
   GATEWAY_KEY,
@@ -17,26 +17,14 @@ import {
   postJson,
   startMock,
   startSluice,
-  startStack,
+  useStack,
   waitFor,
 } from '../support/harness.mjs';
 
-let stack;
 let gw;
 let mock;
 
-before(async () => {
-  stack = await startStack();
-  ({ gw, mock } = stack);
-});
-
-after(async () => {
-  await stack?.stop();
-});
-
-beforeEach(async () => {
-  await mock.reset();
-});
+useStack(undefined, (s) => ({ gw, mock } = s));
 
 function assertError(r, status, { code, param, type } = {}) {
   assert.equal(r.status, status, r.text);

@@ -3,7 +3,7 @@
 // Anthropic `error` event, and the access log meters translated calls like passthrough ones.
 
 import assert from 'node:assert/strict';
-import { after, before, beforeEach, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 
 import {
   GATEWAY_KEY,
@@ -12,42 +12,30 @@ import {
   gatewayConfig,
   postJson,
   rawRequest,
-  startStack,
+  useStack,
 } from '../support/harness.mjs';
 
 const MAX_BODY = 8 * 1024;
-let stack;
 let gw;
 let mock;
 
-before(async () => {
-  stack = await startStack({
-    config: (m) => {
-      const cfg = gatewayConfig(m.baseUrl, {
-        server: { max_body_bytes: MAX_BODY },
-        provider: { timeout: { first_byte_ms: 1000, total_ms: 2500 } },
-      });
-      // Same mock, configured like OpenAI's own API for translated output limits.
-      cfg.providers.push({
-        id: 'like-openai',
-        adapter: 'openai',
-        base_url: m.baseUrl,
-        max_tokens_field: 'max_completion_tokens',
-      });
-      cfg.routes.push({ alias: 'gpt-reasoning', provider: 'like-openai', model: 'o-mock' });
-      return cfg;
-    },
-  });
-  ({ gw, mock } = stack);
-});
-
-after(async () => {
-  await stack?.stop();
-});
-
-beforeEach(async () => {
-  await mock.reset();
-});
+useStack({
+  config: (m) => {
+    const cfg = gatewayConfig(m.baseUrl, {
+      server: { max_body_bytes: MAX_BODY },
+      provider: { timeout: { first_byte_ms: 1000, total_ms: 2500 } },
+    });
+    // Same mock, configured like OpenAI's own API for translated output limits.
+    cfg.providers.push({
+      id: 'like-openai',
+      adapter: 'openai',
+      base_url: m.baseUrl,
+      max_tokens_field: 'max_completion_tokens',
+    });
+    cfg.routes.push({ alias: 'gpt-reasoning', provider: 'like-openai', model: 'o-mock' });
+    return cfg;
+  },
+}, (s) => ({ gw, mock } = s));
 
 const body = (extra = {}) => ({
   model: 'gpt-test',

@@ -3,7 +3,7 @@
 // 100-continue. One gateway + mock for the whole file.
 
 import assert from 'node:assert/strict';
-import { after, before, beforeEach, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 
 import {
   GATEWAY_KEY,
@@ -19,25 +19,13 @@ import {
   postJson,
   rawRequest,
   startSluice,
-  startStack,
+  useStack,
 } from '../support/harness.mjs';
 
-let stack;
 let gw;
 let mock;
 
-before(async () => {
-  stack = await startStack();
-  ({ gw, mock } = stack);
-});
-
-after(async () => {
-  await stack?.stop();
-});
-
-beforeEach(async () => {
-  await mock.reset();
-});
+useStack(undefined, (s) => ({ gw, mock } = s));
 
 describe('health and readiness', () => {
   test('GET /healthz is 200 {"status":"ok"} with a generated 32-hex x-request-id', async () => {

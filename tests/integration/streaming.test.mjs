@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { after, before, beforeEach, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 
 import {
   GATEWAY_KEY,
@@ -20,25 +20,14 @@ import {
   splitSse,
   sseEvents,
   startStack,
+  useStack,
   waitFor,
 } from '../support/harness.mjs';
 
-let stack;
 let gw;
 let mock;
 
-before(async () => {
-  stack = await startStack();
-  ({ gw, mock } = stack);
-});
-
-after(async () => {
-  await stack?.stop();
-});
-
-beforeEach(async () => {
-  await mock.reset();
-});
+useStack(undefined, (s) => ({ gw, mock } = s));
 
 function stream(body, headers = {}, signal) {
   return fetch(`${gw.url}/v1/chat/completions`, {

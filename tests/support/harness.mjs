@@ -9,6 +9,7 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtempSync, rmSync, writeFileSync, readFileSync, existsSync } from 'node:fs';
 import net from 'node:net';
+import { after, before, beforeEach } from 'node:test';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -510,6 +511,25 @@ export async function startStack({ mockOpts, config, sluiceOpts } = {}) {
       return code;
     },
   };
+}
+
+/**
+ * One mock + gateway stack for a whole test file: registers node:test hooks that start it
+ * before the first test, stop it after the last, and zero the mock's counters before each
+ * test. `onStart(stack)` runs once the stack is up (assign gw / mock / clients there).
+ */
+export function useStack(opts, onStart) {
+  let stack;
+  before(async () => {
+    stack = await startStack(opts);
+    onStart?.(stack);
+  });
+  after(async () => {
+    await stack?.stop();
+  });
+  beforeEach(async () => {
+    await stack.mock.reset();
+  });
 }
 
 /** A TCP port on 127.0.0.1 with nothing listening (bound, then closed). */
