@@ -120,7 +120,6 @@ MockReply mock_chat(const protocol::openai_chat::ChatRequest& request, std::stri
     return reply;
   }
 
-  reply.content_type = "text/event-stream";
   auto chunk = [&](json::object delta, json::value finish_reason) {
     json::object choice{{"index", 0},
                         {"delta", std::move(delta)},

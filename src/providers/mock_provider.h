@@ -11,9 +11,9 @@ namespace sluice::providers {
 
 // The built-in `mock` provider: deterministic OpenAI-shaped answers computed in process,
 // so Sluice works offline and tests need no network. Replies depend only on the request.
+// Always a success: the mock has no failure modes of its own (the server answers 200 with
+// application/json, or a text/event-stream of `events`).
 struct MockReply {
-  int status = 200;
-  std::string content_type = "application/json";
   std::string body;                 // non-stream responses
   std::vector<std::string> events;  // stream responses: framed SSE blocks, [DONE] included
 };
