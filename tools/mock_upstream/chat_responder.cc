@@ -83,6 +83,29 @@ void append_word(std::string& out, std::uint32_t i) {
   out += std::to_string(i);
 }
 
+// A chat.completion up to the message's first field: {"id":..,...,"message":{"role":"assistant",
+void open_completion(std::string& out, std::string_view id, std::int64_t created,
+                     std::string_view model) {
+  out += R"({"id":)";
+  append_json_string(out, id);
+  out += R"(,"object":"chat.completion","created":)";
+  out += std::to_string(created);
+  out += R"(,"model":)";
+  append_json_string(out, model);
+  out += R"(,"choices":[{"index":0,"message":{"role":"assistant",)";
+}
+
+// What follows a text message's "content" value, up to the end of "choices".
+constexpr std::string_view kTextChoiceEnd =
+    R"(,"refusal":null,"annotations":[]},"logprobs":null,"finish_reason":"stop"}])";
+
+// The rest of a chat.completion after "choices": usage and the closing fields.
+void close_completion(std::string& out, std::uint32_t prompt, std::uint32_t completion) {
+  out += R"(,"usage":)";
+  append_usage(out, prompt, completion);
+  out += R"(,"service_tier":"default","system_fingerprint":"fp_mock"})";
+}
+
 std::uint32_t completion_tokens(const ChatRequest& request, const ChatReplySpec& spec) {
   return request.tool_name ? kToolCompletionTokens : spec.words + 2;
 }
@@ -92,6 +115,7 @@ class ChatStream final : public EventSource {
   ChatStream(const ChatRequest& request, const ChatReplySpec& spec)
       : words_(spec.words),
         include_usage_(request.include_usage),
+        done_event_(!spec.omit_done),
         prompt_tokens_(request.prompt_tokens),
         completion_tokens_(completion_tokens(request, spec)) {
     prefix_ = R"({"id":"chatcmpl-mock-)";
@@ -162,7 +186,7 @@ class ChatStream final : public EventSource {
       out += "}\n\n";
       return true;
     }
-    if (i == counted + (include_usage_ ? 3 : 2)) {
+    if (done_event_ && i == counted + (include_usage_ ? 3 : 2)) {
       out += "data: [DONE]\n\n";
       return true;
     }
@@ -196,6 +220,7 @@ class ChatStream final : public EventSource {
   std::uint32_t words_;
   std::uint32_t position_ = 0;
   bool include_usage_;
+  bool done_event_;
   std::uint32_t prompt_tokens_;
   std::uint32_t completion_tokens_;
 };
@@ -248,13 +273,8 @@ Result<ChatRequest> parse_chat_request(std::string_view body) {
 }
 
 std::string chat_completion_body(const ChatRequest& request, const ChatReplySpec& spec) {
-  std::string out = R"({"id":"chatcmpl-mock-)";
-  out += std::to_string(spec.number);
-  out += R"(","object":"chat.completion","created":)";
-  out += std::to_string(spec.created);
-  out += R"(,"model":)";
-  append_json_string(out, request.model);
-  out += R"(,"choices":[{"index":0,"message":{"role":"assistant",)";
+  std::string out;
+  open_completion(out, "chatcmpl-mock-" + std::to_string(spec.number), spec.created, request.model);
   if (request.tool_name) {
     out += R"("content":null,"refusal":null,"annotations":[],"tool_calls":[{"id":")";
     out += kToolCallId;
@@ -269,11 +289,21 @@ std::string chat_completion_body(const ChatRequest& request, const ChatReplySpec
       out.push_back(' ');
       append_word(out, i);
     }
-    out += R"(","refusal":null,"annotations":[]},"logprobs":null,"finish_reason":"stop"}])";
+    out.push_back('"');
+    out += kTextChoiceEnd;
   }
-  out += R"(,"usage":)";
-  append_usage(out, request.prompt_tokens, completion_tokens(request, spec));
-  out += R"(,"service_tier":"default","system_fingerprint":"fp_mock"})";
+  close_completion(out, request.prompt_tokens, completion_tokens(request, spec));
+  return out;
+}
+
+std::string text_completion_body(std::string_view id, std::int64_t created, std::string_view model,
+                                 std::string_view content) {
+  std::string out;
+  open_completion(out, id, created, model);
+  out += R"("content":)";
+  append_json_string(out, content);
+  out += kTextChoiceEnd;
+  close_completion(out, 1, 1);
   return out;
 }
 

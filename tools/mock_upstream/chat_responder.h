@@ -34,12 +34,19 @@ struct ChatReplySpec {
   std::uint64_t number = 0;  // id is "chatcmpl-mock-<number>"
   std::int64_t created = 0;  // unix seconds
   std::uint32_t words = 8;   // x-mock-events: content is "Mock reply w1 .. w<words>"
+  bool omit_done = false;    // x-mock-omit-done: the stream ends without "data: [DONE]"
 };
 
 // A chat.completion object (non-stream response body).
 std::string chat_completion_body(const ChatRequest& request, const ChatReplySpec& spec);
 
-// The chat.completion.chunk events of a streamed reply, ending with "data: [DONE]".
+// A chat.completion whose one choice is an assistant message with this text content,
+// finish_reason "stop" and usage 1 + 1 tokens.
+std::string text_completion_body(std::string_view id, std::int64_t created, std::string_view model,
+                                 std::string_view content);
+
+// The chat.completion.chunk events of a streamed reply, ending with "data: [DONE]" unless
+// spec.omit_done.
 // Text: a role chunk (kPrelude), `words` content chunks ("Mock reply w1", " w2", ...;
 // kCounted), a finish_reason "stop" chunk, the usage chunk if requested, [DONE] (kTrailer).
 // Tool call: the role chunk carries the tool call header (id, type, name, arguments ""),

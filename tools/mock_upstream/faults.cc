@@ -1,5 +1,6 @@
 #include "faults.h"
 
+#include <algorithm>
 #include <charconv>
 
 namespace sluice::mock {
@@ -27,6 +28,102 @@ Error bad_header(std::string_view what, std::string_view value, std::string_view
   return Error(ErrorKind::kBadRequest, std::move(msg));
 }
 
+// Comma-separated decimal integers, each accepted by `ok`. `what` names the header and
+// `expected` says what a good value looks like.
+Result<std::vector<int>> parse_int_list(std::string_view text, std::string_view what,
+                                        std::string_view expected, bool (*ok)(int)) {
+  std::vector<int> out;
+  std::string_view rest = text;
+  while (true) {
+    std::size_t comma = rest.find(',');
+    std::string_view item = trim(rest.substr(0, comma));
+    int n = 0;
+    auto [ptr, ec] = std::from_chars(item.data(), item.data() + item.size(), n);
+    if (item.empty() || ec != std::errc() || ptr != item.data() + item.size() || !ok(n)) {
+      return bad_header(what, text, expected);
+    }
+    out.push_back(n);
+    if (comma == std::string_view::npos) {
+      break;
+    }
+    rest.remove_prefix(comma + 1);
+  }
+  return out;
+}
+
+// "1" / "true" or "0" / "false".
+Result<bool> parse_fault_flag(std::string_view text, std::string_view what) {
+  std::string_view v = trim(text);
+  if (v == "1" || v == "true") {
+    return true;
+  }
+  if (v == "0" || v == "false") {
+    return false;
+  }
+  return bad_header(what, text, "expected 1 or 0");
+}
+
+// One Faults member and the header that sets it.
+template <class T>
+struct HeaderField {
+  std::string_view header;
+  T Faults::*field;
+};
+
+// Sets each member in `table` whose header the request carries to parse(value, header).
+template <class T, std::size_t N, class Parse>
+Result<void> read_fields(const HeaderList& headers, const HeaderField<T> (&table)[N], Parse parse,
+                         Faults& f) {
+  for (const auto& entry : table) {
+    if (auto v = find_header(headers, entry.header)) {
+      auto parsed = parse(*v, entry.header);
+      if (!parsed) {
+        return parsed.error();
+      }
+      f.*(entry.field) = *parsed;
+    }
+  }
+  return {};
+}
+
+// RFC 9110 section 5.6.2 token characters.
+bool is_token(std::string_view name) {
+  constexpr std::string_view kSpecials = "!#$%&'*+-.^_`|~";
+  return !name.empty() && std::all_of(name.begin(), name.end(), [&](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+           kSpecials.find(c) != std::string_view::npos;
+  });
+}
+
+// Appends "<name>: <value>\r\n" for every x-mock-set-<name> header, in wire order. The name
+// is lower-cased; the value is kept as received. Framing headers are refused: the mock
+// frames its own responses.
+Result<std::string> parse_set_headers(const HeaderList& headers) {
+  std::string out;
+  std::string name;
+  for (const auto& [wire_name, value] : headers) {
+    if (wire_name.size() < kSetHeaderPrefix.size() ||
+        !iequals(wire_name.substr(0, kSetHeaderPrefix.size()), kSetHeaderPrefix)) {
+      continue;
+    }
+    assign_lower(name, wire_name.substr(kSetHeaderPrefix.size()));
+    if (!is_token(name)) {
+      return bad_header(wire_name, value, "the header name after x-mock-set- must be a token");
+    }
+    if (name == "content-length" || name == "transfer-encoding" || name == "connection") {
+      return bad_header(wire_name, value, "framing headers cannot be set");
+    }
+    if (value.find_first_of(std::string_view("\r\n\0", 3)) != std::string_view::npos) {
+      return bad_header(wire_name, value, "CR, LF and NUL are not allowed");
+    }
+    out += name;
+    out += ": ";
+    out += value;
+    out += "\r\n";
+  }
+  return out;
+}
+
 }  // namespace
 
 Result<std::uint32_t> parse_fault_number(std::string_view text, std::string_view what) {
@@ -43,46 +140,26 @@ Result<std::uint32_t> parse_fault_number(std::string_view text, std::string_view
 }
 
 Result<std::vector<int>> parse_status_list(std::string_view text) {
-  std::vector<int> out;
-  std::string_view rest = text;
-  while (true) {
-    std::size_t comma = rest.find(',');
-    std::string_view item = trim(rest.substr(0, comma));
-    int n = 0;
-    auto [ptr, ec] = std::from_chars(item.data(), item.data() + item.size(), n);
-    if (item.empty() || ec != std::errc() || ptr != item.data() + item.size() || n < 100 ||
-        n > 599) {
-      return bad_header("x-mock-status", text, "expected HTTP statuses 100..599, comma-separated");
-    }
-    out.push_back(n);
-    if (comma == std::string_view::npos) {
-      break;
-    }
-    rest.remove_prefix(comma + 1);
-  }
-  return out;
+  return parse_int_list(text, "x-mock-status", "expected HTTP statuses 100..599, comma-separated",
+                        [](int n) { return n >= 100 && n <= 599; });
+}
+
+Result<std::vector<int>> parse_informational_list(std::string_view text) {
+  return parse_int_list(text, "x-mock-informational",
+                        "expected interim statuses 100..199 (not 101), comma-separated",
+                        [](int n) { return n >= 100 && n <= 199 && n != 101; });
 }
 
 Result<Faults> parse_faults(const HeaderList& headers, const Faults& defaults) {
   Faults f = defaults;
-  struct NumberField {
-    std::string_view header;
-    std::uint32_t Faults::*field;
-  };
-  static constexpr NumberField kNumbers[] = {
+  static constexpr HeaderField<std::uint32_t> kNumbers[] = {
       {"x-mock-latency-ms", &Faults::latency_ms},
       {"x-mock-first-byte-ms", &Faults::first_byte_ms},
       {"x-mock-pace-ms", &Faults::pace_ms},
       {"x-mock-events", &Faults::events},
   };
-  for (const auto& nf : kNumbers) {
-    if (auto v = find_header(headers, nf.header)) {
-      auto n = parse_fault_number(*v, nf.header);
-      if (!n) {
-        return n.error();
-      }
-      f.*(nf.field) = *n;
-    }
+  if (auto read = read_fields(headers, kNumbers, parse_fault_number, f); !read) {
+    return read.error();
   }
 
   if (f.events > kMaxEvents) {
@@ -150,6 +227,27 @@ Result<Faults> parse_faults(const HeaderList& headers, const Faults& defaults) {
   if (auto v = find_header(headers, "x-mock-content-type")) {
     f.content_type = std::string(trim(*v));
   }
+  if (auto v = find_header(headers, "x-mock-informational")) {
+    auto list = parse_informational_list(*v);
+    if (!list) {
+      return list.error();
+    }
+    f.informational = std::move(*list);
+  }
+
+  static constexpr HeaderField<bool> kFlags[] = {
+      {"x-mock-trailing-response", &Faults::trailing_response},
+      {"x-mock-omit-done", &Faults::omit_done},
+  };
+  if (auto read = read_fields(headers, kFlags, parse_fault_flag, f); !read) {
+    return read.error();
+  }
+
+  auto set_headers = parse_set_headers(headers);
+  if (!set_headers) {
+    return set_headers.error();
+  }
+  f.set_headers = std::move(*set_headers);
   return f;
 }
 

@@ -29,7 +29,7 @@ struct Faults {
   DisconnectMode disconnect_mode = DisconnectMode::kFin;
   // Empty: no injected status. One entry: always that status. Several: the k-th request
   // (k counted per sequence key since the last reset) gets entry min(k, size - 1); an
-  // entry below 400 means "answer normally".
+  // entry below 400 means "answer normally" (with that status if it is a 2xx, else 200).
   std::vector<int> status;
   // Key for the status sequence counter; defaults to the x-mock-status text itself.
   std::string sequence_key;
@@ -37,6 +37,15 @@ struct Faults {
   std::string fixture;
   std::optional<std::string> raw_body;
   std::string content_type;
+  // x-mock-informational: one interim head per entry (100..199, not 101), in this order,
+  // before the final head.
+  std::vector<int> informational;
+  // x-mock-set-<name>: value, pre-formatted as "<name>: value\r\n" lines for the final head.
+  std::string set_headers;
+  // x-mock-trailing-response: write a second, unrequested response after this one.
+  bool trailing_response = false;
+  // x-mock-omit-done: generated streams end without the "data: [DONE]" event.
+  bool omit_done = false;
 };
 
 // Largest accepted value of any numeric fault, so a typo cannot make the mock sleep for
@@ -52,9 +61,18 @@ Result<std::uint32_t> parse_fault_number(std::string_view text, std::string_view
 // Parses an x-mock-status value: one status or a comma-separated sequence, each 100..599.
 Result<std::vector<int>> parse_status_list(std::string_view text);
 
+// Parses an x-mock-informational value: comma-separated statuses, each 100..199 but not 101
+// (a switch of protocols is not an interim response).
+Result<std::vector<int>> parse_informational_list(std::string_view text);
+
+// Prefix of the headers whose suffix names a response header to add: x-mock-set-<name>.
+inline constexpr std::string_view kSetHeaderPrefix = "x-mock-set-";
+
 // `defaults` overridden by the request's x-mock-* headers. A malformed header value is a
 // kBadRequest error naming the header. The values "none" / "off" / "-1" turn off
-// stall-after, disconnect-after and status set by a per-run default.
+// stall-after, disconnect-after and status set by a per-run default. An x-mock-set-<name>
+// header whose <name> is empty, not an HTTP token, or a framing header (content-length,
+// transfer-encoding, connection) is also a kBadRequest error.
 Result<Faults> parse_faults(const HeaderList& headers, const Faults& defaults);
 
 }  // namespace sluice::mock

@@ -3,27 +3,28 @@
 namespace sluice::mock {
 namespace {
 
+char lower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
+
+}  // namespace
+
 bool iequals(std::string_view a, std::string_view b) {
   if (a.size() != b.size()) {
     return false;
   }
   for (std::size_t i = 0; i < a.size(); ++i) {
-    char x = a[i];
-    char y = b[i];
-    if (x >= 'A' && x <= 'Z') {
-      x = static_cast<char>(x - 'A' + 'a');
-    }
-    if (y >= 'A' && y <= 'Z') {
-      y = static_cast<char>(y - 'A' + 'a');
-    }
-    if (x != y) {
+    if (lower(a[i]) != lower(b[i])) {
       return false;
     }
   }
   return true;
 }
 
-}  // namespace
+void assign_lower(std::string& out, std::string_view in) {
+  out.assign(in);
+  for (char& c : out) {
+    c = lower(c);
+  }
+}
 
 std::optional<std::string_view> find_header(const HeaderList& headers, std::string_view name) {
   for (const auto& [n, v] : headers) {

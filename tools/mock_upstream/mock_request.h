@@ -1,6 +1,7 @@
 #pragma once
 
 #include <optional>
+#include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -19,6 +20,12 @@ struct MockRequest {
   HeaderList headers;
   std::string_view body;
 };
+
+// ASCII case-insensitive equality (header names).
+bool iequals(std::string_view a, std::string_view b);
+
+// `out` = `in` with ASCII letters lower-cased (reuses `out`'s capacity).
+void assign_lower(std::string& out, std::string_view in);
 
 // The value of the first header named `name` (ASCII case-insensitive), or nullopt.
 std::optional<std::string_view> find_header(const HeaderList& headers, std::string_view name);

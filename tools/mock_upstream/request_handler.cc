@@ -6,6 +6,7 @@
 #include "embeddings_responder.h"
 #include "fixture.h"
 #include "openai_errors.h"
+#include "trailing_response.h"
 
 namespace sluice::mock {
 namespace {
@@ -48,6 +49,17 @@ Reply method_not_allowed(const MockRequest& request) {
   return error_reply(e);
 }
 
+// A normal answer sent with `status` (200, or the 2xx of x-mock-status). A 204 or 205 must
+// not carry content (RFC 9110 sections 15.3.5 and 15.3.6), so it goes out without a body.
+Reply with_success_status(Reply r, int status) {
+  r.status = status;
+  if (status == 204 || status == 205) {
+    r.body.clear();
+    r.stream.reset();
+  }
+  return r;
+}
+
 constexpr std::string_view kModelsBody =
     R"({"object":"list","data":[{"id":"mock-1","object":"model","created":0,)"
     R"("owned_by":"sluice-mock"}]})";
@@ -63,6 +75,9 @@ Reply RequestHandler::handle(const MockRequest& request) const {
   }
   std::uint64_t number = stats_.count_request();
   stats_.record_last_request(request);
+  if (auto key = find_header(request.headers, "x-mock-count-key")) {
+    stats_.count_key(*key);
+  }
   switch (endpoint_of(path_of(request.target))) {
     case Endpoint::kChat:
       stats_.chat_requests.fetch_add(1, std::memory_order_relaxed);
@@ -89,6 +104,10 @@ Reply RequestHandler::handle(const MockRequest& request) const {
     r.extra_headers += "Retry-After: ";
     r.extra_headers += faults->retry_after;
     r.extra_headers += "\r\n";
+  }
+  r.extra_headers += faults->set_headers;
+  if (faults->trailing_response) {
+    append_trailing_response(r.trailing, static_cast<std::int64_t>(std::time(nullptr)));
   }
   r.faults = std::move(*faults);
   return r;
@@ -123,6 +142,8 @@ Reply RequestHandler::handle_api(const MockRequest& request, const Faults& fault
     std::uint64_t k = faults.status.size() == 1 ? 0 : stats_.next_in_sequence(faults.sequence_key);
     status = faults.status[std::min<std::uint64_t>(k, faults.status.size() - 1)];
   }
+  // A 2xx replaces the status of a normal answer; 1xx and 3xx answer normally with 200.
+  const int success_status = status >= 200 && status < 300 ? status : 200;
   std::string_view content_type =
       faults.content_type.empty() ? std::string_view("application/json") : faults.content_type;
 
@@ -173,7 +194,8 @@ Reply RequestHandler::handle_api(const MockRequest& request, const Faults& fault
       if (!chat) {
         return error_reply(chat.error());
       }
-      ChatReplySpec spec{number, static_cast<std::int64_t>(std::time(nullptr)), faults.events};
+      ChatReplySpec spec{number, static_cast<std::int64_t>(std::time(nullptr)), faults.events,
+                         faults.omit_done};
       Reply r;
       if (chat->stream) {
         r.content_type = "text/event-stream";
@@ -181,7 +203,7 @@ Reply RequestHandler::handle_api(const MockRequest& request, const Faults& fault
       } else {
         r.body = chat_completion_body(*chat, spec);
       }
-      return r;
+      return with_success_status(std::move(r), success_status);
     }
     case Endpoint::kEmbeddings: {
       if (request.method != "POST") {
@@ -193,7 +215,7 @@ Reply RequestHandler::handle_api(const MockRequest& request, const Faults& fault
       }
       Reply r;
       r.body = embeddings_body(*emb);
-      return r;
+      return with_success_status(std::move(r), success_status);
     }
     case Endpoint::kModels: {
       if (request.method != "GET") {
@@ -201,7 +223,7 @@ Reply RequestHandler::handle_api(const MockRequest& request, const Faults& fault
       }
       Reply r;
       r.body = kModelsBody;
-      return r;
+      return with_success_status(std::move(r), success_status);
     }
     case Endpoint::kUnknown:
       break;

@@ -25,12 +25,15 @@ struct MockConfig {
 struct Reply {
   int status = 200;
   std::string content_type = "application/json";
-  // Pre-formatted "Name: value\r\n" lines (Retry-After).
+  // Pre-formatted "Name: value\r\n" lines for the final head (Retry-After, x-mock-set-*).
   std::string extra_headers;
   // The body of a non-stream reply.
   std::string body;
   // Non-null: a chunked stream of these events instead of `body`.
   std::unique_ptr<EventSource> stream;
+  // Bytes to write right after the complete reply, in the same write as its last bytes
+  // (x-mock-trailing-response). Not sent when the reply is cut or stalled.
+  std::string trailing;
   // The faults in effect. Default-constructed (no delays) for /_mock/* and for requests
   // rejected for a malformed x-mock-* header.
   Faults faults;

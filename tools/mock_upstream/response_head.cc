@@ -8,14 +8,30 @@ std::string_view reason_phrase(int status) {
   switch (status) {
     case 100:
       return "Continue";
+    case 102:
+      return "Processing";
+    case 103:
+      return "Early Hints";
     case 200:
       return "OK";
     case 201:
       return "Created";
     case 202:
       return "Accepted";
+    case 203:
+      return "Non-Authoritative Information";
     case 204:
       return "No Content";
+    case 205:
+      return "Reset Content";
+    case 206:
+      return "Partial Content";
+    case 207:
+      return "Multi-Status";
+    case 208:
+      return "Already Reported";
+    case 226:
+      return "IM Used";
     case 301:
       return "Moved Permanently";
     case 302:
@@ -71,18 +87,25 @@ void append_number(std::string& out, std::uint64_t n, int base = 10) {
   out.append(buf, end);
 }
 
+void append_status_line(std::string& out, int status) {
+  out += "HTTP/1.1 ";
+  append_number(out, static_cast<std::uint64_t>(status));
+  out.push_back(' ');
+  out += reason_phrase(status);
+  out += "\r\n";
+}
+
 }  // namespace
 
 void append_response_head(std::string& out, const ResponseHead& head) {
-  out += "HTTP/1.1 ";
-  append_number(out, static_cast<std::uint64_t>(head.status));
-  out.push_back(' ');
-  out += reason_phrase(head.status);
-  out += "\r\nServer: sluice-mock-upstream\r\nContent-Type: ";
+  append_status_line(out, head.status);
+  out += "Server: sluice-mock-upstream\r\nContent-Type: ";
   out += head.content_type;
   if (head.chunked) {
     out += "\r\nTransfer-Encoding: chunked\r\nCache-Control: no-cache";
-  } else {
+  } else if (head.status != 204 || head.content_length != 0) {
+    // RFC 9110 section 8.6: no Content-Length in a 204. A 204 with a body (a raw body or
+    // fixture the test asked for) keeps it, so that the broken framing reaches the peer.
     out += "\r\nContent-Length: ";
     append_number(out, head.content_length);
   }
@@ -93,6 +116,14 @@ void append_response_head(std::string& out, const ResponseHead& head) {
   }
   out += "\r\n";
   out += head.extra_headers;
+  out += "\r\n";
+}
+
+void append_interim_head(std::string& out, int status) {
+  append_status_line(out, status);
+  if (status == 103) {
+    out += "Link: </x>; rel=preload\r\n";
+  }
   out += "\r\n";
 }
 

@@ -13,7 +13,8 @@ struct ResponseHead {
   // Written as x-mock-request-number.
   std::uint64_t request_number = 0;
   bool keep_alive = true;
-  // true: Transfer-Encoding: chunked; false: Content-Length: content_length.
+  // true: Transfer-Encoding: chunked; false: Content-Length: content_length (omitted for a
+  // 204 whose content_length is 0).
   bool chunked = false;
   std::size_t content_length = 0;
   // Pre-formatted "Name: value\r\n" lines, written verbatim.
@@ -22,6 +23,10 @@ struct ResponseHead {
 
 // Appends the status line, headers and the blank line that ends the head.
 void append_response_head(std::string& out, const ResponseHead& head);
+
+// An interim (1xx) response head: the status line and, for 103 Early Hints, a Link field,
+// then the blank line.
+void append_interim_head(std::string& out, int status);
 
 // "OK", "Too Many Requests", ...; "Unknown" for statuses without a standard phrase.
 std::string_view reason_phrase(int status);

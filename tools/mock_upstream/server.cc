@@ -241,6 +241,20 @@ struct Connection {
     }
     auto& aborted = is_stream ? stats.streams_aborted : stats.requests_aborted;
 
+    // Interim heads go out at once, before any latency, as a server that acknowledges a
+    // request early and answers later would send them.
+    if (!f.informational.empty()) {
+      out.clear();
+      for (int status : f.informational) {
+        append_interim_head(out, status);
+      }
+      bool interim_sent = co_await write_out();
+      if (!interim_sent) {
+        bump(aborted);
+        co_return false;
+      }
+    }
+
     // For a non-stream reply the first byte is the head, so first-byte-ms adds to latency.
     std::uint64_t before_head = f.latency_ms + (is_stream ? 0u : f.first_byte_ms);
     if (before_head > 0) {
@@ -273,11 +287,13 @@ struct Connection {
       out.clear();
       append_response_head(out, head);
       out += reply.body;
+      out += reply.trailing;
       bool sent = co_await write_out();
       if (!sent) {
         bump(aborted);
         co_return false;
       }
+      count_trailing(reply);
       co_return true;
     }
 
@@ -331,13 +347,21 @@ struct Connection {
       }
     }
     out.assign(kLastChunk);
+    out += reply.trailing;
     bool end_sent = co_await write_out();
     if (!end_sent) {
       bump(aborted);
       co_return false;
     }
     bump(stats.streams_completed);
+    count_trailing(reply);
     co_return true;
+  }
+
+  void count_trailing(const Reply& reply) {
+    if (!reply.trailing.empty()) {
+      bump(worker.stats->trailing_responses_sent);
+    }
   }
 
   // Answers a request the mock could not parse, then the connection closes.

@@ -17,13 +17,7 @@ void Stats::record_last_request(const MockRequest& request) {
   last_target_.assign(request.target);
   last_headers_.resize(request.headers.size());
   for (std::size_t i = 0; i < request.headers.size(); ++i) {
-    auto& name = last_headers_[i].first;
-    name.assign(request.headers[i].first);
-    for (char& c : name) {
-      if (c >= 'A' && c <= 'Z') {
-        c = static_cast<char>(c - 'A' + 'a');
-      }
-    }
+    assign_lower(last_headers_[i].first, request.headers[i].first);
     last_headers_[i].second.assign(request.headers[i].second);
   }
   std::size_t cut = std::min(request.body.size(), kMaxRecordedBody);
@@ -40,10 +34,19 @@ std::uint64_t Stats::next_in_sequence(const std::string& key) {
   return sequences_[key]++;
 }
 
+void Stats::count_key(std::string_view key) {
+  std::lock_guard lock(mu_);
+  auto it = key_counts_.find(key);
+  if (it == key_counts_.end()) {
+    it = key_counts_.emplace(std::string(key), 0).first;
+  }
+  ++it->second;
+}
+
 void Stats::reset() {
   for (auto* c : {&requests_total, &chat_requests, &embedding_requests, &model_requests,
                   &streams_completed, &streams_aborted, &streams_disconnected, &requests_aborted,
-                  &connections_accepted, &internal_errors}) {
+                  &trailing_responses_sent, &connections_accepted, &internal_errors}) {
     c->store(0, std::memory_order_relaxed);
   }
   std::lock_guard lock(mu_);
@@ -53,6 +56,7 @@ void Stats::reset() {
   last_headers_.clear();
   last_body_.clear();
   sequences_.clear();
+  key_counts_.clear();
 }
 
 std::string Stats::to_json() const {
@@ -68,10 +72,16 @@ std::string Stats::to_json() const {
   o["streams_aborted"] = load(streams_aborted);
   o["streams_disconnected"] = load(streams_disconnected);
   o["requests_aborted"] = load(requests_aborted);
+  o["trailing_responses_sent"] = load(trailing_responses_sent);
   o["connections_accepted"] = load(connections_accepted);
   o["connections_active"] = load(connections_active);
   o["internal_errors"] = load(internal_errors);
   std::lock_guard lock(mu_);
+  json::object by_key;
+  for (const auto& [key, n] : key_counts_) {
+    by_key[key] = n;
+  }
+  o["requests_by_header"] = std::move(by_key);
   if (has_last_) {
     json::object headers;
     for (const auto& [name, value] : last_headers_) {

@@ -5,6 +5,7 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -29,6 +30,8 @@ class Stats {
   std::atomic<std::uint64_t> streams_disconnected{0};
   // The peer closed before a non-stream response was sent (during latency or a stall).
   std::atomic<std::uint64_t> requests_aborted{0};
+  // Unrequested responses written after a reply (x-mock-trailing-response).
+  std::atomic<std::uint64_t> trailing_responses_sent{0};
   std::atomic<std::uint64_t> connections_accepted{0};
   std::atomic<std::uint64_t> internal_errors{0};
   // Gauges: current values, not touched by reset().
@@ -43,13 +46,19 @@ class Stats {
   // last_request. Takes a mutex; test-only.
   void record_last_request(const MockRequest& request);
 
+  // Counts one request that carried x-mock-count-key: `key` (requests_by_header). Takes a
+  // mutex; test-only.
+  void count_key(std::string_view key);
+
   // Zero-based position of this request in the x-mock-status sequence named `key`.
   std::uint64_t next_in_sequence(const std::string& key);
 
-  // Zeroes the cumulative counters, forgets last_request and the status sequences.
+  // Zeroes the cumulative counters, forgets last_request, the status sequences and the
+  // per-key counts.
   void reset();
 
-  // {"requests_total":..,...,"last_request":{method,target,headers,body}|null}
+  // {"requests_total":..,...,"requests_by_header":{key:n,..},
+  //  "last_request":{method,target,headers,body}|null}
   std::string to_json() const;
 
   static constexpr std::size_t kMaxRecordedBody = 64 * 1024;
@@ -62,6 +71,7 @@ class Stats {
   std::vector<std::pair<std::string, std::string>> last_headers_;
   std::string last_body_;
   std::map<std::string, std::uint64_t, std::less<>> sequences_;
+  std::map<std::string, std::uint64_t, std::less<>> key_counts_;
 };
 
 }  // namespace sluice::mock
