@@ -10,19 +10,20 @@
 #include "config/config.h"
 #include "core/version.h"
 #include "server/server.h"
-#include "server/snapshot.h"
+#include "pipeline/snapshot.h"
+#include "providers/registry.h"
 #include "spdlog/sinks/stdout_color_sinks.h"
 #include "spdlog/spdlog.h"
 
 namespace {
 
 int check_config(const std::string& path) {
-  auto cfg = sluice::config::load_from_file(path);
+  auto cfg = sluice::providers::load_config_file(path);
   if (!cfg) {
     std::cerr << cfg.error().message() << "\n";
     return 1;
   }
-  auto snap = sluice::server::Snapshot::build(*cfg);
+  auto snap = sluice::pipeline::Snapshot::build(*cfg);
   if (!snap) {
     std::cerr << snap.error().message() << "\n";
     return 1;
@@ -37,12 +38,12 @@ int check_config(const std::string& path) {
 }
 
 int serve(const std::string& path) {
-  auto cfg = sluice::config::load_from_file(path);
+  auto cfg = sluice::providers::load_config_file(path);
   if (!cfg) {
     spdlog::error("{}", cfg.error().message());
     return 1;
   }
-  auto snap = sluice::server::Snapshot::build(*cfg);
+  auto snap = sluice::pipeline::Snapshot::build(*cfg);
   if (!snap) {
     spdlog::error("{}", snap.error().message());
     return 1;

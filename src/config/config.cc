@@ -24,7 +24,6 @@ namespace sluice::config {
 
 namespace {
 
-constexpr std::string_view kDefaultOpenAIBaseUrl = "https://api.openai.com/v1";
 constexpr std::uint64_t kMaxMillis = 86'400'000;  // one day
 constexpr std::uint64_t kMaxU32 = 0xffffffffULL;
 constexpr std::size_t kMinKeyLength = 16;
@@ -36,9 +35,11 @@ constexpr std::uintmax_t kMaxFileBytes = 16 * 1024 * 1024;
 constexpr std::string_view kFramingHeaders[] = {"host",       "content-length", "transfer-encoding",
                                                 "connection", "keep-alive",     "upgrade",
                                                 "te",         "trailer",        "proxy-connection"};
-// Caller headers that must never reach an upstream: the caller's gateway key and cookies,
-// plus the framing headers above.
+// Caller headers that must never reach an upstream: the caller's gateway key (in every header
+// the gateway accepts it from) and cookies, plus the framing headers above.
 constexpr std::string_view kNeverForwarded[] = {"authorization",
+                                                "x-api-key",
+                                                "api-key",
                                                 "host",
                                                 "content-length",
                                                 "connection",
@@ -49,7 +50,8 @@ constexpr std::string_view kNeverForwarded[] = {"authorization",
                                                 "te",
                                                 "trailer",
                                                 "proxy-connection",
-                                                "proxy-authorization"};
+                                                "proxy-authorization",
+                                                "expect"};
 
 std::string to_lower(std::string_view text) {
   std::string out(text);
@@ -62,16 +64,6 @@ std::string to_lower(std::string_view text) {
 }
 
 std::string in_quotes(std::string_view text) { return "\"" + std::string(text) + "\""; }
-
-// Whether a normalised base URL (scheme://host[:port][/path]) names `host`.
-bool url_host_is(std::string_view url, std::string_view host) {
-  const std::size_t start = url.find("://");
-  if (start == std::string_view::npos) {
-    return false;
-  }
-  url.remove_prefix(start + 3);
-  return url.substr(0, url.find_first_of(":/")) == host;
-}
 
 std::string join(const std::vector<std::string>& parts, std::string_view separator = ", ") {
   std::string out;
@@ -155,7 +147,19 @@ struct DeclaredAlias {
 
 class Loader {
  public:
-  explicit Loader(const LoadContext& context) : context_(context) {}
+  Loader(const LoadContext& context, std::span<const AdapterSchema> adapters)
+      : context_(context), adapters_(adapters) {
+    provider_keys_ = {"id",   "adapter", "base_url", "api_key", "requires_env", "headers",
+                      "forward_headers", "pool", "timeout", "tls"};
+    for (const AdapterSchema& a : adapters_) {
+      for (const AdapterOption& o : a.options) {
+        const std::string_view top = o.name.substr(0, o.name.find('.'));
+        if (std::find(provider_keys_.begin(), provider_keys_.end(), top) == provider_keys_.end()) {
+          provider_keys_.push_back(top);
+        }
+      }
+    }
+  }
 
   std::shared_ptr<const Config> load(const YamlField& root) {
     const YamlMap top = root.map(
@@ -236,6 +240,116 @@ class Loader {
   }
 
  private:
+  const AdapterSchema* find_adapter(std::string_view name) const {
+    for (const AdapterSchema& a : adapters_) {
+      if (a.name == name) {
+        return &a;
+      }
+    }
+    return nullptr;
+  }
+
+  std::string adapter_names() const {
+    std::vector<std::string> names;
+    for (const AdapterSchema& a : adapters_) {
+      names.emplace_back(a.name);
+    }
+    std::sort(names.begin(), names.end());
+    return names.empty() ? "none are built in" : join(names);
+  }
+
+  static std::string_view group_of(std::string_view option) {
+    return option.substr(0, option.find('.'));
+  }
+
+  // A provider field that belongs to other adapters' options fails here, naming them.
+  void check_option_groups(const YamlMap& m, const AdapterSchema& schema) const {
+    for (std::string_view key : provider_keys_) {
+      auto f = m.get(key);
+      if (!f) {
+        continue;
+      }
+      bool mine = false;
+      std::vector<std::string> owners;
+      for (const AdapterSchema& a : adapters_) {
+        for (const AdapterOption& o : a.options) {
+          if (group_of(o.name) == key) {
+            if (&a == &schema) {
+              mine = true;
+            } else if (std::find(owners.begin(), owners.end(), a.name) == owners.end()) {
+              owners.emplace_back(a.name);
+            }
+          }
+        }
+      }
+      if (!mine && !owners.empty()) {
+        f->fail("only valid for adapter " + join(owners, " or "));
+      }
+    }
+  }
+
+  // Reads the options `schema` declares, typed and range-checked, into p.options.
+  void load_options(const YamlMap& m, const AdapterSchema& schema, Provider& p) const {
+    // Nested groups first: their mapping must hold only this adapter's fields.
+    std::vector<std::string_view> groups;
+    for (const AdapterOption& o : schema.options) {
+      const std::size_t dot = o.name.find('.');
+      if (dot != std::string_view::npos &&
+          std::find(groups.begin(), groups.end(), o.name.substr(0, dot)) == groups.end()) {
+        groups.push_back(o.name.substr(0, dot));
+      }
+    }
+    for (std::string_view group : groups) {
+      auto g = m.get(group);
+      if (!g) {
+        continue;
+      }
+      std::vector<std::string_view> names;
+      for (const AdapterOption& o : schema.options) {
+        if (group_of(o.name) == group && o.name.size() > group.size()) {
+          names.push_back(o.name.substr(group.size() + 1));
+        }
+      }
+      const YamlMap inner = g->map(names);
+      for (const AdapterOption& o : schema.options) {
+        if (group_of(o.name) == group && o.name.size() > group.size()) {
+          if (auto f = inner.get(o.name.substr(group.size() + 1))) {
+            p.options.emplace(std::string(o.name), option_value(*f, o));
+          }
+        }
+      }
+    }
+    for (const AdapterOption& o : schema.options) {
+      if (o.name.find('.') == std::string_view::npos) {
+        if (auto f = m.get(o.name)) {
+          p.options.emplace(std::string(o.name), option_value(*f, o));
+        }
+      }
+    }
+  }
+
+  static std::string option_value(const YamlField& f, const AdapterOption& o) {
+    switch (o.type) {
+      case AdapterOption::Type::kUnsigned:
+        return std::to_string(f.unsigned_in(o.min, o.max));
+      case AdapterOption::Type::kMillis:
+        return std::to_string(f.millis_in(o.min, o.max).count());
+      case AdapterOption::Type::kBool:
+        return f.boolean() ? "true" : "false";
+      case AdapterOption::Type::kChoice: {
+        std::string v = f.text();
+        if (std::find(o.choices.begin(), o.choices.end(), v) == o.choices.end()) {
+          std::vector<std::string> expected(o.choices.begin(), o.choices.end());
+          f.fail("unknown value " + in_quotes(v) + " (expected: " + join(expected) + ")");
+        }
+        return v;
+      }
+      case AdapterOption::Type::kString:
+        break;
+    }
+    return f.text();
+  }
+
   void load_server(const YamlField& field) {
     const YamlMap m = field.map({"workers", "max_connections", "max_header_bytes", "max_body_bytes",
                                  "idle_timeout_ms", "request_timeout_ms", "drain_timeout_ms",
@@ -278,9 +392,7 @@ class Loader {
   }
 
   void load_provider(const YamlField& field) {
-    const YamlMap m =
-        field.map({"id", "adapter", "base_url", "api_key", "requires_env", "headers",
-                   "forward_headers", "pool", "timeout", "tls", "mock", "max_tokens_field"});
+    const YamlMap m = field.map(provider_keys_);
     DeclaredProvider declared;
     declared.where = field.where();
 
@@ -300,26 +412,21 @@ class Loader {
 
     const YamlField adapter_field = m.required("adapter");
     const std::string adapter_name = adapter_field.text();
-    Adapter adapter = Adapter::kOpenAI;
-    if (adapter_name == "openai") {
-      adapter = Adapter::kOpenAI;
-    } else if (adapter_name == "mock") {
-      adapter = Adapter::kMock;
-    } else {
-      adapter_field.fail("unknown adapter " + in_quotes(adapter_name) +
-                         " (expected: mock, openai)");
+    const AdapterSchema* schema = find_adapter(adapter_name);
+    if (schema == nullptr) {
+      adapter_field.fail("unknown adapter " + in_quotes(adapter_name) + " (expected: " +
+                         adapter_names() + ")");
     }
     // Checked before skipping: these mistakes do not depend on the environment.
-    if (adapter == Adapter::kMock) {
-      for (std::string_view name : {"base_url", "api_key", "tls", "max_tokens_field"}) {
+    if (!schema->network) {
+      for (std::string_view name : {"base_url", "api_key", "tls"}) {
         if (auto f = m.get(name)) {
-          f->fail("only valid for adapter openai (the mock adapter answers in-process)");
+          f->fail("only valid for adapters that connect to a server (the " + adapter_name +
+                  " adapter answers in-process)");
         }
       }
-    } else if (auto f = m.get("mock")) {
-      f->fail("only valid for adapter mock");
     }
-
+    check_option_groups(m, *schema);
     if (auto f = m.get("requires_env")) {
       for (const YamlField& item : f->one_or_many()) {
         // Variable names, not values: taken literally.
@@ -342,28 +449,15 @@ class Loader {
 
     Provider p;
     p.id = declared.id;
-    p.adapter = adapter;
+    p.adapter = adapter_name;
     p.source = declared.where;
-    if (adapter == Adapter::kOpenAI) {
-      p.base_url = std::string(kDefaultOpenAIBaseUrl);
+    if (schema->network) {
       if (auto f = m.get("base_url")) {
         auto url = normalize_base_url(f->text());
         if (!url) {
           f->fail(url.error().message());
         }
         p.base_url = std::move(*url);
-      }
-      p.max_completion_tokens = url_host_is(p.base_url, "api.openai.com");
-      if (auto f = m.get("max_tokens_field")) {
-        const std::string v = f->text();
-        if (v == "max_tokens") {
-          p.max_completion_tokens = false;
-        } else if (v == "max_completion_tokens") {
-          p.max_completion_tokens = true;
-        } else {
-          f->fail("unknown value " + in_quotes(v) +
-                  " (expected: max_tokens, max_completion_tokens)");
-        }
       }
       if (auto f = m.get("api_key")) {
         p.api_key = f->text();
@@ -388,15 +482,7 @@ class Loader {
     if (auto f = m.get("tls")) {
       load_tls(*f, p);
     }
-    if (auto f = m.get("mock")) {
-      const YamlMap mock = f->map({"embedding_dimensions", "chunk_interval_ms"});
-      if (auto d = mock.get("embedding_dimensions")) {
-        p.mock_embedding_dimensions = static_cast<std::uint32_t>(d->unsigned_in(1, 65536));
-      }
-      if (auto c = mock.get("chunk_interval_ms")) {
-        p.mock_chunk_interval = c->millis_in(0, 60'000);
-      }
-    }
+    load_options(m, *schema, p);
     declared.index = config_.providers.size();
     config_.providers.push_back(std::move(p));
     providers_.push_back(std::move(declared));
@@ -477,12 +563,15 @@ class Loader {
   // Reads a timeout block over `base` (fields not given keep base's values) and checks the
   // result. `check` is false for skipped routes, whose provider values are unknown.
   Timeouts load_timeouts(const YamlField& field, Timeouts base, bool check = true) {
-    const YamlMap m = field.map({"connect_ms", "first_byte_ms", "total_ms"});
+    const YamlMap m = field.map({"connect_ms", "first_byte_ms", "idle_ms", "total_ms"});
     if (auto f = m.get("connect_ms")) {
       base.connect = f->millis_in(1, kMaxMillis);
     }
     if (auto f = m.get("first_byte_ms")) {
       base.first_byte = f->millis_in(1, kMaxMillis);
+    }
+    if (auto f = m.get("idle_ms")) {
+      base.idle = f->millis_in(1, kMaxMillis);
     }
     if (auto f = m.get("total_ms")) {
       base.total = f->millis_in(1, kMaxMillis);
@@ -721,6 +810,8 @@ class Loader {
   }
 
   const LoadContext& context_;
+  std::span<const AdapterSchema> adapters_;
+  std::vector<std::string_view> provider_keys_;
   Config config_;
   std::vector<DeclaredProvider> providers_;
   std::map<std::string, DeclaredAlias> aliases_;
@@ -738,6 +829,27 @@ std::string location(const std::string& source_name, const YAML::Mark& mark) {
 }
 
 }  // namespace
+
+bool never_forwarded(std::string_view name) {
+  for (std::string_view forbidden : kNeverForwarded) {
+    if (forbidden.size() == name.size()) {
+      bool same = true;
+      for (std::size_t i = 0; i < name.size() && same; ++i) {
+        char c = name[i];
+        if (c >= 'A' && c <= 'Z') {
+          c = static_cast<char>(c - 'A' + 'a');
+        }
+        same = c == forbidden[i];
+      }
+      if (same) {
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
+std::span<const std::string_view> never_forwarded_headers() { return kNeverForwarded; }
 
 Result<std::shared_ptr<const Config>> load_from_string(const std::string& yaml_text,
                                                        const std::string& source_name,
@@ -770,7 +882,7 @@ Result<std::shared_ptr<const Config>> load_from_string(const std::string& yaml_t
       return config_error(location(source_name, root.Mark()) +
                           "expected a mapping at the top level (version, providers, routes, ...)");
     }
-    Loader loader(context);
+    Loader loader(context, options.adapters);
     return loader.load(YamlField::root(root, context));
   } catch (const ConfigError& e) {
     return config_error(e.what());

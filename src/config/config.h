@@ -6,7 +6,9 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/result.h"
@@ -24,13 +26,18 @@ struct ListenAddress {
 struct Timeouts {
   Millis connect{2000};      // resolve + TCP connect + TLS handshake
   Millis first_byte{60000};  // request fully sent -> response head received
-  Millis total{600000};      // whole upstream exchange, streams included
+  // Longest silence between two reads of the response body once it started. A stream that
+  // stalls mid-answer fails after this, long before `total`. Reasoning models can think for
+  // minutes between chunks, hence the generous default.
+  Millis idle{300000};
+  Millis total{600000};  // whole upstream exchange, streams included
 };
 
 struct PoolSettings {
-  // Upper bound on open upstream connections to this provider for the whole instance;
-  // each worker gets an equal share (at least 1).
-  std::uint32_t max_connections = 256;
+  // Upper bound on open upstream connections to this provider for the whole instance, shared
+  // by its workers (a busy worker may use what the others leave free). A streaming answer holds
+  // its connection for its whole length, so the default allows thousands of streams.
+  std::uint32_t max_connections = 10000;
   // How long a request waits for a free connection before it is shed with 429.
   Millis acquire_timeout{100};
   // Idle keep-alive connections older than this are closed instead of reused.
@@ -43,12 +50,32 @@ struct TlsSettings {
   std::string server_name;  // SNI / verification name override; empty = URL host
 };
 
-enum class Adapter { kOpenAI, kMock };
+// What config validation knows about one adapter kind. The adapters declare these
+// (providers/registry.h adapter_schemas()); config checks a provider's fields against its
+// adapter's schema so a mistake is reported with file:line like any other.
+struct AdapterOption {
+  enum class Type : std::uint8_t { kString, kUnsigned, kMillis, kBool, kChoice };
+  // The field as written under the provider: "max_tokens_field", or "group.name" for a field
+  // inside a nested mapping ("mock.embedding_dimensions").
+  std::string_view name;
+  Type type = Type::kString;
+  std::uint64_t min = 0;  // kUnsigned, kMillis (inclusive)
+  std::uint64_t max = 0;
+  std::span<const std::string_view> choices;  // kChoice
+};
+
+struct AdapterSchema {
+  std::string_view name;  // the `adapter:` value
+  // base_url, api_key and tls are meaningful (the adapter talks to a server).
+  bool network = true;
+  std::span<const AdapterOption> options;
+};
 
 struct Provider {
   std::string id;
-  Adapter adapter = Adapter::kOpenAI;
-  // For kOpenAI: scheme://host[:port][/path-prefix], e.g. https://api.openai.com/v1.
+  std::string adapter;  // AdapterSchema::name
+  // Network adapters: scheme://host[:port][/path-prefix] as configured (normalised), or empty
+  // for the adapter's default.
   std::string base_url;
   std::string api_key;  // secret: never logged, never serialised back out
   // Extra headers sent on every upstream request (e.g. OpenAI-Organization).
@@ -59,18 +86,25 @@ struct Provider {
   PoolSettings pool;
   Timeouts timeout;
   TlsSettings tls;
-  // For kOpenAI: the field that carries a translated request's output limit (an Anthropic
-  // caller's max_tokens). OpenAI's own API rejects `max_tokens` for reasoning models and
-  // takes `max_completion_tokens` for every chat model; most OpenAI-compatible servers (vLLM,
-  // Ollama, llama.cpp) know only `max_tokens`. Default: max_completion_tokens when the base
-  // URL's host is api.openai.com, max_tokens otherwise. Passthrough requests are not touched.
-  bool max_completion_tokens = false;
-  // For kMock: embedding vector width and the pause between streamed chunks.
-  std::uint32_t mock_embedding_dimensions = 8;
-  Millis mock_chunk_interval{0};
+  // The adapter's own options that were set, by AdapterOption::name, as validated text:
+  // decimal for numbers and durations (milliseconds), "true"/"false", the choice as written.
+  std::map<std::string, std::string, std::less<>> options;
   // Where this provider was defined ("file.yaml:12"), for messages.
   std::string source;
+
+  // An option's value, or nullptr when it was not set.
+  const std::string* option(std::string_view name) const {
+    auto it = options.find(name);
+    return it == options.end() ? nullptr : &it->second;
+  }
 };
+
+// Caller headers that must never reach an upstream, whatever forward_headers says: the
+// caller's credentials (Authorization, and x-api-key / api-key which the gateway also accepts
+// as key headers), cookies, and the framing and hop-by-hop headers the gateway sets itself.
+// `name` is compared case-insensitively.
+bool never_forwarded(std::string_view name);
+std::span<const std::string_view> never_forwarded_headers();
 
 // One concrete upstream a route may send to.
 struct Target {
@@ -132,6 +166,9 @@ struct Config {
 struct LoadOptions {
   // Lookup for ${VAR} interpolation; defaults to the process environment.
   std::function<std::optional<std::string>(const std::string&)> getenv;
+  // The adapter kinds a provider may name, with their options. Callers pass
+  // providers::adapter_schemas(); with none, every provider is an error.
+  std::span<const AdapterSchema> adapters;
 };
 
 // Parses and strictly validates YAML text. `source_name` names the file in messages.

@@ -28,7 +28,7 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
 }
 
 std::string unknown_field_message(std::string_view name,
-                                  std::initializer_list<std::string_view> known) {
+                                  std::span<const std::string_view> known) {
   std::string_view best;
   std::size_t best_distance = 3;
   for (std::string_view candidate : known) {
@@ -213,6 +213,10 @@ std::vector<YamlField> YamlField::one_or_many() const {
 }
 
 YamlMap YamlField::map(std::initializer_list<std::string_view> known) const {
+  return map(std::span<const std::string_view>(known.begin(), known.size()));
+}
+
+YamlMap YamlField::map(std::span<const std::string_view> known) const {
   std::vector<std::pair<std::string, YamlField>> fields;
   if (node_.IsNull()) {
     return YamlMap(*this, std::move(fields));

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <optional>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -74,6 +75,7 @@ class YamlField {
   // A mapping whose keys must all be in `known`; unknown or repeated keys fail here, in
   // document order. A null value counts as an empty mapping.
   YamlMap map(std::initializer_list<std::string_view> known) const;
+  YamlMap map(std::span<const std::string_view> known) const;
   // A mapping with free-form keys (e.g. header names): pairs of (key, value). Keys are
   // plain scalars, never interpolated; repeated keys fail.
   std::vector<std::pair<YamlField, YamlField>> entries() const;

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include <boost/asio/connect.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/ssl/host_name_verification.hpp>
 #include <boost/asio/ssl/verify_mode.hpp>
 #include <sys/socket.h>
@@ -17,17 +18,24 @@ struct UpstreamPool::Waiter {
 };
 
 UpstreamPool::UpstreamPool(net::any_io_executor executor,
-                           std::shared_ptr<const UpstreamEndpoint> endpoint, std::uint32_t max_open)
-    : executor_(std::move(executor)),
-      endpoint_(std::move(endpoint)),
-      max_open_(std::max<std::uint32_t>(1, max_open)) {}
+                           std::shared_ptr<const providers::Endpoint> endpoint,
+                           std::shared_ptr<ConnectionLimit> limit)
+    : executor_(std::move(executor)), endpoint_(std::move(endpoint)), limit_(std::move(limit)) {}
 
 UpstreamPool::~UpstreamPool() { shutdown(); }
 
+void UpstreamPool::close_connection_slot() {
+  --open_;
+  limit_->release();
+}
+
 void UpstreamPool::shutdown() {
   shut_down_ = true;
-  open_ -= static_cast<std::uint32_t>(idle_.size());
-  idle_.clear();
+  while (!idle_.empty()) {
+    idle_.pop_front();
+    close_connection_slot();
+  }
+  sync_idle_count();
   for (Waiter* w : waiters_) {
     w->timer.cancel();
   }
@@ -66,15 +74,16 @@ std::unique_ptr<UpstreamConnection> UpstreamPool::take_idle() {
   while (!idle_.empty()) {
     std::unique_ptr<UpstreamConnection> conn = std::move(idle_.back());
     idle_.pop_back();
+    sync_idle_count();
     const auto idle_for = now - conn->idle_since;
     // The liveness probe is a syscall per request; a connection used within the last second
-    // is almost never closed by its server (keep-alive timeouts are seconds), and when it
-    // is, the call retries once on a fresh connection (UpstreamCall::start).
+    // is almost never closed by its server (keep-alive timeouts are seconds). When it was, the
+    // request write fails and UpstreamCall::start retries once on a fresh connection.
     if (idle_for < endpoint_->pool.idle_timeout &&
         (idle_for < kProbeAfterIdle || looks_alive(*conn))) {
       return conn;
     }
-    --open_;
+    close_connection_slot();
   }
   return nullptr;
 }
@@ -89,30 +98,40 @@ Awaitable<Result<std::unique_ptr<UpstreamConnection>>> UpstreamPool::acquire(
       co_return std::move(conn);
     }
   }
-  if (open_ < max_open_) {
+  if (limit_->try_acquire()) {
     ++open_;
     co_return co_await connect(connect_timeout);
   }
   Waiter w(executor_);
   w.timer.expires_after(endpoint_->pool.acquire_timeout);
   waiters_.push_back(&w);
+  if (waiters_.size() == 1) {
+    limit_->wait_for_slot(shared_from_this());
+  }
   co_await w.timer.async_wait(use_nothrow);
   if (w.conn) {
     if (!fresh) {
       co_return std::move(w.conn);
     }
     release(std::move(w.conn), false);  // hands the slot on; we open our own below
+    if (!limit_->try_acquire()) {
+      co_return Error(ErrorKind::kRateLimited, "no upstream connection slot to provider '" +
+                                                   endpoint_->provider_id + "'")
+          .with_code("upstream_pool_exhausted")
+          .with_retry_after(1);
+    }
     ++open_;
     co_return co_await connect(connect_timeout);
   }
   if (w.slot) {
-    co_return co_await connect(connect_timeout);
+    co_return co_await connect(connect_timeout);  // open_ and the limit already count it
   }
   std::erase(waiters_, &w);
   co_return Error(ErrorKind::kRateLimited,
                   "no upstream connection to provider '" + endpoint_->provider_id +
                       "' became free within " +
-                      std::to_string(endpoint_->pool.acquire_timeout.count()) + " ms")
+                      std::to_string(endpoint_->pool.acquire_timeout.count()) + " ms (" +
+                      std::to_string(limit_->max()) + " connections in use)")
       .with_code("upstream_pool_exhausted")
       .with_retry_after(1);
 }
@@ -121,7 +140,7 @@ void UpstreamPool::release(std::unique_ptr<UpstreamConnection> conn, bool reusab
   if (!conn) {
     return;
   }
-  reusable = reusable && !shut_down_;
+  reusable = reusable && !shut_down_ && conn->buffer.size() == 0;
   if (reusable) {
     ++conn->uses;
     conn->idle_since = std::chrono::steady_clock::now();
@@ -139,28 +158,59 @@ void UpstreamPool::release(std::unique_ptr<UpstreamConnection> conn, bool reusab
   }
   if (reusable) {
     idle_.push_back(std::move(conn));
+    sync_idle_count();
   } else {
-    --open_;
+    close_connection_slot();
   }
 }
 
-void UpstreamPool::wake_one() {
-  if (!waiters_.empty() && open_ < max_open_) {
+void UpstreamPool::post_slot_available() {
+  net::post(executor_, [weak = weak_from_this()] {
+    if (auto self = weak.lock()) {
+      self->on_slot_available();
+    }
+  });
+}
+
+void UpstreamPool::on_slot_available() {
+  while (!waiters_.empty() && limit_->try_acquire()) {
     Waiter* w = waiters_.front();
     waiters_.pop_front();
     ++open_;
     w->slot = true;
     w->timer.cancel();
   }
+  if (!waiters_.empty()) {
+    limit_->wait_for_slot(shared_from_this());
+  }
+}
+
+void UpstreamPool::post_close_one_idle() {
+  net::post(executor_, [weak = weak_from_this()] {
+    auto self = weak.lock();
+    if (!self || self->idle_.empty()) {
+      return;
+    }
+    self->idle_.pop_front();  // the oldest
+    self->sync_idle_count();
+    self->close_connection_slot();
+  });
 }
 
 Awaitable<Result<std::unique_ptr<UpstreamConnection>>> UpstreamPool::connect(
     std::chrono::milliseconds timeout) {
-  const UpstreamEndpoint& ep = *endpoint_;
+  const providers::Endpoint& ep = *endpoint_;
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   auto fail = [this](Error e) {
-    --open_;
-    wake_one();
+    if (!waiters_.empty()) {
+      // Our slot goes to the next waiter rather than back to the limit.
+      Waiter* w = waiters_.front();
+      waiters_.pop_front();
+      w->slot = true;
+      w->timer.cancel();
+    } else {
+      close_connection_slot();
+    }
     return e;
   };
 
@@ -219,20 +269,6 @@ Awaitable<Result<std::unique_ptr<UpstreamConnection>>> UpstreamPool::connect(
   }
   beast::get_lowest_layer(tls_stream).expires_never();
   co_return make_connection(std::move(tls_stream));
-}
-
-std::shared_ptr<net::ssl::context> make_client_tls_context(const config::TlsSettings& tls) {
-  auto ctx = std::make_shared<net::ssl::context>(net::ssl::context::tls_client);
-  ctx->set_options(net::ssl::context::default_workarounds | net::ssl::context::no_sslv2 |
-                   net::ssl::context::no_sslv3 | net::ssl::context::no_tlsv1 |
-                   net::ssl::context::no_tlsv1_1);
-  if (tls.ca_file.empty()) {
-    ctx->set_default_verify_paths();
-  } else {
-    ctx->load_verify_file(tls.ca_file);
-  }
-  ctx->set_verify_mode(tls.verify ? net::ssl::verify_peer : net::ssl::verify_none);
-  return ctx;
 }
 
 }  // namespace sluice::http

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <deque>
@@ -7,29 +8,15 @@
 #include <string>
 #include <variant>
 
-#include <boost/asio/ssl/context.hpp>
 #include <boost/asio/ssl/stream.hpp>
 #include <boost/beast/ssl/ssl_stream.hpp>
 
-#include "config/config.h"
 #include "core/result.h"
+#include "http/connection_limit.h"
 #include "http/net.h"
+#include "providers/endpoint.h"
 
 namespace sluice::http {
-
-// Where and how to connect for one provider; built once per config snapshot, shared
-// read-only by every worker.
-struct UpstreamEndpoint {
-  std::string provider_id;
-  std::string host;
-  std::uint16_t port = 0;
-  bool tls = false;
-  std::string server_name;                 // SNI and certificate name
-  std::shared_ptr<net::ssl::context> ssl;  // set when tls
-  config::PoolSettings pool;
-  // Identity of the settings above; a worker rebuilds its pool when it changes.
-  std::string fingerprint;
-};
 
 // One keep-alive connection to an upstream. Owned by exactly one request while in use and
 // by the pool while idle.
@@ -56,17 +43,20 @@ struct UpstreamConnection {
 };
 
 // Per-worker, per-provider pool of upstream connections. Not thread-safe: it lives on its
-// worker's io_context and is only touched from there.
+// worker's io_context and is only touched from there (other workers reach it through posts).
 //
-// acquire() returns an idle connection, or opens a new one while fewer than the worker's
-// share of `max_connections` are open, or waits up to `acquire_timeout` for one to be
-// released; after that it fails with kRateLimited (429 + Retry-After) rather than queueing
-// without bound. The number of waiters is bounded by the acquire timeout and the caller's
-// own concurrency limits.
-class UpstreamPool {
+// acquire() returns an idle connection, or opens a new one while the provider's instance-wide
+// ConnectionLimit has room, or waits up to `acquire_timeout` for a connection or a slot (from
+// this worker's releases, or from another worker's via the limit); after that it fails with
+// kRateLimited (429 + Retry-After) rather than queueing without bound.
+//
+// A connection is reused only when its previous response was read to its end, the server
+// allowed keep-alive and nothing is left in its read buffer (bytes after a response are a
+// broken or hostile upstream; reusing the connection would hand them to the next caller).
+class UpstreamPool : public std::enable_shared_from_this<UpstreamPool> {
  public:
-  UpstreamPool(net::any_io_executor executor, std::shared_ptr<const UpstreamEndpoint> endpoint,
-               std::uint32_t max_open);
+  UpstreamPool(net::any_io_executor executor, std::shared_ptr<const providers::Endpoint> endpoint,
+               std::shared_ptr<ConnectionLimit> limit);
   ~UpstreamPool();
   UpstreamPool(const UpstreamPool&) = delete;
   UpstreamPool& operator=(const UpstreamPool&) = delete;
@@ -77,33 +67,38 @@ class UpstreamPool {
       std::chrono::milliseconds connect_timeout, bool fresh = false);
 
   // Gives a connection back. `reusable` only when the response was read completely and
-  // the server allowed keep-alive; otherwise the connection is closed.
+  // the server allowed keep-alive; otherwise (or with bytes left in its buffer) it is closed.
   void release(std::unique_ptr<UpstreamConnection> conn, bool reusable);
 
-  const UpstreamEndpoint& endpoint() const { return *endpoint_; }
+  const providers::Endpoint& endpoint() const { return *endpoint_; }
   std::uint32_t open_connections() const { return open_; }
-  std::size_t idle_connections() const { return idle_.size(); }
+  // Any thread (read by the ConnectionLimit when another pool waits).
+  std::size_t idle_count() const { return idle_count_.load(std::memory_order_relaxed); }
 
   // Closes idle connections and fails future waits; in-use connections close on release.
   void shutdown();
+
+  // Any thread: a slot may be free in the limit; hand it to the first waiter.
+  void post_slot_available();
+  // Any thread: close the oldest idle connection (another worker needs its slot).
+  void post_close_one_idle();
 
  private:
   struct Waiter;
   Awaitable<Result<std::unique_ptr<UpstreamConnection>>> connect(std::chrono::milliseconds timeout);
   std::unique_ptr<UpstreamConnection> take_idle();
-  void wake_one();
+  void close_connection_slot();
+  void on_slot_available();
+  void sync_idle_count() { idle_count_.store(idle_.size(), std::memory_order_relaxed); }
 
   net::any_io_executor executor_;
-  std::shared_ptr<const UpstreamEndpoint> endpoint_;
-  std::uint32_t max_open_;
-  std::uint32_t open_ = 0;  // idle + in use + being connected
+  std::shared_ptr<const providers::Endpoint> endpoint_;
+  std::shared_ptr<ConnectionLimit> limit_;
+  std::uint32_t open_ = 0;  // this pool's connections: idle + in use + being connected
   bool shut_down_ = false;
   std::deque<std::unique_ptr<UpstreamConnection>> idle_;
+  std::atomic<std::size_t> idle_count_{0};
   std::deque<Waiter*> waiters_;
 };
-
-// Builds the TLS client context for an endpoint: TLS 1.2+, peer verification against the
-// system store or `ca_file`. Throws on unreadable CA files (config load time only).
-std::shared_ptr<net::ssl::context> make_client_tls_context(const config::TlsSettings& tls);
 
 }  // namespace sluice::http

@@ -7,19 +7,20 @@
 #include <boost/json/serialize.hpp>
 #include <boost/json/value.hpp>
 
+#include "providers/registry.h"
 #include "spdlog/spdlog.h"
 
 namespace sluice::server {
 namespace net = http::net;
 using Clock = std::chrono::steady_clock;
 
-Server::Server(std::shared_ptr<const Snapshot> snapshot, std::string config_path)
+Server::Server(std::shared_ptr<const pipeline::Snapshot> snapshot, std::string config_path)
     : snapshot_(std::move(snapshot)), config_path_(std::move(config_path)) {}
 
 Server::~Server() = default;
 
 void Server::reload() {
-  auto loaded = config::load_from_file(config_path_);
+  auto loaded = providers::load_config_file(config_path_);
   if (!loaded) {
     spdlog::error("config reload rejected, still serving version {}: {}", snapshot_->version(),
                   loaded.error().message());
@@ -30,7 +31,7 @@ void Server::reload() {
                  (*loaded)->version, snapshot_->version());
     return;
   }
-  auto snap = Snapshot::build(*loaded);
+  auto snap = pipeline::Snapshot::build(*loaded);
   if (!snap) {
     spdlog::error("config reload rejected, still serving version {}: {}", snapshot_->version(),
                   snap.error().message());

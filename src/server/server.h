@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "observability/access_log.h"
-#include "server/snapshot.h"
+#include "pipeline/snapshot.h"
 #include "server/worker.h"
 
 namespace sluice::server {
@@ -22,14 +22,14 @@ namespace sluice::server {
 // every worker, anything else is logged and the running config keeps serving.
 class Server {
  public:
-  Server(std::shared_ptr<const Snapshot> snapshot, std::string config_path);
+  Server(std::shared_ptr<const pipeline::Snapshot> snapshot, std::string config_path);
   ~Server();
   int run();
 
  private:
   void reload();
 
-  std::shared_ptr<const Snapshot> snapshot_;
+  std::shared_ptr<const pipeline::Snapshot> snapshot_;
   std::string config_path_;
   SharedState shared_;
   std::unique_ptr<observability::AccessLog> access_log_;

@@ -5,11 +5,10 @@
 #include <boost/beast/http/read.hpp>
 #include <sys/socket.h>
 
-#include "core/version.h"
-#include "http/head_writer.h"
-#include "protocol/anthropic/errors.h"
-#include "protocol/openai_chat/errors.h"
-#include "server/handlers.h"
+#include "codec/http_head.h"
+#include "codec/request_head.h"
+#include "pipeline/pipeline.h"
+#include "pipeline/snapshot.h"
 #include "server/worker.h"
 #include "spdlog/spdlog.h"
 
@@ -17,6 +16,7 @@ namespace sluice::server {
 namespace net = http::net;
 using http::use_nothrow;
 using Clock = std::chrono::steady_clock;
+using pipeline::RequestContext;
 
 struct Session::WatchState {
   bool active = true;
@@ -24,6 +24,38 @@ struct Session::WatchState {
 };
 
 namespace {
+
+std::string_view sv(boost::beast::string_view s) { return {s.data(), s.size()}; }
+
+bool iequals(std::string_view a, std::string_view b) {
+  return boost::beast::iequals(boost::beast::string_view(a.data(), a.size()),
+                               boost::beast::string_view(b.data(), b.size()));
+}
+
+// The caller's head as the pipeline sees it (codec::RequestHead over Beast's fields).
+class HeadView final : public codec::RequestHead {
+ public:
+  explicit HeadView(const RequestHeader& head) : head_(head) {}
+
+  std::string_view method() const override { return sv(head_.method_string()); }
+  std::string_view target() const override { return sv(head_.target()); }
+  std::string_view header(std::string_view name) const override {
+    auto it = head_.find(boost::beast::string_view(name.data(), name.size()));
+    return it == head_.end() ? std::string_view() : sv(it->value());
+  }
+  bool has_header(std::string_view name) const override {
+    return head_.find(boost::beast::string_view(name.data(), name.size())) != head_.end();
+  }
+  void for_each_header(
+      FunctionRef<void(std::string_view, std::string_view)> visit) const override {
+    for (const auto& field : head_) {
+      visit(sv(field.name_string()), sv(field.value()));
+    }
+  }
+
+ private:
+  const RequestHeader& head_;
+};
 
 std::string new_request_id() {
   // Per-thread generator: request ids need uniqueness, not secrecy.
@@ -51,8 +83,6 @@ bool acceptable_request_id(std::string_view id) {
   }
   return true;
 }
-
-std::string_view sv(boost::beast::string_view s) { return {s.data(), s.size()}; }
 
 // Read deadline that cancels the socket instead of closing it (as tcp_stream's own timer
 // would), so a slow client can still be told 408 before the connection closes.
@@ -104,13 +134,80 @@ Error read_error(const boost::system::error_code& ec, bool timed_out,
     return Error(ErrorKind::kHeadersTooLarge,
                  "request headers exceed " + std::to_string(settings.max_header_bytes) + " bytes");
   }
-  return Error(ErrorKind::kBadRequest, "malformed or incomplete HTTP request: " + ec.message());
+  return Error(ErrorKind::kBadRequest, "malformed or incomplete HTTP request: " + ec.message())
+      .with_code("bad_http_request");
+}
+
+Error framing_error(std::string message) {
+  return Error(ErrorKind::kBadRequest, std::move(message)).with_code("ambiguous_framing");
+}
+
+// RFC 9112 section 6.3: a request whose body length is ambiguous is answered 400 and the
+// connection closed, so no byte of it can be read as the start of another request (request
+// smuggling through a proxy that frames it differently).
+std::optional<Error> check_framing(const RequestHeader& head) {
+  std::size_t lengths = 0;
+  bool has_te = false;
+  std::string codings;
+  for (const auto& field : head) {
+    const std::string_view name = sv(field.name_string());
+    if (iequals(name, "content-length")) {
+      ++lengths;
+      for (char c : sv(field.value())) {
+        if (c < '0' || c > '9') {
+          return framing_error("Content-Length must be a single decimal number");
+        }
+      }
+    } else if (iequals(name, "transfer-encoding")) {
+      has_te = true;
+      if (!codings.empty()) {
+        codings.push_back(',');
+      }
+      codings.append(sv(field.value()));
+    }
+  }
+  if (lengths > 1) {
+    return framing_error("more than one Content-Length field");
+  }
+  if (!has_te) {
+    return std::nullopt;
+  }
+  if (lengths > 0) {
+    return framing_error("both Transfer-Encoding and Content-Length are present");
+  }
+  if (head.version() < 11) {
+    return framing_error("Transfer-Encoding is not defined for HTTP/1.0");
+  }
+  // The final coding must be chunked, and chunked must appear exactly once.
+  std::string_view rest = codings;
+  std::string_view last;
+  int chunked = 0;
+  while (!rest.empty()) {
+    const std::size_t comma = rest.find(',');
+    std::string_view token = rest.substr(0, comma);
+    rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+    while (!token.empty() && (token.front() == ' ' || token.front() == '\t')) {
+      token.remove_prefix(1);
+    }
+    while (!token.empty() && (token.back() == ' ' || token.back() == '\t')) {
+      token.remove_suffix(1);
+    }
+    if (token.empty()) {
+      continue;
+    }
+    last = token;
+    chunked += iequals(token, "chunked") ? 1 : 0;
+  }
+  if (!iequals(last, "chunked") || chunked != 1) {
+    return framing_error("Transfer-Encoding must end with chunked (exactly once)");
+  }
+  return std::nullopt;
 }
 
 }  // namespace
 
 Session::Session(Worker& worker, http::tcp::socket socket)
-    : worker_(worker), stream_(std::move(socket)) {
+    : worker_(worker), pipeline_(worker.pipeline()), stream_(std::move(socket)) {
   registration_ = worker_.add_session(this);
 }
 
@@ -139,8 +236,6 @@ void Session::force_close() {
   stream_.socket().close(ignored);
 }
 
-Session::Watch::~Watch() { session_->unwatch(); }
-
 void Session::unwatch() {
   if (watch_) {
     if (watch_->active) {
@@ -152,7 +247,7 @@ void Session::unwatch() {
   }
 }
 
-Session::Watch Session::watch_disconnect(std::function<void()> on_gone) {
+void Session::watch_disconnect(std::function<void()> on_gone) {
   unwatch();
   auto state = std::make_shared<WatchState>();
   state->on_gone = std::move(on_gone);
@@ -174,26 +269,37 @@ Session::Watch Session::watch_disconnect(std::function<void()> on_gone) {
         client_gone_ = true;
         state->on_gone();
       });
-  return Watch(this);
 }
 
-void Session::standard_fields(RequestContext& ctx, http::HeadWriter& head, unsigned status) {
-  ctx.status = static_cast<int>(status);
-  head.field("x-request-id", ctx.request_id);
-  if (!ctx.provider.empty()) {
-    head.field("x-sluice-provider", ctx.provider);
-    head.field("x-sluice-model", ctx.model);
-    head.field("x-sluice-attempts", static_cast<std::uint64_t>(ctx.attempts));
-  }
-  head.field("Server", "sluice");
+void Session::write_head(RequestContext& ctx, const pipeline::ResponseHead& head, bool chunked,
+                         std::uint64_t content_length) {
+  ctx.status = head.status;
   if (worker_.draining()) {
     keep_alive_ = false;
   }
+  codec::HeadWriter writer(head_);
+  // RFC 9112 section 6.1: no Transfer-Encoding towards HTTP/1.0; a stream ends at close.
+  writer.status_line(http10_ && chunked ? 10 : 11, static_cast<unsigned>(head.status));
+  writer.field("Content-Type", head.content_type);
+  for (const auto& [name, value] : head.headers.view()) {
+    writer.field(name, value);
+  }
+  if (!chunked) {
+    writer.field("Content-Length", content_length);
+  } else if (http10_) {
+    keep_alive_ = false;
+  } else {
+    writer.field("Transfer-Encoding", "chunked");
+  }
+  if (!keep_alive_ && !(chunked && http10_)) {
+    writer.field("Connection", "close");
+  }
+  writer.end();
 }
 
-void Session::arm_write_deadline() {
+void Session::arm_write_deadline(const RequestContext& ctx) {
   // A client that stops reading holds a write at most this long (slow-client guard).
-  stream_.expires_after(worker_.snapshot().config().server.request_timeout);
+  stream_.expires_after(ctx.snapshot->config().server.request_timeout);
 }
 
 bool Session::wrote(RequestContext& ctx, const boost::system::error_code& ec, std::size_t n) {
@@ -206,82 +312,79 @@ bool Session::wrote(RequestContext& ctx, const boost::system::error_code& ec, st
   return true;
 }
 
-http::Awaitable<bool> Session::send(RequestContext& ctx, Response& res) {
-  const unsigned status = res.result_int();
-  http::HeadWriter head(head_);
-  head.status_line(11, status).fields(res.base());
-  standard_fields(ctx, head, status);
-  head.field("Content-Length", static_cast<std::uint64_t>(res.body().size()));
-  if (!keep_alive_) {
-    head.field("Connection", "close");
-  }
-  head.end();
-  arm_write_deadline();
-  const std::array<net::const_buffer, 2> buffers{net::buffer(head_), net::buffer(res.body())};
+http::Awaitable<bool> Session::send(RequestContext& ctx, const pipeline::ResponseHead& head,
+                                    std::string_view body) {
+  write_head(ctx, head, /*chunked=*/false, body.size());
+  arm_write_deadline(ctx);
+  const std::array<net::const_buffer, 2> buffers{net::buffer(head_),
+                                                 net::buffer(body.data(), body.size())};
   auto [ec, n] = co_await net::async_write(stream_, buffers, use_nothrow);
   co_return wrote(ctx, ec, n);
 }
 
-http::Awaitable<bool> Session::send_error(RequestContext& ctx, const Error& error) {
-  ctx.error = error;
-  Response res{static_cast<bhttp::status>(error.http_status()), 11};
-  res.set(bhttp::field::content_type, "application/json");
-  if (error.retry_after_seconds() > 0) {
-    res.set(bhttp::field::retry_after, std::to_string(error.retry_after_seconds()));
-  }
-  res.body() = ctx.dialect == Dialect::kAnthropic ? protocol::anthropic::encode_error(error)
-                                                  : protocol::openai_chat::encode_error(error);
-  co_return co_await send(ctx, res);
-}
-
-http::Awaitable<bool> Session::send_stream_head(RequestContext& ctx,
-                                                bhttp::response<bhttp::empty_body>& res) {
-  const unsigned status = res.result_int();
-  http::HeadWriter head(head_);
-  // RFC 9112 section 6.1: no Transfer-Encoding towards HTTP/1.0; the body ends at close.
-  head.status_line(http10_ ? 10 : 11, status).fields(res.base());
-  standard_fields(ctx, head, status);
-  if (http10_) {
-    keep_alive_ = false;
-  } else {
-    head.field("Transfer-Encoding", "chunked");
-    if (!keep_alive_) {
-      head.field("Connection", "close");
-    }
-  }
-  head.end();
-  arm_write_deadline();
+http::Awaitable<bool> Session::begin_stream(RequestContext& ctx,
+                                            const pipeline::ResponseHead& head) {
+  write_head(ctx, head, /*chunked=*/true, 0);
+  arm_write_deadline(ctx);
   auto [ec, n] = co_await net::async_write(stream_, net::buffer(head_), use_nothrow);
   co_return wrote(ctx, ec, n);
 }
 
-http::Awaitable<bool> Session::send_chunk(RequestContext& ctx, std::string_view data) {
+http::Awaitable<bool> Session::write(RequestContext& ctx, std::string_view data) {
   if (data.empty()) {
     co_return true;  // an empty chunk would terminate the body
   }
-  arm_write_deadline();
+  arm_write_deadline(ctx);
   const net::const_buffer payload(data.data(), data.size());
   if (http10_) {
     auto [ec, n] = co_await net::async_write(stream_, payload, use_nothrow);
     co_return wrote(ctx, ec, n);
   }
-  const std::size_t size_len = http::format_chunk_size(chunk_size_, data.size());
+  const std::size_t size_len = codec::format_chunk_size(chunk_size_, data.size());
   const std::array<net::const_buffer, 3> chunk{net::buffer(chunk_size_, size_len), payload,
                                                net::buffer("\r\n", 2)};
   auto [ec, n] = co_await net::async_write(stream_, chunk, use_nothrow);
   co_return wrote(ctx, ec, n);
 }
 
-http::Awaitable<bool> Session::send_last_chunk(RequestContext& ctx) {
+http::Awaitable<bool> Session::end_stream(RequestContext& ctx) {
   if (http10_) {
     co_return true;  // the connection close ends the body
   }
-  arm_write_deadline();
+  arm_write_deadline(ctx);
   auto [ec, n] = co_await net::async_write(stream_, net::buffer("0\r\n\r\n", 5), use_nothrow);
   co_return wrote(ctx, ec, n);
 }
 
+http::Awaitable<void> Session::linger_close() {
+  // Closing a socket with unread bytes in its receive queue sends RST (RFC 1122 4.2.2.13),
+  // and a client still sending its body would then lose the answer it has not read yet.
+  // Half-close instead, and drain what arrives until the client closes, for a bounded time.
+  static constexpr auto kLingerTotal = std::chrono::seconds(2);
+  static constexpr auto kLingerQuiet = std::chrono::milliseconds(500);
+  static constexpr std::size_t kLingerBytes = 64 * 1024 * 1024;
+  boost::system::error_code ignored;
+  stream_.socket().shutdown(net::socket_base::shutdown_send, ignored);
+  const auto until = Clock::now() + kLingerTotal;
+  std::size_t drained = 0;
+  char sink[16 * 1024];
+  while (drained < kLingerBytes && !client_gone_) {
+    const auto now = Clock::now();
+    if (now >= until) {
+      break;
+    }
+    stream_.expires_after(std::min<Clock::duration>(kLingerQuiet, until - now));
+    auto [ec, n] = co_await stream_.async_read_some(net::buffer(sink), use_nothrow);
+    if (ec) {
+      break;  // EOF (the client is done), timeout or reset
+    }
+    drained += n;
+  }
+  stream_.socket().close(ignored);
+}
+
 http::Awaitable<void> Session::run() {
+  bool linger = false;
   for (;;) {
     if (worker_.draining()) {
       break;
@@ -300,15 +403,16 @@ http::Awaitable<void> Session::run() {
     idle_ = false;
 
     RequestContext ctx;
-    const auto& server_settings = worker_.snapshot().config().server;
+    pipeline_.begin(ctx);  // pins the snapshot: a reload from here on does not affect us
+    const config::ServerSettings& settings = ctx.snapshot->config().server;
     http::FieldsArena fields_arena;  // outlives the parser and the request it holds
     bhttp::request_parser<bhttp::string_body, http::FieldsAllocator> parser(
         std::piecewise_construct, std::make_tuple(), std::make_tuple(fields_arena.allocator()));
-    parser.header_limit(server_settings.max_header_bytes);
-    parser.body_limit(server_settings.max_body_bytes);
+    parser.header_limit(settings.max_header_bytes);
+    parser.body_limit(settings.max_body_bytes);
     stream_.expires_never();
     std::optional<ReadDeadline> deadline;
-    deadline.emplace(stream_.socket(), ctx.started + server_settings.request_timeout);
+    deadline.emplace(stream_.socket(), ctx.started + settings.request_timeout);
     auto [hec, hn] = co_await bhttp::async_read_header(stream_, buffer_, parser, use_nothrow);
     if (hec == bhttp::error::end_of_stream) {
       break;
@@ -321,20 +425,18 @@ http::Awaitable<void> Session::run() {
       }
       if (!parser.get().target().empty()) {
         // The request line parsed but the head was refused (e.g. a Content-Length over
-        // body_limit): answer in the endpoint's own error shape.
-        ctx.method = std::string(sv(parser.get().method_string()));
-        ctx.path = std::string(sv(parser.get().target()));
-        ctx.dialect = dialect_for_target(ctx.path);
+        // body_limit): answer in the endpoint's own protocol.
+        pipeline_.on_request_line(ctx, sv(parser.get().method_string()),
+                                  sv(parser.get().target()));
       }
-      Error err = read_error(hec, deadline->expired(), server_settings);
+      const Error err = read_error(hec, deadline->expired(), settings);
       deadline.reset();
-      co_await send_error(ctx, err);
-      worker_.shared().access_log->write(worker_.index(), format_access_log(ctx));
+      co_await pipeline_.reject(ctx, err, *this);
+      pipeline_.end(ctx);
+      linger = true;
       break;
     }
-    auto& head = parser.get();
-    ctx.method = std::string(sv(head.method_string()));
-    ctx.path = std::string(sv(head.target()));
+    const Request& head = parser.get();
     if (auto it = head.find("x-request-id");
         it != head.end() && acceptable_request_id(sv(it->value()))) {
       ctx.request_id = std::string(sv(it->value()));
@@ -343,13 +445,21 @@ http::Awaitable<void> Session::run() {
     }
     keep_alive_ = head.keep_alive();
     http10_ = head.version() < 11;
+    const HeadView view(head);
 
     // Cheap checks before reading (or inviting, with 100-continue) the body.
-    if (auto early = check_before_body(*this, ctx, head)) {
+    std::optional<Error> early = check_framing(head);
+    if (early) {
+      pipeline_.on_request_line(ctx, view.method(), view.target());
+    } else {
+      early = pipeline_.on_head(ctx, view);
+    }
+    if (early) {
       keep_alive_ = false;  // the body is not read; the connection cannot be reused
       deadline.reset();
-      co_await send_error(ctx, *early);
-      worker_.shared().access_log->write(worker_.index(), format_access_log(ctx));
+      co_await pipeline_.reject(ctx, *early, *this);
+      pipeline_.end(ctx);
+      linger = !parser.is_done();
       break;
     }
     if (!parser.is_done()) {
@@ -368,29 +478,30 @@ http::Awaitable<void> Session::run() {
         if (bec == net::error::operation_aborted && !deadline->expired()) {
           break;
         }
-        Error err = read_error(bec, deadline->expired(), server_settings);
+        const Error err = read_error(bec, deadline->expired(), settings);
         deadline.reset();
-        co_await send_error(ctx, err);
-        worker_.shared().access_log->write(worker_.index(), format_access_log(ctx));
+        co_await pipeline_.reject(ctx, err, *this);
+        pipeline_.end(ctx);
+        linger = true;
         break;
       }
     }
     deadline.reset();
-    Request req = parser.release();
-    ctx.bytes_in = req.body().size();
-    co_await handle(ctx, req);
-    worker_.shared().access_log->write(worker_.index(), format_access_log(ctx));
+    const std::string& body = parser.get().body();
+    ctx.bytes_in = body.size();
+    co_await pipeline_.serve(ctx, view, body, *this);
+    pipeline_.end(ctx);
     if (!keep_alive_ || client_gone_) {
       break;
     }
   }
+  if (linger && !client_gone_) {
+    co_await linger_close();
+    co_return;
+  }
   boost::system::error_code ignored;
   stream_.socket().shutdown(net::socket_base::shutdown_send, ignored);
   stream_.socket().close(ignored);
-}
-
-http::Awaitable<void> Session::handle(RequestContext& ctx, Request& req) {
-  co_await dispatch(*this, ctx, req);
 }
 
 }  // namespace sluice::server

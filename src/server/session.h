@@ -5,7 +5,6 @@
 #include <memory>
 #include <optional>
 
-#include <boost/beast/http/empty_body.hpp>
 #include <boost/beast/http/message.hpp>
 #include <boost/beast/http/parser.hpp>
 #include <boost/beast/http/string_body.hpp>
@@ -13,10 +12,11 @@
 #include "core/error.h"
 #include "http/fields_arena.h"
 #include "http/net.h"
-#include "server/request_context.h"
+#include "pipeline/downstream.h"
+#include "pipeline/request_context.h"
 
-namespace sluice::http {
-class HeadWriter;
+namespace sluice::pipeline {
+class Pipeline;
 }
 
 namespace sluice::server {
@@ -27,47 +27,31 @@ namespace bhttp = boost::beast::http;
 // Caller requests: header fields allocated from a per-request arena (http/fields_arena.h).
 using RequestHeader = bhttp::request_header<http::Fields>;
 using Request = bhttp::request<bhttp::string_body, http::Fields>;
-using Response = bhttp::response<bhttp::string_body>;
 
-// One client connection: reads requests one after another (keep-alive, pipelining),
-// dispatches them, writes responses. Runs as one coroutine on its worker's io_context.
-class Session {
+// One client connection: the transport. Reads requests one after another (keep-alive,
+// pipelining, Expect: 100-continue, size limits, idle and request timeouts, framing checks),
+// hands each to the worker's Pipeline, and writes what the pipeline gives it as bytes
+// (pipeline::Downstream). It never interprets a request or encodes a protocol's error: the
+// pipeline does both. Runs as one coroutine on its worker's io_context.
+class Session final : public pipeline::Downstream {
  public:
   Session(Worker& worker, http::tcp::socket socket);
-  ~Session();
+  ~Session() override;
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
 
   http::Awaitable<void> run();
 
-  // --- for request handlers (same thread) ---
-  Worker& worker() { return worker_; }
-  // Adds the standard headers (request id, served-by, Connection) and writes the response.
-  // Returns false when the client is gone.
-  http::Awaitable<bool> send(RequestContext& ctx, Response& res);
-  http::Awaitable<bool> send_error(RequestContext& ctx, const Error& error);
-  // Streaming: head (chunked), body chunks, terminating chunk.
-  http::Awaitable<bool> send_stream_head(RequestContext& ctx,
-                                         bhttp::response<bhttp::empty_body>& res);
-  http::Awaitable<bool> send_chunk(RequestContext& ctx, std::string_view data);
-  http::Awaitable<bool> send_last_chunk(RequestContext& ctx);
-
-  // Watches the client socket while a handler waits on an upstream; `on_gone` runs (on
-  // this thread) as soon as the client closes or resets the connection. Pipelined bytes
-  // from a live client end the watch without calling `on_gone`. The watch ends when the
-  // returned guard is destroyed.
-  class Watch {
-   public:
-    explicit Watch(Session* s) : session_(s) {}
-    ~Watch();
-    Watch(const Watch&) = delete;
-    Watch& operator=(const Watch&) = delete;
-
-   private:
-    Session* session_;
-  };
-  [[nodiscard]] Watch watch_disconnect(std::function<void()> on_gone);
-  bool client_gone() const { return client_gone_; }
+  // --- pipeline::Downstream (same thread) ---
+  http::Awaitable<bool> send(pipeline::RequestContext& ctx, const pipeline::ResponseHead& head,
+                             std::string_view body) override;
+  http::Awaitable<bool> begin_stream(pipeline::RequestContext& ctx,
+                                     const pipeline::ResponseHead& head) override;
+  http::Awaitable<bool> write(pipeline::RequestContext& ctx, std::string_view bytes) override;
+  http::Awaitable<bool> end_stream(pipeline::RequestContext& ctx) override;
+  void watch_disconnect(std::function<void()> on_gone) override;
+  void unwatch() override;
+  bool client_gone() const override { return client_gone_; }
 
   // --- for the worker (same thread) ---
   bool idle() const { return idle_; }
@@ -76,15 +60,19 @@ class Session {
 
  private:
   struct WatchState;
-  http::Awaitable<void> handle(RequestContext& ctx, Request& req);
-  // The fields every response carries (request id, served-by, Server); records the status.
-  void standard_fields(RequestContext& ctx, http::HeadWriter& head, unsigned status);
-  void unwatch();
-  void arm_write_deadline();
+  // Writes the status line, the pipeline's fields and the framing fields into head_.
+  void write_head(pipeline::RequestContext& ctx, const pipeline::ResponseHead& head,
+                  bool chunked, std::uint64_t content_length);
+  void arm_write_deadline(const pipeline::RequestContext& ctx);
   // Accounts a finished write; on failure marks the client gone. Returns !ec.
-  bool wrote(RequestContext& ctx, const boost::system::error_code& ec, std::size_t n);
+  bool wrote(pipeline::RequestContext& ctx, const boost::system::error_code& ec, std::size_t n);
+  // After an answer sent without reading the request body: stop sending, then read and drop
+  // what the client still sends (bounded in time and bytes) so that closing does not reset the
+  // connection before the client has read the answer.
+  http::Awaitable<void> linger_close();
 
   Worker& worker_;
+  const pipeline::Pipeline& pipeline_;
   http::beast::tcp_stream stream_;
   http::beast::flat_buffer buffer_;
   std::list<Session*>::iterator registration_;

@@ -9,8 +9,42 @@ namespace sluice::server {
 namespace net = http::net;
 using http::use_nothrow;
 
-Worker::Worker(std::size_t index, SharedState& shared, std::shared_ptr<const Snapshot> snapshot)
-    : index_(index), shared_(shared), snapshot_(std::move(snapshot)) {}
+std::shared_ptr<http::ConnectionLimit> SharedState::connection_limit(
+    const std::string& provider_id, std::uint32_t max) {
+  std::lock_guard lock(limits_mu_);
+  auto& limit = limits_[provider_id];
+  if (!limit) {
+    limit = std::make_shared<http::ConnectionLimit>(max);
+  } else {
+    limit->set_max(max);
+  }
+  return limit;
+}
+
+namespace {
+
+pipeline::PipelineParts pipeline_parts(Worker& worker, pipeline::UpstreamConnector& connector,
+                                       std::span<pipeline::RequestObserver* const> observers,
+                                       std::size_t index) {
+  pipeline::PipelineParts parts;
+  parts.host = &worker;
+  parts.connector = &connector;
+  parts.clock = &RealClock::instance();
+  parts.observers = observers;
+  parts.worker = index;
+  return parts;
+}
+
+}  // namespace
+
+Worker::Worker(std::size_t index, SharedState& shared,
+               std::shared_ptr<const pipeline::Snapshot> snapshot)
+    : index_(index),
+      shared_(shared),
+      snapshot_(std::move(snapshot)),
+      access_log_observer_(*shared.access_log, index),
+      observers_{&access_log_observer_},
+      pipeline_(pipeline_parts(*this, connector_, observers_, index)) {}
 
 Worker::~Worker() {
   for (auto& [id, pool] : pools_) {
@@ -105,7 +139,7 @@ Awaitable<void> Worker::accept_loop() {
   }
 }
 
-void Worker::publish(std::shared_ptr<const Snapshot> snapshot) {
+void Worker::publish(std::shared_ptr<const pipeline::Snapshot> snapshot) {
   net::post(ioc_, [this, snapshot = std::move(snapshot)]() mutable {
     if (snapshot->version() > snapshot_->version()) {
       snapshot_ = std::move(snapshot);
@@ -134,15 +168,15 @@ void Worker::force_close() {
   });
 }
 
-std::shared_ptr<http::UpstreamPool> Worker::pool_for(
-    const std::shared_ptr<const http::UpstreamEndpoint>& endpoint) {
+std::shared_ptr<http::UpstreamPool> Worker::pool_for(const providers::ProviderAdapter& adapter) {
+  const std::shared_ptr<const providers::Endpoint>& endpoint = adapter.endpoint_ptr();
   auto it = pools_.find(endpoint->provider_id);
   if (it != pools_.end() && it->second->endpoint().fingerprint == endpoint->fingerprint) {
     return it->second;
   }
-  const std::uint32_t workers = std::max<std::uint32_t>(1, shared_.workers);
-  const std::uint32_t share = (endpoint->pool.max_connections + workers - 1) / workers;
-  auto pool = std::make_shared<http::UpstreamPool>(ioc_.get_executor(), endpoint, share);
+  auto limit = shared_.connection_limit(endpoint->provider_id, endpoint->pool.max_connections);
+  auto pool = std::make_shared<http::UpstreamPool>(ioc_.get_executor(), endpoint, limit);
+  limit->add_pool(pool);
   if (it != pools_.end()) {
     it->second->shutdown();  // in-flight calls keep the old pool alive until they finish
     it->second = pool;

@@ -4,13 +4,19 @@
 #include <cstdint>
 #include <list>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
+#include "http/connection_limit.h"
 #include "http/net.h"
 #include "http/upstream_pool.h"
 #include "observability/access_log.h"
-#include "server/snapshot.h"
+#include "pipeline/access_log_observer.h"
+#include "pipeline/pipeline.h"
+#include "pipeline/snapshot.h"
+#include "server/upstream_connector.h"
 
 namespace sluice::server {
 
@@ -26,18 +32,27 @@ struct SharedState {
   std::atomic<bool> draining{false};
   std::uint32_t workers = 1;  // actual worker count (config 0 = one per core)
   observability::AccessLog* access_log = nullptr;
+
+  // The instance-wide connection cap of a provider, shared by every worker's pool for it and
+  // kept across reloads (connections of an old pool still count until they close).
+  std::shared_ptr<http::ConnectionLimit> connection_limit(const std::string& provider_id,
+                                                          std::uint32_t max);
+
+ private:
+  std::mutex limits_mu_;  // taken only when a worker builds a pool
+  std::unordered_map<std::string, std::shared_ptr<http::ConnectionLimit>> limits_;
 };
 
 // One event-loop thread: its own io_context, its own SO_REUSEPORT acceptor, its own
-// upstream connection pools and its own copy of the config snapshot. A connection stays on
-// the worker that accepted it, so nothing on the request path takes a lock.
+// upstream connection pools, its own pipeline and its own copy of the config snapshot. A
+// connection stays on the worker that accepted it, so nothing on the request path takes a lock.
 //
 // Methods marked "any thread" post to the worker's io_context; everything else must be
 // called on the worker's own thread.
-class Worker {
+class Worker final : public pipeline::Host {
  public:
-  Worker(std::size_t index, SharedState& shared, std::shared_ptr<const Snapshot> snapshot);
-  ~Worker();
+  Worker(std::size_t index, SharedState& shared, std::shared_ptr<const pipeline::Snapshot> snapshot);
+  ~Worker() override;
 
   // Start-up, before run(): binds the listening socket (SO_REUSEPORT, so every worker can
   // bind the same port) and returns the bound port.
@@ -46,7 +61,7 @@ class Worker {
   void run();
 
   // Any thread.
-  void publish(std::shared_ptr<const Snapshot> snapshot);
+  void publish(std::shared_ptr<const pipeline::Snapshot> snapshot);
   // Any thread: stop accepting, close idle keep-alive connections, close the rest as they
   // finish their current request.
   void begin_drain();
@@ -56,16 +71,18 @@ class Worker {
   // Any thread: number of sessions still open on this worker.
   std::size_t active_sessions() const { return active_.load(std::memory_order_acquire); }
 
+  // pipeline::Host
+  std::shared_ptr<const pipeline::Snapshot> current_snapshot() const override { return snapshot_; }
+  bool draining() const override { return draining_; }
+
   std::size_t index() const { return index_; }
-  const Snapshot& snapshot() const { return *snapshot_; }
-  std::shared_ptr<const Snapshot> snapshot_ptr() const { return snapshot_; }
+  const pipeline::Snapshot& snapshot() const { return *snapshot_; }
   SharedState& shared() { return shared_; }
   net::io_context& io_context() { return ioc_; }
-  bool draining() const { return draining_; }
-  // The pool for a provider endpoint, created on first use and rebuilt when the endpoint's
-  // settings change between snapshots.
-  std::shared_ptr<http::UpstreamPool> pool_for(
-      const std::shared_ptr<const http::UpstreamEndpoint>& endpoint);
+  const pipeline::Pipeline& pipeline() const { return pipeline_; }
+  // The pool for a network provider, created on first use and rebuilt when the provider's
+  // endpoint settings change between snapshots.
+  std::shared_ptr<http::UpstreamPool> pool_for(const providers::ProviderAdapter& adapter);
 
   // Session registry (drain needs to find idle connections).
   std::list<Session*>::iterator add_session(Session* s);
@@ -79,11 +96,15 @@ class Worker {
   SharedState& shared_;
   net::io_context ioc_{1};
   tcp::acceptor acceptor_{ioc_};
-  std::shared_ptr<const Snapshot> snapshot_;
+  std::shared_ptr<const pipeline::Snapshot> snapshot_;
   std::unordered_map<std::string, std::shared_ptr<http::UpstreamPool>> pools_;
   std::list<Session*> sessions_;
   std::atomic<std::size_t> active_{0};
   bool draining_ = false;
+  WorkerConnector connector_{*this};
+  pipeline::AccessLogObserver access_log_observer_;
+  std::vector<pipeline::RequestObserver*> observers_;
+  pipeline::Pipeline pipeline_;
 };
 
 }  // namespace sluice::server

@@ -535,12 +535,22 @@ describe('errors in Anthropic shape', () => {
     );
   });
 
-  test('provider credentials never reach the caller', async () => {
-    const r = await postJson(gw, '/v1/messages', { model: 'gpt-test', max_tokens: 8, messages: [{ role: 'user', content: 'x' }] }, {
-      headers: { 'x-mock-status': '401' },
+  // Some providers echo the credential they refused; the gateway must not pass it on.
+  test('provider credentials never reach the caller, even when the provider echoes them', async () => {
+    const echoed = JSON.stringify({
+      error: { message: `Incorrect API key provided: ${PROVIDER_KEY}.`, type: 'invalid_request_error', code: 'invalid_api_key' },
     });
-    assert.equal(r.status, 401);
-    assert.ok(!r.text.includes(PROVIDER_KEY));
-    assert.equal(r.json.type, 'error');
+    for (const status of ['400', '401']) {
+      const r = await postJson(gw, '/v1/messages', { model: 'gpt-test', max_tokens: 8, messages: [{ role: 'user', content: 'x' }] }, {
+        headers: { 'x-mock-status': status, 'x-mock-raw-body': echoed },
+      });
+      assert.equal(r.status, status === '401' ? 502 : 400, r.text);
+      assert.ok(!r.text.includes(PROVIDER_KEY), r.text);
+      for (const [k, v] of r.headers) {
+        assert.ok(!v.includes(PROVIDER_KEY), `provider key in header ${k}`);
+      }
+      assert.equal(r.json.type, 'error');
+    }
   });
+
 });

@@ -119,7 +119,7 @@ describe('model routing errors', () => {
 });
 
 describe('upstream statuses are relayed in OpenAI shape', () => {
-  for (const status of [400, 401, 404, 422, 500, 502, 503]) {
+  for (const status of [400, 404, 422, 500, 502, 503]) {
     test(`upstream ${status}`, async () => {
       const r = await postJson(gw, '/v1/chat/completions', chatBody(), { headers: { 'x-mock-status': String(status) } });
       const e = assertError(r, status);
@@ -130,6 +130,36 @@ describe('upstream statuses are relayed in OpenAI shape', () => {
       assert.equal(entry.outcome, 'upstream_error');
     });
   }
+
+  // The provider refused the gateway's own credentials: relaying its 401/403 would tell the
+  // caller to fix a key it does not hold (and SDKs give up on 401 without saying why).
+  for (const status of [401, 403]) {
+    test(`upstream ${status} (the provider refused the gateway's key) is a 502 for the caller`, async () => {
+      const r = await postJson(gw, '/v1/chat/completions', chatBody(), { headers: { 'x-mock-status': String(status) } });
+      const e = assertError(r, 502, { code: 'upstream_auth_failed' });
+      assert.match(e.message, /'up'/);
+      assert.match(e.message, /credentials/);
+      assert.equal(r.headers.get('x-should-retry'), 'false');
+      const entry = await gw.waitForLog((l) => l.request_id === r.headers.get('x-request-id'));
+      assert.equal(entry.status, 502);
+      assert.equal(entry.upstream.at(-1).status, status, 'the log keeps the provider status');
+      assert.equal(entry.error_code, 'upstream_auth_failed');
+    });
+  }
+
+  test('a provider error body that echoes the provider key is relayed scrubbed', async () => {
+    const echoed = JSON.stringify({
+      error: { message: `Incorrect API key provided: ${PROVIDER_KEY}.`, type: 'invalid_request_error', param: null, code: 'invalid_api_key' },
+    });
+    for (const status of ['400', '401']) {
+      const r = await postJson(gw, '/v1/chat/completions', chatBody(), {
+        headers: { 'x-mock-status': status, 'x-mock-raw-body': echoed },
+      });
+      assert.equal(r.status, status === '401' ? 502 : 400, r.text);
+      assert.ok(!r.text.includes(PROVIDER_KEY), r.text);
+      assert.match(r.text, /\[redacted\]/);
+    }
+  });
 
   test('upstream 429 relays Retry-After', async () => {
     const r = await postJson(gw, '/v1/chat/completions', chatBody(), {

@@ -47,6 +47,19 @@ Result<WireUsage> to_wire_usage(const ir::Usage& usage) {
   return w;
 }
 
+WireUsage to_wire_usage_clamped(const ir::Usage& usage, bool& clamped) {
+  if (auto exact = to_wire_usage(usage)) {
+    return *exact;
+  }
+  clamped = true;
+  WireUsage w;
+  w.input_tokens = 0;
+  w.cache_creation_input_tokens = usage.cache_write_tokens;
+  w.cache_read_input_tokens = usage.cache_read_tokens;
+  w.output_tokens = usage.output_tokens;
+  return w;
+}
+
 Result<ir::Usage> from_wire_usage(const WireUsage& usage) {
   ir::Usage u;
   std::uint64_t partial = 0;

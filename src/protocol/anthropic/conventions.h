@@ -30,6 +30,12 @@ struct WireUsage {
 // clamped or wrapped number.
 Result<WireUsage> to_wire_usage(const ir::Usage& usage);
 
+// The same conversion for an answer that is already paid for and must reach the caller: when
+// the IR's input is smaller than its cache parts, input_tokens becomes 0 (cache counts as
+// reported) and `clamped` is set so metering can count the anomaly. The exact figures stay in
+// the IR, which is what metering records.
+WireUsage to_wire_usage_clamped(const ir::Usage& usage, bool& clamped);
+
 // Anthropic -> IR: input = input + cache_creation + cache_read. kUpstreamProtocol on overflow.
 // reasoning_tokens stays 0 (Anthropic does not report thinking tokens separately).
 Result<ir::Usage> from_wire_usage(const WireUsage& usage);

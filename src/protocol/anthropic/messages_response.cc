@@ -31,14 +31,14 @@ bool is_json_object(std::string_view text) {
 
 }  // namespace
 
-Result<std::string> encode_response(const ir::Response& response) {
+Result<std::string> encode_response(const ir::Response& response, bool* usage_clamped) {
   WireUsage usage;
   if (response.usage) {
-    auto converted = to_wire_usage(*response.usage);
-    if (!converted) {
-      return std::move(converted).error();
+    bool clamped = false;
+    usage = to_wire_usage_clamped(*response.usage, clamped);
+    if (usage_clamped != nullptr) {
+      *usage_clamped = clamped;
     }
-    usage = *converted;
   }
 
   std::string out;

@@ -22,9 +22,12 @@ namespace sluice::protocol::anthropic {
 // service_tier, inference_geo, stop_details, container, context_management, tool_use.caller,
 // text citations.
 //
+// Usage whose cache counts exceed its input cannot be expressed exactly: it is written clamped
+// (conventions.h to_wire_usage_clamped) and `*usage_clamped` is set, so a paid answer still
+// reaches the caller and metering counts the anomaly.
 // Errors (kUpstreamProtocol), never a wrong body: tool arguments that are not a JSON object
-// ("" counts as {}), usage whose cache counts exceed its input ("usage cannot be converted").
-Result<std::string> encode_response(const ir::Response& response);
+// ("" counts as {}).
+Result<std::string> encode_response(const ir::Response& response, bool* usage_clamped = nullptr);
 
 // Decodes an Anthropic `message` object (a non-streaming /v1/messages answer) into the IR.
 // usage: input = input_tokens + cache_creation_input_tokens + cache_read_input_tokens.

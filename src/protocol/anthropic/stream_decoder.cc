@@ -23,7 +23,7 @@ std::optional<std::uint64_t> index_of(const json::object& o) {
 
 }  // namespace
 
-void StreamDecoder::decode(const codec::SseEvent& event, std::vector<ir::StreamEvent>& out) {
+void StreamDecoder::on_event(const codec::SseEvent& event, std::vector<ir::StreamEvent>& out) {
   decode(event.event, event.data, out);
 }
 
@@ -54,14 +54,28 @@ void StreamDecoder::decode(std::string_view event_name, std::string_view data,
   mr_.release();
 }
 
-void StreamDecoder::finish(std::vector<ir::StreamEvent>& out) {
-  if (!finished_) {
-    fail("upstream stream ended before message_stop", out);
+void StreamDecoder::on_end(std::vector<ir::StreamEvent>& out) {
+  if (finished_) {
+    return;
   }
+  if (answered_) {
+    // The stop reason and final usage came in message_delta; only message_stop is missing.
+    out.push_back(make(ir::StreamEventKind::kDone));
+    finished_ = true;
+    return;
+  }
+  fail("upstream stream ended before message_stop", out);
 }
 
 void StreamDecoder::dispatch(std::string_view type, const json::object& o,
                              std::vector<ir::StreamEvent>& out) {
+  // ir/stream_event.h promises kStart first. Before message_start only error (and ping) can
+  // be translated: content, message_delta or message_stop there would reach the encoder
+  // without a kStart (an id-less message_start). Found by tests/fuzz/anthropic_stream_fuzz.
+  if (!started_ && type != "message_start" && type != "error" && type != "ping") {
+    fail("cannot translate " + std::string(type) + " before message_start", out);
+    return;
+  }
   if (type == "content_block_delta") {
     on_block_delta(o, out);
   } else if (type == "content_block_start") {
@@ -88,6 +102,11 @@ void StreamDecoder::dispatch(std::string_view type, const json::object& o,
   } else if (type == "message_delta") {
     on_message_delta(o, out);
   } else if (type == "message_stop") {
+    // kFinish (from message_delta) must come before kDone (ir/stream_event.h).
+    if (!answered_) {
+      fail("cannot translate message_stop before message_delta", out);
+      return;
+    }
     out.push_back(make(ir::StreamEventKind::kDone));
     finished_ = true;
   } else if (type == "error") {
@@ -218,6 +237,11 @@ void StreamDecoder::on_message_delta(const json::object& o, std::vector<ir::Stre
     fail("cannot translate message_delta without a delta object", out);
     return;
   }
+  if (answered_) {
+    // A second stop reason would be a second kFinish (ir/stream_event.h: once).
+    fail("cannot translate a second message_delta", out);
+    return;
+  }
   const json::object& delta = d->get_object();
   ir::StreamEvent finish = make(ir::StreamEventKind::kFinish);
   finish.finish = finish_reason(wire::string_at(delta, "stop_reason").value_or(""));
@@ -225,6 +249,7 @@ void StreamDecoder::on_message_delta(const json::object& o, std::vector<ir::Stre
     finish.text.assign(wire::string_at(delta, "stop_sequence").value_or(""));
   }
   out.push_back(std::move(finish));
+  answered_ = true;
   if (const json::value* u = o.if_contains("usage"); u != nullptr && !u->is_null()) {
     merge_usage(*u, out);
   }

@@ -9,6 +9,7 @@
 #include "codec/sse.h"
 #include "ir/stream_event.h"
 #include "protocol/anthropic/conventions.h"
+#include "protocol/stream.h"
 
 namespace sluice::protocol::anthropic {
 
@@ -35,7 +36,7 @@ namespace sluice::protocol::anthropic {
 // (server_tool_use, citations_delta, ...), invalid JSON, deltas for unknown blocks — becomes
 // one kError (kUpstreamProtocol, "cannot translate ...") that ends the stream: never dropped.
 // After kDone or kError further input is ignored.
-class StreamDecoder {
+class StreamDecoder final : public protocol::StreamDecoder {
  public:
   StreamDecoder() = default;
   StreamDecoder(const StreamDecoder&) = delete;
@@ -43,16 +44,20 @@ class StreamDecoder {
 
   // Appends the IR events for one SSE event to `out`. `event.event` names the type; when it
   // is empty the JSON `type` field is used.
-  void decode(const codec::SseEvent& event, std::vector<ir::StreamEvent>& out);
+  void on_event(const codec::SseEvent& event, std::vector<ir::StreamEvent>& out) override;
   void decode(std::string_view event_name, std::string_view data,
               std::vector<ir::StreamEvent>& out);
 
-  // End of the upstream body. If the stream ended before message_stop (or an error), appends
-  // a kError (kUpstreamProtocol, "upstream stream ended before message_stop").
-  void finish(std::vector<ir::StreamEvent>& out);
+  // End of the upstream body. A stream that ended after its message_delta (the stop reason)
+  // but before message_stop is complete: kFinish was emitted already, kDone is appended. One
+  // that ended earlier gets a kError (kUpstreamProtocol, "upstream stream ended before
+  // message_stop").
+  void on_end(std::vector<ir::StreamEvent>& out) override;
 
   // kDone or kError has been produced.
-  bool finished() const { return finished_; }
+  bool finished() const override { return finished_; }
+  // message_delta (the stop reason) has been seen.
+  bool answered() const { return answered_; }
   // Cumulative usage so far in IR terms (input includes cache reads and writes).
   const ir::Usage& usage() const { return usage_; }
 
@@ -80,6 +85,7 @@ class StreamDecoder {
   WireUsage wire_usage_;
   ir::Usage usage_;
   bool started_ = false;
+  bool answered_ = false;
   bool finished_ = false;
   unsigned char arena_[8192];
   boost::json::monotonic_resource mr_{arena_, sizeof arena_};

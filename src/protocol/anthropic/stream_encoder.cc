@@ -182,11 +182,7 @@ void StreamEncoder::start_message(std::string& out) {
     return;
   }
   started_ = true;
-  auto usage = to_wire_usage(usage_);
-  if (!usage) {
-    fail(usage.error(), out);
-    return;
-  }
+  const WireUsage usage = wire_usage();
   begin_event(out, "message_start");
   codec::JsonWriter w(out);
   w.raw(R"(,"message":{"id":)")
@@ -194,7 +190,7 @@ void StreamEncoder::start_message(std::string& out) {
       .raw(R"(,"type":"message","role":"assistant","model":)")
       .string(model_)
       .raw(R"(,"content":[],"stop_reason":null,"stop_sequence":null,"usage":)");
-  append_usage_json(out, *usage);
+  append_usage_json(out, usage);
   out.append("}}");
   end_event(out);
 }
@@ -346,11 +342,7 @@ void StreamEncoder::finish_message(std::string& out) {
   }
   close_open(out);
   flush_waiting(out, false, true);
-  auto usage = to_wire_usage(usage_);
-  if (!usage) {
-    fail(usage.error(), out);
-    return;
-  }
+  const WireUsage usage = wire_usage();
   begin_event(out, "message_delta");
   codec::JsonWriter w(out);
   w.raw(R"(,"delta":{"stop_reason":)").string(stop_reason(finish_)).raw(R"(,"stop_sequence":)");
@@ -360,13 +352,22 @@ void StreamEncoder::finish_message(std::string& out) {
     w.null();
   }
   w.raw(R"(},"usage":)");
-  append_usage_json(out, *usage);
+  append_usage_json(out, usage);
   out.push_back('}');
   end_event(out);
   begin_event(out, "message_stop");
   out.push_back('}');
   end_event(out);
   finished_ = true;
+}
+
+WireUsage StreamEncoder::wire_usage() {
+  bool clamped = false;
+  WireUsage usage = to_wire_usage_clamped(usage_, clamped);
+  if (clamped) {
+    ++usage_clamped_;
+  }
+  return usage;
 }
 
 void StreamEncoder::fail(const Error& error, std::string& out) {

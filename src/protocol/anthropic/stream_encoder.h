@@ -8,6 +8,8 @@
 #include "core/error.h"
 #include "ir/stream_event.h"
 #include "ir/usage.h"
+#include "protocol/anthropic/conventions.h"
+#include "protocol/stream.h"
 
 namespace sluice::protocol::anthropic {
 
@@ -35,21 +37,25 @@ namespace sluice::protocol::anthropic {
 // content starts, and at kFinish / kDone (which also flush every buffered call).
 // Tool ids follow conventions.h tool_use_id (an empty id: "<message id>_<tool index>").
 //
-// Errors: a kError event, or a conversion that is impossible (usage with cache counts above
-// the input, tool arguments arriving for a block already closed, a delta for a tool call never
-// started), writes one `event: error` {"type":"error","error":{"type","message"}} and ends the
+// Usage whose cache counts exceed its input is written clamped (conventions.h
+// to_wire_usage_clamped) and counted in usage_clamped(): the answer is paid for and still reaches
+// the caller.
+//
+// Errors: a kError event, or a conversion that is impossible (tool arguments arriving for a
+// block already closed, a delta for a tool call never started), writes one `event: error` {"type":"error","error":{"type","message"}} and ends the
 // stream; error() then holds the Error. Events after the end produce no output.
-class StreamEncoder {
+class StreamEncoder final : public protocol::StreamEncoder {
  public:
   StreamEncoder() = default;
 
   // Appends the bytes for `event` to `out` (possibly none).
-  void encode(const ir::StreamEvent& event, std::string& out);
+  void encode(const ir::StreamEvent& event, std::string& out) override;
 
   // message_stop or an error event has been written.
-  bool finished() const { return finished_; }
+  bool finished() const override { return finished_; }
   // The error that ended the stream (a kError passed in, or a conversion failure).
-  const std::optional<Error>& error() const { return error_; }
+  const std::optional<Error>& error() const override { return error_; }
+  std::uint32_t usage_clamped() const override { return usage_clamped_; }
   // The last usage seen (IR terms), for metering; zeros until a kUsage arrives.
   const ir::Usage& usage() const { return usage_; }
   bool has_usage() const { return has_usage_; }
@@ -95,6 +101,7 @@ class StreamEncoder {
   void end_content(std::string& out);
   void finish_message(std::string& out);
   void fail(const Error& error, std::string& out);
+  WireUsage wire_usage();
 
   std::string id_;
   std::string model_;
@@ -110,6 +117,7 @@ class StreamEncoder {
   bool started_ = false;
   bool finished_ = false;
   std::optional<Error> error_;
+  std::uint32_t usage_clamped_ = 0;
 };
 
 }  // namespace sluice::protocol::anthropic

@@ -38,7 +38,10 @@ class RequestScanner {
   }
   bool on_object_end(std::size_t, error_code&) {
     if (depth_ == 3 && in_messages_) {
-      messages_ok_ = messages_ok_ && message_has_role_;
+      if (!message_has_role_) {
+        message_problem(MessageProblem::kNoRole);
+      }
+      ++message_index_;
     }
     if (depth_ == 2 && in_stream_options_) {
       in_stream_options_ = false;
@@ -51,6 +54,9 @@ class RequestScanner {
     return push(ec);
   }
   bool on_array_end(std::size_t n, error_code&) {
+    if (depth_ == 4 && in_content_) {
+      in_content_ = false;
+    }
     if (depth_ == 2 && in_messages_) {
       in_messages_ = false;
       messages_empty_ = n == 0;
@@ -73,10 +79,16 @@ class RequestScanner {
       key_.append(s.data(), s.size());
       if (depth_ == 1) {
         top_key_.swap(key_);
+        forget_earlier_value();
       } else if (depth_ == 2) {
         inner_key_.swap(key_);
-      } else if (depth_ == 3 && in_messages_ && key_ == "role") {
-        message_has_role_ = true;
+      } else if (depth_ == 3 && in_messages_) {
+        message_key_ = key_ == "role"      ? MessageKey::kRole
+                       : key_ == "content" ? MessageKey::kContent
+                                           : MessageKey::kOther;
+        if (message_key_ == MessageKey::kRole) {
+          message_has_role_ = true;
+        }
       }
       key_.clear();
     }
@@ -136,6 +148,9 @@ class RequestScanner {
     if (depth_ == 1 && (top_key_ == "stream" || top_key_ == "stream_options")) {
       return true;  // explicit null = absent
     }
+    if (depth_ == 3 && in_messages_ && message_key_ == MessageKey::kContent) {
+      return true;  // assistant messages with tool_calls carry "content": null
+    }
     value_at_depth(Value::kOther);
     return true;
   }
@@ -145,7 +160,28 @@ class RequestScanner {
   Result<ChatRequest> finish(std::string_view body) const;
 
  private:
+  Error message_error() const;
   enum class Value { kNone, kString, kInteger, kBool, kObject, kArray, kOther };
+
+  // A repeated top-level key: the last value wins, as in ChatRequest::document() (Boost.JSON)
+  // and in the upstream's parser, so the gateway routes, streams and meters on the value the
+  // upstream acts on. Without this, {"model":"a","model":"b"} decoded as model "ab", and
+  // {"stream_options":{"include_usage":true},"stream_options":{}} as include_usage while the
+  // upstream saw none (no usage chunk: unmetered). Found by tests/fuzz/openai_chat_request_fuzz.
+  void forget_earlier_value() {
+    if (top_key_ == "model") {
+      model_.clear();
+      model_parts_ = false;
+    } else if (top_key_ == "stream") {
+      stream_ = false;
+      stream_type_ = Value::kNone;
+    } else if (top_key_ == "stream_options") {
+      stream_options_key_ = true;
+      stream_options_type_ = Value::kNone;
+      include_usage_ = false;
+      include_usage_type_ = Value::kNone;
+    }
+  }
 
   bool push(error_code& ec) {
     if (++depth_ > kMaxJsonDepth) {
@@ -183,8 +219,10 @@ class RequestScanner {
       if (in_messages_) {
         if (v == Value::kObject) {
           message_has_role_ = false;
+          message_key_ = MessageKey::kOther;
         } else {
-          messages_ok_ = false;
+          message_problem(MessageProblem::kNotObject);
+          ++message_index_;
         }
       } else if (in_stream_options_ && inner_key_ == "include_usage") {
         include_usage_type_ = v;
@@ -193,6 +231,28 @@ class RequestScanner {
           input_ok_ = false;
         }
       }
+    } else if (depth_ == 3 && in_messages_) {
+      if (message_key_ == MessageKey::kRole && v != Value::kString) {
+        message_problem(MessageProblem::kRoleType);
+      } else if (message_key_ == MessageKey::kContent) {
+        if (v == Value::kArray) {
+          in_content_ = true;
+        } else if (v != Value::kString) {
+          message_problem(MessageProblem::kContentType);
+        }
+      }
+    } else if (depth_ == 4 && in_content_ && v != Value::kObject) {
+      message_problem(MessageProblem::kPartType);
+    }
+  }
+
+  // Keeps the first problem found: its message index names the field in the error.
+  enum class MessageProblem : std::uint8_t { kNone, kNotObject, kNoRole, kRoleType, kContentType,
+                                             kPartType };
+  void message_problem(MessageProblem problem) {
+    if (problem_ == MessageProblem::kNone) {
+      problem_ = problem;
+      problem_index_ = message_index_;
     }
   }
 
@@ -212,15 +272,21 @@ class RequestScanner {
   std::size_t model_begin_ = 0;
   std::size_t model_end_ = 0;
 
+  enum class MessageKey : std::uint8_t { kOther, kRole, kContent };
   Value messages_type_ = Value::kNone;
   bool in_messages_ = false;
-  bool messages_ok_ = true;
+  bool in_content_ = false;
   bool messages_empty_ = false;
   bool message_has_role_ = false;
+  MessageKey message_key_ = MessageKey::kOther;
+  std::size_t message_index_ = 0;
+  MessageProblem problem_ = MessageProblem::kNone;
+  std::size_t problem_index_ = 0;
 
   Value stream_type_ = Value::kNone;
   bool stream_ = false;
   Value stream_options_type_ = Value::kNone;
+  bool stream_options_key_ = false;  // a top-level "stream_options" member, null included
   bool in_stream_options_ = false;
   Value include_usage_type_ = Value::kNone;
   bool include_usage_ = false;
@@ -236,6 +302,30 @@ Error bad_request(std::string message, std::string param = {}) {
     return std::move(e).with_param(std::move(param));
   }
   return e;
+}
+
+// Worded like OpenAI's own validation errors, with the same param paths.
+Error RequestScanner::message_error() const {
+  const std::string at = "messages[" + std::to_string(problem_index_) + "]";
+  switch (problem_) {
+    case MessageProblem::kNotObject:
+      return bad_request("Invalid type for '" + at + "': expected an object.", at);
+    case MessageProblem::kNoRole:
+      return bad_request("Missing required parameter: '" + at + ".role'.", at + ".role");
+    case MessageProblem::kRoleType:
+      return bad_request("Invalid type for '" + at + ".role': expected a string.", at + ".role");
+    case MessageProblem::kContentType:
+      return bad_request("Invalid type for '" + at +
+                             ".content': expected one of a string or an array of content parts.",
+                         at + ".content");
+    case MessageProblem::kPartType:
+      return bad_request("Invalid type for '" + at +
+                             ".content': each content part must be an object.",
+                         at + ".content");
+    case MessageProblem::kNone:
+      break;
+  }
+  return bad_request("invalid message", "messages");
 }
 
 Result<ChatRequest> RequestScanner::finish(std::string_view body) const {
@@ -256,8 +346,8 @@ Result<ChatRequest> RequestScanner::finish(std::string_view body) const {
     if (messages_type_ != Value::kArray || messages_empty_) {
       return bad_request("'messages' must be a non-empty array", "messages");
     }
-    if (!messages_ok_) {
-      return bad_request("each message must be an object with a 'role'", "messages");
+    if (problem_ != MessageProblem::kNone) {
+      return message_error();
     }
     if (stream_type_ != Value::kNone && stream_type_ != Value::kBool) {
       return bad_request("'stream' must be a boolean", "stream");
@@ -282,7 +372,9 @@ Result<ChatRequest> RequestScanner::finish(std::string_view body) const {
   req.model = model_;
   req.stream = stream_;
   req.include_usage = include_usage_;
-  req.has_stream_options = stream_options_type_ == Value::kObject;
+  // "stream_options":null counts: encode_upstream_body must replace it rather than splice a
+  // second member in front of it, which the upstream would override with the null.
+  req.has_stream_options = stream_options_key_;
   req.body = body;
   req.spliceable = model_in_place_ && model_count_ == 1;
   req.model_begin = model_begin_;
@@ -295,7 +387,11 @@ Result<ChatRequest> decode(Kind kind, std::string_view body) {
   if (body.empty()) {
     return bad_request("request body is empty; expected a JSON object");
   }
-  json::basic_parser<RequestScanner> parser(json::parse_options{}, kind, body);
+  // The parser enforces its own max_depth (32 by default) before the handler sees a level;
+  // raise it to the gateway's limit so the handler's bound is the one that applies.
+  json::parse_options options;
+  options.max_depth = kMaxJsonDepth;
+  json::basic_parser<RequestScanner> parser(options, kind, body);
   error_code ec;
   std::size_t used = parser.write_some(false, body.data(), body.size(), ec);
   if (!ec && used != body.size()) {
@@ -321,6 +417,38 @@ Result<ChatRequest> decode_chat_request(std::string_view body) { return decode(K
 
 Result<ChatRequest> decode_embeddings_request(std::string_view body) {
   return decode(Kind::kEmbeddings, body);
+}
+
+namespace {
+constexpr std::uint32_t kHasStreamOptions = 1;
+}  // namespace
+
+IngressRequest to_ingress(const ChatRequest& request) {
+  IngressRequest out;
+  out.body = request.body;
+  out.model = request.model;
+  out.stream = request.stream;
+  out.include_usage = request.include_usage;
+  out.model_begin = request.model_begin;
+  out.model_end = request.model_end;
+  out.object_open = request.object_open;
+  out.spliceable = request.spliceable;
+  out.codec_flags = request.has_stream_options ? kHasStreamOptions : 0;
+  return out;
+}
+
+ChatRequest from_ingress(const IngressRequest& request) {
+  ChatRequest out;
+  out.body = request.body;
+  out.model = request.model;
+  out.stream = request.stream;
+  out.include_usage = request.include_usage;
+  out.model_begin = request.model_begin;
+  out.model_end = request.model_end;
+  out.object_open = request.object_open;
+  out.spliceable = request.spliceable;
+  out.has_stream_options = (request.codec_flags & kHasStreamOptions) != 0;
+  return out;
 }
 
 std::string encode_upstream_body(const ChatRequest& request, std::string_view upstream_model,

@@ -8,6 +8,7 @@
 #include <boost/json/value.hpp>
 
 #include "core/result.h"
+#include "protocol/ingress.h"
 
 namespace sluice::protocol::openai_chat {
 
@@ -19,7 +20,7 @@ struct ChatRequest {
   std::string model;
   bool stream = false;
   bool include_usage = false;  // stream_options.include_usage as the caller sent it
-  bool has_stream_options = false;
+  bool has_stream_options = false;  // a top-level stream_options member (even null)
   std::string_view body;
   // Byte range of the top-level "model" value (quotes included); valid when `spliceable`
   // (the value had no escapes and "model" appeared once).
@@ -53,5 +54,10 @@ Result<ChatRequest> decode_embeddings_request(std::string_view body);
 // stream_options.include_usage is set so usage can always be metered.
 std::string encode_upstream_body(const ChatRequest& request, std::string_view upstream_model,
                                  bool force_include_usage);
+
+// The decoded request as the pipeline carries it (IngressRequest), and back; the two hold the
+// same facts, so nothing is re-parsed between decode and the upstream body.
+IngressRequest to_ingress(const ChatRequest& request);
+ChatRequest from_ingress(const IngressRequest& request);
 
 }  // namespace sluice::protocol::openai_chat

@@ -78,6 +78,25 @@ std::string encode_error(const Error& error) {
   return make(error.message(), type_for(error), error.param(), code);
 }
 
+bool is_error_body(std::string_view body) {
+  boost::system::error_code ec;
+  json::value doc = codec::parse_json(body, ec, {}, 32);
+  if (ec || !doc.is_object()) {
+    return false;
+  }
+  const json::value* e = doc.get_object().if_contains("error");
+  if (e == nullptr || !e->is_object()) {
+    return false;
+  }
+  const json::value* m = e->get_object().if_contains("message");
+  return m != nullptr && m->is_string();
+}
+
+std::string encode_error_with_status(const Error& error, int& status) {
+  status = error.http_status() >= 400 && error.http_status() <= 599 ? error.http_status() : 500;
+  return encode_error(error);
+}
+
 std::string normalise_upstream_error(std::string_view body, int status,
                                      std::string_view provider_id) {
   boost::system::error_code ec;

@@ -19,4 +19,10 @@ std::string encode_error(const Error& error);
 std::string normalise_upstream_error(std::string_view body, int status,
                                      std::string_view provider_id);
 
+// Whether `body` is an OpenAI error object ({"error":{"message":"...",...}}).
+bool is_error_body(std::string_view body);
+
+// The error answer for `error`: its HTTP status and OpenAI's error body.
+std::string encode_error_with_status(const Error& error, int& status);
+
 }  // namespace sluice::protocol::openai_chat

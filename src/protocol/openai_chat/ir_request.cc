@@ -594,6 +594,12 @@ Result<ir::Request> decode_request(std::string_view body) {
   if (auto ok = decode_messages(messages->get_array(), req); !ok) {
     return ok.error();
   }
+  // Leading system messages without content add nothing: when they are all there is, the IR
+  // has no messages and no system prompt, and encode_request would send "messages":[], which
+  // the upstream rejects. Found by tests/fuzz/openai_ir_request_fuzz.
+  if (req.messages.empty() && req.system.empty()) {
+    return bad("'messages' must contain a message with content", "messages");
+  }
   if (const json::value* tools = field(*root, "tools")) {
     if (auto ok = decode_tools(*tools, req); !ok) {
       return ok.error();

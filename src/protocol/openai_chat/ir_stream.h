@@ -7,6 +7,7 @@
 
 #include "codec/sse.h"
 #include "ir/stream_event.h"
+#include "protocol/stream.h"
 
 namespace sluice::protocol::openai_chat {
 
@@ -39,7 +40,7 @@ namespace sluice::protocol::openai_chat {
 //     (depth > 64 included) -> kError kUpstreamProtocol. Nothing is dropped silently.
 //   - Blocks without data (comments, keep-alives) and empty data are ignored.
 // After kError or kDone, further events are ignored.
-class StreamDecoder {
+class StreamDecoder final : public protocol::StreamDecoder {
  public:
   StreamDecoder();
   ~StreamDecoder();
@@ -48,16 +49,16 @@ class StreamDecoder {
 
   // Appends the IR events for one SSE block to `out` (zero or more). `event`'s views are
   // read during the call only.
-  void on_event(const codec::SseEvent& event, std::vector<ir::StreamEvent>& out);
+  void on_event(const codec::SseEvent& event, std::vector<ir::StreamEvent>& out) override;
 
   // The upstream closed the stream. Without [DONE] but after a finish_reason, the answer is
   // complete (some compatible servers omit [DONE]): kFinish and kDone are appended.
   // Before any finish_reason: kError kUpstreamProtocol ("stream ended early"). Nothing
   // after kDone or kError.
-  void on_end(std::vector<ir::StreamEvent>& out);
+  void on_end(std::vector<ir::StreamEvent>& out) override;
 
   // kDone or kError has been emitted.
-  bool finished() const { return done_ || failed_; }
+  bool finished() const override { return done_ || failed_; }
 
  private:
   class ChunkParser;

@@ -7,6 +7,7 @@
 
 #include "codec/sse.h"
 #include "ir/usage.h"
+#include "protocol/stream.h"
 
 namespace sluice::protocol::openai_chat {
 
@@ -15,23 +16,23 @@ namespace sluice::protocol::openai_chat {
 // the [DONE] terminator and in-stream errors. Cheap on the common path: a chunk is parsed
 // as JSON only when a byte scan shows it carries a usage object or an error.
 // One instance per request; not thread-safe.
-class StreamMonitor {
+class StreamMonitor final : public StreamSniffer {
  public:
-  enum class Action { kForward, kDrop };
-
   // `strip_usage_chunk`: the gateway added stream_options.include_usage on the caller's
   // behalf, so the usage-only chunk ("choices":[]) is metered but not forwarded.
   explicit StreamMonitor(bool strip_usage_chunk) : strip_usage_chunk_(strip_usage_chunk) {}
 
-  Action on_event(const codec::SseEvent& event);
+  Action on_event(const codec::SseEvent& event) override;
 
-  bool done() const { return done_; }
+  bool done() const override { return done_; }
+  // A finish_reason arrived: a stream that ends after it without [DONE] is complete.
+  bool answered() const override { return !finish_reason_.empty(); }
   // A chunk with model output was seen (the streaming commit point has passed).
-  bool saw_output() const { return saw_output_; }
-  bool saw_error() const { return saw_error_; }
-  const std::optional<ir::Usage>& usage() const { return usage_; }
-  const std::string& finish_reason() const { return finish_reason_; }
-  std::uint64_t events() const { return events_; }
+  bool saw_output() const override { return saw_output_; }
+  bool saw_error() const override { return saw_error_; }
+  const std::optional<ir::Usage>& usage() const override { return usage_; }
+  std::string_view finish_reason() const override { return finish_reason_; }
+  std::uint64_t events() const override { return events_; }
 
  private:
   bool strip_usage_chunk_;

@@ -1,4 +1,5 @@
 #include "config/config.h"
+#include "providers/registry.h"
 
 #include <cstdlib>
 #include <map>
@@ -15,6 +16,7 @@ using Env = std::map<std::string, std::string>;
 
 LoadOptions with_env(Env env) {
   LoadOptions options;
+  options.adapters = providers::adapter_schemas();
   options.getenv = [env = std::move(env)](const std::string& name) -> std::optional<std::string> {
     if (auto it = env.find(name); it != env.end()) {
       return it->second;
@@ -275,8 +277,8 @@ providers:
     adapter: mock
     base_url: http://127.0.0.1:9000/v1
 )y",
-     "test.yaml:6:15: providers[0].base_url: only valid for adapter openai (the mock adapter "
-     "answers in-process)"},
+     "test.yaml:6:15: providers[0].base_url: only valid for adapters that connect to a server "
+     "(the mock adapter answers in-process)"},
     {"ProviderMaxTokensFieldOnMock", R"y(version: 1
 auth: none
 providers:
@@ -284,8 +286,7 @@ providers:
     adapter: mock
     max_tokens_field: max_tokens
 )y",
-     "test.yaml:6:23: providers[0].max_tokens_field: only valid for adapter openai (the mock "
-     "adapter answers in-process)"},
+     "test.yaml:6:23: providers[0].max_tokens_field: only valid for adapter openai"},
     {"ProviderMaxTokensFieldUnknown", R"y(version: 1
 auth: none
 providers:
@@ -1025,11 +1026,11 @@ TEST(ConfigLoadTest, MinimalConfigGetsDefaults) {
   ASSERT_EQ(config->providers.size(), 1u);
   const Provider& p = config->providers[0];
   EXPECT_EQ(p.id, "mock");
-  EXPECT_EQ(p.adapter, Adapter::kMock);
+  EXPECT_EQ(p.adapter, "mock");
   EXPECT_EQ(p.base_url, "");
-  EXPECT_EQ(p.mock_embedding_dimensions, 8u);
-  EXPECT_EQ(p.mock_chunk_interval, Millis(0));
-  EXPECT_EQ(p.pool.max_connections, 256u);
+  EXPECT_TRUE(p.options.empty());
+  EXPECT_EQ(p.pool.max_connections, 10000u);
+  EXPECT_EQ(p.timeout.idle, Millis(300000));
   EXPECT_EQ(p.timeout.first_byte, Millis(60000));
   EXPECT_EQ(p.source, "test.yaml:4");
   ASSERT_EQ(config->routes.size(), 1u);
@@ -1106,7 +1107,7 @@ keys:
 
   ASSERT_EQ(config->providers.size(), 2u);
   const Provider& oa = config->providers[0];
-  EXPECT_EQ(oa.adapter, Adapter::kOpenAI);
+  EXPECT_EQ(oa.adapter, "openai");
   EXPECT_EQ(oa.base_url, "http://127.0.0.1:11434/v1");
   EXPECT_EQ(oa.api_key, "sk-upstream");
   EXPECT_EQ(oa.headers, (std::map<std::string, std::string>{{"OpenAI-Organization", "org-123"}}));
@@ -1122,9 +1123,9 @@ keys:
   EXPECT_EQ(oa.tls.server_name, "api.internal");
   EXPECT_EQ(oa.source, "test.yaml:15");
   const Provider& mock = config->providers[1];
-  EXPECT_EQ(mock.adapter, Adapter::kMock);
-  EXPECT_EQ(mock.mock_embedding_dimensions, 3u);
-  EXPECT_EQ(mock.mock_chunk_interval, Millis(5));
+  EXPECT_EQ(mock.adapter, "mock");
+  EXPECT_EQ(*mock.option("mock.embedding_dimensions"), "3");
+  EXPECT_EQ(*mock.option("mock.chunk_interval_ms"), "5");
 
   ASSERT_EQ(config->routes.size(), 2u);
   const Route& r = config->routes[0];
@@ -1197,12 +1198,13 @@ routes:
     model: m
 )y");
   ASSERT_EQ(config->providers.size(), 3u);
-  EXPECT_EQ(config->providers[0].base_url, "https://api.openai.com/v1");
+  EXPECT_EQ(config->providers[0].base_url, "");  // the adapter's default (api.openai.com)
   EXPECT_EQ(config->providers[1].base_url, "https://api.example.com:8443/openai/v1");
   EXPECT_EQ(config->providers[2].base_url, "http://vllm.internal");
 }
 
-TEST(ConfigLoadTest, MaxTokensFieldDefaultsByHostAndCanBeSet) {
+// The openai adapter reads it (default by host: tests/unit/providers); config validates it.
+TEST(ConfigLoadTest, AdapterOptionsAreValidatedAndKept) {
   auto config = load_ok(R"y(version: 1
 auth: none
 providers:
@@ -1227,11 +1229,9 @@ routes:
     model: m
 )y");
   ASSERT_EQ(config->providers.size(), 5u);
-  EXPECT_TRUE(config->providers[0].max_completion_tokens);
-  EXPECT_FALSE(config->providers[1].max_completion_tokens);
-  EXPECT_FALSE(config->providers[2].max_completion_tokens);
-  EXPECT_TRUE(config->providers[3].max_completion_tokens);
-  EXPECT_FALSE(config->providers[4].max_completion_tokens);
+  EXPECT_EQ(config->providers[0].option("max_tokens_field"), nullptr);
+  EXPECT_EQ(*config->providers[3].option("max_tokens_field"), "max_completion_tokens");
+  EXPECT_EQ(*config->providers[4].option("max_tokens_field"), "max_tokens");
 }
 
 TEST(ConfigLoadTest, NullSectionsCountAsEmpty) {
@@ -1321,7 +1321,7 @@ auth: none
 providers: [{id: mock, adapter: mock}]
 routes: [{alias: chat, provider: mock, model: "${SLUICE_CONFIG_TEST_MODEL}"}]
 )y",
-                                 "env.yaml");
+                                 "env.yaml", LoadOptions{.adapters = providers::adapter_schemas()});
   ::unsetenv("SLUICE_CONFIG_TEST_MODEL");
   ASSERT_TRUE(config) << config.error().message();
   EXPECT_EQ((*config)->routes[0].targets[0].model, "from-process");
@@ -1503,14 +1503,14 @@ keys: [{name: dev, key: "${SLUICE_DEV_KEY:-sk-sluice-dev-0000000000}"}]
 // Files and robustness.
 
 TEST(ConfigFileTest, MissingFile) {
-  auto result = load_from_file("/nonexistent/sluice.yaml");
+  auto result = load_from_file("/nonexistent/sluice.yaml", with_env({}));
   ASSERT_FALSE(result);
   EXPECT_EQ(result.error().message(),
             "/nonexistent/sluice.yaml:1:1: cannot read file: No such file or directory");
 }
 
 TEST(ConfigFileTest, DirectoryIsNotAFile) {
-  auto result = load_from_file(SLUICE_SOURCE_DIR "/examples");
+  auto result = load_from_file(SLUICE_SOURCE_DIR "/examples", with_env({}));
   ASSERT_FALSE(result);
   EXPECT_EQ(result.error().message(),
             SLUICE_SOURCE_DIR "/examples:1:1: cannot read file: is a directory");

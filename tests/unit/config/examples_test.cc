@@ -10,12 +10,14 @@
 #include <gtest/gtest.h>
 
 #include "config/config.h"
+#include "providers/registry.h"
 
 namespace sluice::config {
 namespace {
 
 LoadOptions empty_env() {
   LoadOptions options;
+  options.adapters = providers::adapter_schemas();
   options.getenv = [](const std::string&) -> std::optional<std::string> { return std::nullopt; };
   return options;
 }
@@ -69,6 +71,7 @@ TEST(ExamplesTest, QuickstartSkipsOpenAIWithoutKey) {
 
 TEST(ExamplesTest, QuickstartWithKeyEnablesOpenAI) {
   LoadOptions options;
+  options.adapters = providers::adapter_schemas();
   options.getenv = [](const std::string& name) -> std::optional<std::string> {
     if (name == "OPENAI_API_KEY") {
       return "sk-test";
@@ -78,7 +81,8 @@ TEST(ExamplesTest, QuickstartWithKeyEnablesOpenAI) {
   auto result = load_from_file(SLUICE_SOURCE_DIR "/examples/quickstart.yaml", options);
   ASSERT_TRUE(result) << result.error().message();
   ASSERT_EQ((*result)->providers.size(), 2u);
-  EXPECT_EQ((*result)->providers[1].base_url, "https://api.openai.com/v1");
+  EXPECT_EQ((*result)->providers[1].adapter, "openai");
+  EXPECT_EQ((*result)->providers[1].base_url, "");  // the adapter's default
   EXPECT_EQ((*result)->providers[1].api_key, "sk-test");
   EXPECT_EQ((*result)->routes.size(), 4u);
   EXPECT_TRUE((*result)->notes.empty());

@@ -47,7 +47,20 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{R"({"model":"m"})", "messages"},
         BadCase{R"({"model":"m","messages":[]})", "messages"},
         BadCase{R"({"model":"m","messages":"hi"})", "messages"},
-        BadCase{R"({"model":"m","messages":[{"content":"x"}]})", "messages"},
+        BadCase{R"({"model":"m","messages":[{"content":"x"}]})", "messages[0].role"},
+        BadCase{R"({"model":"m","messages":[{"role":"user","content":"x"},5]})", "messages[1]"},
+        BadCase{R"({"model":"m","messages":[{"role":7,"content":"x"}]})", "messages[0].role"},
+        BadCase{R"({"model":"m","messages":[{"role":"user","content":5}]})",
+                "messages[0].content"},
+        BadCase{R"({"model":"m","messages":[{"role":"user","content":{"text":"x"}}]})",
+                "messages[0].content"},
+        BadCase{R"({"model":"m","messages":[{"role":"user","content":true}]})",
+                "messages[0].content"},
+        BadCase{R"({"model":"m","messages":[{"role":"user","content":["x"]}]})",
+                "messages[0].content"},
+        BadCase{
+            R"({"model":"m","messages":[{"role":"system","content":"s"},{"role":"user","content":[{"type":"text","text":"a"},3]}]})",
+            "messages[1].content"},
         BadCase{R"({"model":"m","messages":[{"role":"user"}],"stream":"yes"})", "stream"},
         BadCase{R"({"model":"m","messages":[{"role":"user"}],"stream_options":1})",
                 "stream_options"},
@@ -55,10 +68,34 @@ INSTANTIATE_TEST_SUITE_P(
             R"({"model":"m","messages":[{"role":"user"}],"stream_options":{"include_usage":1}})",
             "stream_options.include_usage"}));
 
-TEST(DecodeChatRequest, RejectsDeepNesting) {
-  std::string deep(200, '[');
-  std::string body = R"({"model":"m","messages":[{"role":"user","content":)" + deep;
-  EXPECT_FALSE(decode_chat_request(body).has_value());
+// Nesting is bounded at kMaxJsonDepth (64). The bodies are complete, so only depth can fail
+// them: a JSON-schema tool definition 40 levels deep is fine, one 80 levels deep is not.
+TEST(DecodeChatRequest, BoundsNestingDepth) {
+  auto nested = [](std::size_t depth) {
+    std::string open, close;
+    for (std::size_t i = 0; i < depth; ++i) {
+      open += R"({"a":)";
+      close += "}";
+    }
+    return R"({"model":"m","messages":[{"role":"user","content":"x"}],"tools":)" + open + "1" +
+           close + "}";
+  };
+  EXPECT_TRUE(decode_chat_request(nested(40)).has_value())
+      << decode_chat_request(nested(40)).error().message();
+  auto deep = decode_chat_request(nested(80));
+  ASSERT_FALSE(deep.has_value());
+  EXPECT_NE(deep.error().message().find("too deep"), std::string::npos) << deep.error().message();
+}
+
+// Valid message shapes pass: null content (assistant tool calls), arrays of parts, any role
+// string (new roles reach the upstream, which knows them).
+TEST(DecodeChatRequest, AcceptsEveryValidMessageShape) {
+  auto r = decode_chat_request(
+      R"({"model":"m","messages":[{"role":"developer","content":"d"},)"
+      R"({"role":"user","content":[{"type":"text","text":"a"},{"type":"image_url","image_url":{"url":"x"}}]},)"
+      R"({"role":"assistant","content":null,"tool_calls":[{"id":"c","type":"function","function":{"name":"f","arguments":"{}"}}]},)"
+      R"({"role":"tool","tool_call_id":"c","content":"r"},{"role":"assistant"}]})");
+  EXPECT_TRUE(r.has_value()) << r.error().message();
 }
 
 TEST(EncodeUpstreamBody, RewritesModelAndForcesUsageOnStreams) {
@@ -131,6 +168,36 @@ TEST(EncodeUpstreamBody, SpliceMatchesDomRewrite) {
       const std::string out = encode_upstream_body(*r, target, true);
       EXPECT_EQ(boost::json::parse(out), dom_rewrite(body, target, r->stream && !r->include_usage));
     }
+  }
+}
+
+// Found by tests/fuzz/openai_chat_request_fuzz: a repeated top-level key means its last value,
+// as in document() and in the upstream's parser (the model was the values concatenated).
+TEST(DecodeChatRequest, RepeatedKeysMeanTheirLastValue) {
+  auto r = decode_chat_request(R"({"model":"gpt","model":"-4o","messages":[{"role":"user"}]})");
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->model, "-4o");
+  r = decode_chat_request(R"({"model":"m","stream":true,"stream":null,"messages":[{"role":"user"}]})");
+  ASSERT_TRUE(r.has_value());
+  EXPECT_FALSE(r->stream);
+}
+
+// Found by tests/fuzz/openai_chat_request_fuzz: whatever stream_options the caller sent, the
+// upstream (whose parser keeps the last of repeated members, like Boost.JSON here) must see
+// include_usage, or the stream cannot be metered.
+TEST(EncodeUpstreamBody, ForcedUsageSurvivesAnyStreamOptions) {
+  for (const char* body : {
+           R"({"model":"m","stream":true,"stream_options":null,"messages":[{"role":"user"}]})",
+           R"({"model":"m","stream":true,"stream_options":{"include_usage":true},"stream_options":{},"messages":[{"role":"user"}]})",
+       }) {
+    SCOPED_TRACE(body);
+    auto r = decode_chat_request(body);
+    ASSERT_TRUE(r.has_value());
+    const auto out = boost::json::parse(encode_upstream_body(*r, "up", true));
+    const auto* so = out.as_object().if_contains("stream_options");
+    ASSERT_TRUE(so != nullptr && so->is_object());
+    const auto* iu = so->as_object().if_contains("include_usage");
+    EXPECT_TRUE(iu != nullptr && iu->is_bool() && iu->as_bool());
   }
 }
 

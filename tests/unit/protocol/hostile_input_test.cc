@@ -217,14 +217,14 @@ TEST(HostileInput, AnthropicStreamDecoderKeepsItsContracts) {
       std::string sse;
       test::for_each_sse_event(in, step, [&](const codec::SseEvent& ev) {
         batch.clear();
-        decoder.decode(ev, batch);
+        decoder.on_event(ev, batch);
         for (const auto& e : batch) {
           all.push_back(e);
           encoder.encode(e, sse);
         }
       });
       batch.clear();
-      decoder.finish(batch);
+      decoder.on_end(batch);
       for (const auto& e : batch) {
         all.push_back(e);
         encoder.encode(e, sse);

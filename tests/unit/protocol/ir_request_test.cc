@@ -413,6 +413,11 @@ TEST(OpenAiIrDecodeRequest, RejectsWhatTheIrCannotHold) {
       {R"({"model":"m","messages":[{"role":"user","content":"x"}],"tool_choice":"maybe"})",
        "tool_choice"},
       {R"({"model":"m","messages":[{"role":"user","content":"x"}],"stream":"yes"})", "stream"},
+      // Only system messages without content: encode_request would send "messages":[] (found
+      // by tests/fuzz/openai_ir_request_fuzz).
+      {R"({"model":"m","messages":[{"role":"developer"}]})", "messages"},
+      {R"({"model":"m","messages":[{"role":"system","content":null},{"role":"system","content":[]}]})",
+       "messages"},
   };
   for (const Case& c : cases) {
     Result<ir::Request> r = decode_request(c.body);

@@ -4,7 +4,7 @@
 #include "codec/sse.h"
 #include "protocol/openai_chat/stream_monitor.h"
 #include "providers/base_url.h"
-#include "providers/mock_provider.h"
+#include "providers/mock/mock_provider.h"
 
 namespace sluice::providers {
 namespace {

@@ -131,15 +131,26 @@ TEST(EncodeResponse, ConvertsUsageToAnthropicSemantics) {
   EXPECT_TRUE(v.at("stop_sequence").is_null());
 }
 
-TEST(EncodeResponse, NegativeUsageIsAnErrorNotAWrongNumber) {
+// A paid answer is never turned into an error by its usage: counts that cannot be expressed
+// are clamped (never negative, never wrapped) and the anomaly is reported for metering.
+TEST(EncodeResponse, InconsistentUsageIsClampedAndReported) {
   ir::Response r = simple();
   r.usage = ir::Usage{
       .input_tokens = 50, .output_tokens = 7, .cache_read_tokens = 40, .cache_write_tokens = 20};
-  auto out = encode_response(r);
-  ASSERT_FALSE(out.has_value());
-  EXPECT_EQ(out.error().kind(), ErrorKind::kUpstreamProtocol);
-  EXPECT_EQ(out.error().message().rfind("usage cannot be converted: ", 0), 0u)
-      << out.error().message();
+  bool clamped = false;
+  auto out = encode_response(r, &clamped);
+  ASSERT_TRUE(out.has_value()) << out.error().message();
+  EXPECT_TRUE(clamped);
+  json::value v = json::parse(*out);
+  EXPECT_EQ(v.at("usage").at("input_tokens"), 0);
+  EXPECT_EQ(v.at("usage").at("cache_read_input_tokens"), 40);
+  EXPECT_EQ(v.at("usage").at("cache_creation_input_tokens"), 20);
+  EXPECT_EQ(v.at("usage").at("output_tokens"), 7);
+
+  r.usage = ir::Usage{.input_tokens = 70, .output_tokens = 7, .cache_read_tokens = 40};
+  clamped = false;
+  ASSERT_TRUE(encode_response(r, &clamped).has_value());
+  EXPECT_FALSE(clamped);
 }
 
 TEST(EncodeResponse, ToolArgumentsMustBeAJsonObject) {

@@ -1,0 +1,53 @@
+#include "pipeline/error_reply.h"
+
+#include "protocol/ingress.h"
+#include "protocol/registry.h"
+
+namespace sluice::pipeline {
+
+std::string_view should_retry(const Error& error) {
+  switch (error.kind()) {
+    case ErrorKind::kRateLimited:
+    case ErrorKind::kUnavailable:
+    case ErrorKind::kRequestTimeout:
+    case ErrorKind::kUpstreamTimeout:
+    case ErrorKind::kUpstreamUnreachable:
+    case ErrorKind::kUpstreamProtocol:
+      return "true";
+    case ErrorKind::kUpstreamStatus: {
+      if (error.code() == "upstream_auth_failed") {
+        return "false";
+      }
+      const int s = error.http_status();
+      return s == 408 || s == 409 || s == 429 || s >= 500 ? "true" : "false";
+    }
+    default:
+      return "false";
+  }
+}
+
+void add_standard_fields(const RequestContext& ctx, ResponseHead& head) {
+  head.headers.add("x-request-id", ctx.request_id);
+  if (const Attempt* last = ctx.last_attempt()) {
+    head.headers.add("x-sluice-provider", last->provider);
+    head.headers.add("x-sluice-model", last->model);
+    head.headers.add("x-sluice-attempts", head.number(ctx.attempts.size()));
+  }
+  head.headers.add("Server", "sluice");
+}
+
+std::string error_response(const RequestContext& ctx, const Error& error, ResponseHead& head) {
+  const protocol::IngressCodec& codec =
+      ctx.ingress != nullptr ? *ctx.ingress : protocol::default_ingress();
+  protocol::ErrorReply reply = codec.encode_error(error);
+  head.status = reply.status;
+  head.content_type = reply.content_type;
+  add_standard_fields(ctx, head);
+  head.headers.add("x-should-retry", should_retry(error));
+  if (error.retry_after_seconds() > 0) {
+    head.headers.add("Retry-After", head.number(error.retry_after_seconds()));
+  }
+  return std::move(reply.body);
+}
+
+}  // namespace sluice::pipeline

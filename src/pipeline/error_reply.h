@@ -1,0 +1,27 @@
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "core/error.h"
+#include "pipeline/downstream.h"
+#include "pipeline/request_context.h"
+
+namespace sluice::pipeline {
+
+// The value of `x-should-retry` for an error the gateway answers itself: the header the OpenAI
+// and Anthropic SDKs obey before their own heuristics. "false" for what the caller must fix
+// (400, 401, 403, 404, 405, 413, 431) and for a provider refusing the gateway's credentials;
+// "true" for load shedding (429, 503) and transient upstream failures (timeouts, unreachable,
+// 408, 429, 5xx from the provider).
+std::string_view should_retry(const Error& error);
+
+// The fields every response carries: x-request-id, Server, and once an upstream was tried the
+// provider, model and attempt count.
+void add_standard_fields(const RequestContext& ctx, ResponseHead& head);
+
+// `error` as a response in the caller's protocol (ctx.ingress, or the default protocol):
+// fills `head` (status, standard fields, x-should-retry, Retry-After) and returns the body.
+std::string error_response(const RequestContext& ctx, const Error& error, ResponseHead& head);
+
+}  // namespace sluice::pipeline

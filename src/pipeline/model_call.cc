@@ -1,0 +1,471 @@
+#include "pipeline/model_call.h"
+
+#include <array>
+
+#include "codec/http_head.h"
+#include "codec/sse.h"
+#include "config/config.h"
+#include "pipeline/error_reply.h"
+#include "pipeline/pipeline.h"
+#include "pipeline/stream_transform.h"
+#include "providers/adapter.h"
+
+namespace sluice::pipeline {
+
+namespace {
+
+using std::chrono::duration_cast;
+using std::chrono::microseconds;
+
+constexpr std::size_t kMaxErrorBody = 1024 * 1024;
+constexpr std::size_t kMaxSseEvent = 4 * 1024 * 1024;
+
+Error model_not_found(std::string_view alias) {
+  return Error(ErrorKind::kNotFound, "The model '" + std::string(alias) +
+                                         "' does not exist or you do not have access to it.")
+      .with_code("model_not_found")
+      .with_param("model");
+}
+
+bool header_forwarded(std::string_view name, const std::vector<std::string>& patterns) {
+  if (config::never_forwarded(name)) {
+    return false;  // whatever a pattern says: credentials and framing never leave
+  }
+  for (const std::string& p : patterns) {
+    if (!p.empty() && p.back() == '*') {
+      if (providers::istarts_with(name, std::string_view(p).substr(0, p.size() - 1))) {
+        return true;
+      }
+    } else if (providers::iequals(name, p)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// Upstream bodies relayed to a caller are scrubbed of the provider's secrets: some servers
+// echo the credential they refused, and it must not reach the caller.
+void scrub_secrets(std::string& body, std::span<const std::string> secrets) {
+  static constexpr std::string_view kMask = "[redacted]";
+  for (const std::string& secret : secrets) {
+    if (secret.size() < 8) {
+      continue;  // too short to search for without mangling ordinary text
+    }
+    for (std::size_t at = body.find(secret); at != std::string::npos;
+         at = body.find(secret, at + kMask.size())) {
+      body.replace(at, secret.size(), kMask);
+    }
+  }
+}
+
+bool is_success(int status) { return status >= 200 && status < 300; }
+
+}  // namespace
+
+ModelCall::ModelCall(const Pipeline& pipeline, RequestContext& ctx, const codec::RequestHead& head,
+                     Downstream& downstream)
+    : pipeline_(pipeline), ctx_(ctx), head_(head), downstream_(downstream) {}
+
+Result<const RouteRuntime*> ModelCall::resolve_route(std::string_view model) {
+  const RouteRuntime* route = ctx_.snapshot->find_route(model);
+  if (route == nullptr || route->operation != ctx_.ingress->operation()) {
+    return model_not_found(model);
+  }
+  if (!Snapshot::key_allows(ctx_.key, model)) {
+    return Error(ErrorKind::kForbidden, "key '" + ctx_.key->name + "' may not use model '" +
+                                            std::string(model) + "'")
+        .with_code("model_not_allowed")
+        .with_param("model");
+  }
+  ctx_.alias = ctx_.snapshot->stored_alias(model);
+  return route;
+}
+
+Awaitable<void> ModelCall::run(std::string_view body) {
+  const protocol::IngressCodec& ingress = *ctx_.ingress;
+  auto decoded = ingress.decode(body, head_);
+  if (!decoded) {
+    co_await pipeline_.reject(ctx_, decoded.error(), downstream_);
+    co_return;
+  }
+  request_ = std::move(*decoded);
+  ctx_.stream = request_.stream;
+  ctx_.ignored_fields = request_.ignored_fields;
+
+  auto route = resolve_route(request_.model);
+  if (!route) {
+    co_await pipeline_.reject(ctx_, route.error(), downstream_);
+    co_return;
+  }
+  if (Admission* admission = pipeline_.parts_.admission) {
+    if (auto refused = co_await admission->admit(ctx_, request_)) {
+      co_await pipeline_.reject(ctx_, *refused, downstream_);
+      co_return;
+    }
+  }
+  if (ResponseCache* cache = pipeline_.parts_.cache) {
+    const bool served = co_await cache->serve_hit(ctx_, request_, downstream_);
+    if (served) {
+      co_return;
+    }
+  }
+  // The plan: the targets to try in order. One per route until policy trees arrive; the
+  // attempt loop already records every attempt and stops at the first answer.
+  const std::array<const RouteRuntime*, 1> plan = {*route};
+  ScopedWatch watch(downstream_, [this] { cancel_.cancel(); });
+  for (const RouteRuntime* target : plan) {
+    co_await attempt(*target);
+    break;
+  }
+  if (ctx_.usage) {
+    for (RequestObserver* observer : pipeline_.parts_.observers) {
+      observer->on_usage(ctx_, *ctx_.usage);
+    }
+  }
+}
+
+Result<std::string> ModelCall::upstream_body(const RouteRuntime& route, bool passthrough) {
+  const protocol::IngressCodec& ingress = *ctx_.ingress;
+  if (passthrough) {
+    return ingress.passthrough_body(request_, route.model);
+  }
+  if (!ir_) {
+    auto ir = ingress.to_ir(request_);
+    if (!ir) {
+      return std::move(ir).error();
+    }
+    ir_ = std::move(*ir);
+  }
+  return route.provider->adapter->encode_request(*ir_, route.model, request_.stream);
+}
+
+Awaitable<void> ModelCall::attempt(const RouteRuntime& route) {
+  const providers::ProviderAdapter& adapter = *route.provider->adapter;
+  const bool passthrough = adapter.wire_protocol(route.operation) == ctx_.ingress->protocol();
+  auto body = upstream_body(route, passthrough);
+  if (!body) {
+    co_await pipeline_.reject(ctx_, body.error(), downstream_);
+    co_return;
+  }
+
+  UpstreamRequest up;
+  up.provider = route.provider;
+  up.operation = route.operation;
+  up.stream = request_.stream;
+  up.body = std::move(*body);
+  up.timeouts = route.timeouts;
+  HeaderList forwarded;
+  const std::vector<std::string>& patterns = adapter.config().forward_headers;
+  if (!patterns.empty()) {
+    head_.for_each_header([&](std::string_view name, std::string_view value) {
+      if (header_forwarded(name, patterns)) {
+        forwarded.add(name, value);
+      }
+    });
+  }
+  providers::RequestSpec spec;
+  spec.operation = route.operation;
+  spec.model = route.model;
+  spec.stream = request_.stream;
+  spec.request_id = ctx_.request_id;
+  spec.content_length = up.body.size();
+  spec.forwarded = forwarded.view();
+  up.head.reserve(384);
+  codec::HeadWriter writer(up.head);
+  adapter.write_request_head(spec, up.body, writer);
+
+  Attempt& record = ctx_.attempts.emplace_back();
+  record.provider = adapter.id();
+  record.model = route.model;
+  record.passthrough = passthrough;
+  const auto started = pipeline_.clock().now();
+
+  auto opened = co_await pipeline_.parts_.connector->open(up, cancel_);
+  if (!opened) {
+    record.error = opened.error();
+    record.duration = duration_cast<microseconds>(pipeline_.clock().now() - started);
+    for (RequestObserver* observer : pipeline_.parts_.observers) {
+      observer->on_attempt(ctx_, ctx_.attempts.back());
+    }
+    if (opened.error().kind() == ErrorKind::kClientGone || downstream_.client_gone()) {
+      client_gone(opened.error());
+      co_return;
+    }
+    co_await answer_error(opened.error(), Outcome::kUpstreamError);
+    co_return;
+  }
+  providers::Exchange& exchange = **opened;
+  cancel_.on_cancel([&exchange] { exchange.abort(); });
+  record.status = exchange.status();
+  record.acquire = exchange.timings().acquire;
+  record.first_byte = exchange.timings().first_byte;
+  record.reused_connection = exchange.timings().reused_connection;
+
+  if (is_success(exchange.status())) {
+    co_await relay_answer(route, exchange, passthrough);
+  } else {
+    co_await relay_failure(route, exchange, passthrough);
+  }
+  cancel_.clear();
+  // `record` may have moved if an observer added attempts; index the last one.
+  Attempt& done = ctx_.attempts.back();
+  done.duration = duration_cast<microseconds>(pipeline_.clock().now() - started);
+  if (!is_success(done.status) && ctx_.error && !done.error) {
+    done.error = ctx_.error;
+  }
+  for (RequestObserver* observer : pipeline_.parts_.observers) {
+    observer->on_attempt(ctx_, ctx_.attempts.back());
+  }
+}
+
+void ModelCall::relay_headers(const RouteRuntime& route, const providers::Exchange& exchange,
+                              ResponseHead& head, bool include_retry_headers) const {
+  const providers::ProviderAdapter& adapter = *route.provider->adapter;
+  exchange.for_each_header([&](std::string_view name, std::string_view value) {
+    if (!adapter.relays_response_header(name)) {
+      return;
+    }
+    if (!include_retry_headers &&
+        (providers::iequals(name, "retry-after") || providers::iequals(name, "x-should-retry"))) {
+      return;  // the gateway's own answer sets these
+    }
+    head.headers.add(name, value);
+  });
+}
+
+Awaitable<void> ModelCall::relay_failure(const RouteRuntime& route, providers::Exchange& exchange,
+                                         bool passthrough) {
+  const int status = exchange.status();
+  auto read = co_await exchange.read_all(kMaxErrorBody);
+  std::string body = read ? std::move(*read) : std::string();
+  const providers::ProviderAdapter& adapter = *route.provider->adapter;
+  scrub_secrets(body, adapter.secrets());  // before its words reach any message
+  Error error = adapter.classify_failure(status, exchange, body);
+  ctx_.attempts.back().error = error;
+  if (!read && (read.error().kind() == ErrorKind::kClientGone || downstream_.client_gone())) {
+    client_gone(read.error());
+    co_return;
+  }
+  ctx_.outcome = Outcome::kUpstreamError;
+  ctx_.error = error;
+  ResponseHead head;
+  if (passthrough && error.code() != "upstream_auth_failed" &&
+      ctx_.ingress->is_native_error(body)) {
+    // Same protocol both sides: the provider's error object is already what the caller's SDK
+    // parses; relay it with the provider's status (minus any secret it echoed).
+    head.status = status;
+    head.content_type = "application/json";
+    add_standard_fields(ctx_, head);
+    relay_headers(route, exchange, head, /*include_retry_headers=*/true);
+    if (exchange.header("x-should-retry").empty()) {
+      head.headers.add("x-should-retry", should_retry(error));
+    }
+    co_await downstream_.send(ctx_, head, body);
+    co_return;
+  }
+  std::string encoded = error_response(ctx_, error, head);
+  relay_headers(route, exchange, head, /*include_retry_headers=*/false);
+  co_await downstream_.send(ctx_, head, encoded);
+}
+
+Awaitable<void> ModelCall::relay_answer(const RouteRuntime& route, providers::Exchange& exchange,
+                                        bool passthrough) {
+  const protocol::IngressCodec& ingress = *ctx_.ingress;
+  const providers::ProviderAdapter& adapter = *route.provider->adapter;
+  const std::string_view content_type = exchange.header("content-type");
+  const bool upstream_streams = content_type.starts_with("text/event-stream");
+  ResponseHead head;
+  head.status = exchange.status();
+  add_standard_fields(ctx_, head);
+  relay_headers(route, exchange, head, /*include_retry_headers=*/true);
+
+  if (request_.stream && upstream_streams) {
+    std::unique_ptr<StreamTransform> transform;
+    if (passthrough) {
+      if (auto sniffer = ingress.make_stream_sniffer(request_)) {
+        transform = make_passthrough(ingress, std::move(sniffer));
+      }
+    } else if (auto encoder = ingress.make_stream_encoder(request_)) {
+      transform = make_translation(ingress, adapter.make_stream_decoder(), std::move(encoder));
+    }
+    if (!transform) {
+      co_await answer_error(Error(ErrorKind::kInternal, "streams cannot be relayed between " +
+                                                            std::string(ingress.protocol()) +
+                                                            " and " +
+                                                            std::string(adapter.wire_protocol(
+                                                                route.operation)))
+                                .with_code("translation_unsupported"),
+                            Outcome::kUpstreamError);
+      co_return;
+    }
+    head.content_type = "text/event-stream";
+    head.headers.add("Cache-Control", "no-store");
+    head.headers.add("X-Accel-Buffering", "no");
+    co_await relay_stream(exchange, *transform, head);
+    co_return;
+  }
+
+  const std::size_t limit = ctx_.snapshot->config().server.max_upstream_response_bytes;
+  auto read = co_await exchange.read_all(limit);
+  if (!read) {
+    if (read.error().kind() == ErrorKind::kClientGone || downstream_.client_gone()) {
+      client_gone(read.error());
+      co_return;
+    }
+    co_await answer_error(read.error(), Outcome::kUpstreamError);
+    co_return;
+  }
+  std::string body = std::move(*read);
+  if (passthrough) {
+    // Asked for a stream and got a JSON body: relayed as the provider sent it (the caller's SDK
+    // reads the same protocol).
+    ctx_.usage = ingress.usage_of_body(body);
+    ctx_.outcome = Outcome::kComplete;
+    head.content_type = content_type.empty() ? std::string_view("application/json") : content_type;
+    co_await downstream_.send(ctx_, head, body);
+    co_return;
+  }
+  if (request_.stream) {
+    co_await answer_error(Error(ErrorKind::kUpstreamProtocol,
+                                "provider '" + adapter.id() +
+                                    "' answered a streaming request without a stream")
+                              .with_code("upstream_not_streaming"),
+                          Outcome::kUpstreamError);
+    co_return;
+  }
+  auto decoded = adapter.decode_response(body);
+  if (!decoded) {
+    co_await answer_error(decoded.error(), Outcome::kUpstreamError);
+    co_return;
+  }
+  ctx_.usage = decoded->usage;
+  ctx_.finish_reason = std::string(ir::to_string(decoded->finish));
+  bool clamped = false;
+  auto encoded = ingress.encode_response(*decoded, clamped);
+  if (!encoded) {
+    co_await answer_error(encoded.error(), Outcome::kUpstreamError);
+    co_return;
+  }
+  if (clamped) {
+    ++ctx_.usage_clamped;
+  }
+  ctx_.outcome = ctx_.finish_reason == "length" ? Outcome::kTruncated : Outcome::kComplete;
+  head.content_type = "application/json";
+  co_await downstream_.send(ctx_, head, *encoded);
+}
+
+// Relays an SSE body as it arrives: one write per upstream read, no buffering beyond the event
+// being assembled. A stream that breaks, times out or ends before its final answer gets the
+// caller protocol's terminal error event, never a silent truncation.
+Awaitable<void> ModelCall::relay_stream(providers::Exchange& exchange, StreamTransform& transform,
+                                        const ResponseHead& head) {
+  // co_await is kept out of if-conditions: GCC 12 miscompiles some of those.
+  const bool head_sent = co_await downstream_.begin_stream(ctx_, head);
+  if (!head_sent) {
+    cancel_.cancel();
+    client_gone(Error(ErrorKind::kClientGone, "client disconnected before the stream began"));
+    co_return;
+  }
+  codec::SseParser parser(kMaxSseEvent);
+  std::string in;
+  std::string out;
+  std::optional<Error> failure;
+  bool gone = false;
+  bool ended = false;
+  auto forward_events = [&](codec::SseParser::Status status, codec::SseEvent& ev, bool at_end) {
+    while (status == codec::SseParser::Status::kEvent && !transform.failed()) {
+      transform.on_event(ev, at_end, out);
+      status = at_end ? parser.finish(ev) : parser.next(ev);
+    }
+    if (status == codec::SseParser::Status::kTooLarge && !failure) {
+      failure = Error(ErrorKind::kUpstreamProtocol, "upstream sent an event larger than " +
+                                                        std::to_string(kMaxSseEvent) + " bytes")
+                    .with_code("upstream_event_too_large");
+    }
+  };
+  for (;;) {
+    in.clear();
+    auto n = co_await exchange.read_some(in);
+    if (!n) {
+      failure = n.error();
+      break;
+    }
+    out.clear();
+    codec::SseEvent ev;
+    if (*n == 0) {
+      forward_events(parser.finish(ev), ev, true);
+      if (!failure && !transform.failed()) {
+        transform.on_end(out);
+      }
+      ended = true;
+    } else {
+      parser.feed(in);
+      forward_events(parser.next(ev), ev, false);
+    }
+    if (!out.empty()) {
+      if (ctx_.first_token.count() < 0) {
+        ctx_.first_token = duration_cast<microseconds>(pipeline_.clock().now() - ctx_.started);
+      }
+      const bool sent = co_await downstream_.write(ctx_, out);
+      if (!sent) {
+        gone = true;
+        cancel_.cancel();
+        break;
+      }
+    }
+    if (ended || failure || transform.failed()) {
+      break;
+    }
+  }
+  transform.report(ctx_);
+  if (failure && failure->kind() == ErrorKind::kClientGone) {
+    gone = true;
+  }
+  if (gone || downstream_.client_gone()) {
+    client_gone(Error(ErrorKind::kClientGone, "client disconnected during the stream"));
+    co_return;
+  }
+  if (transform.failed()) {
+    // The terminal error event went out with the last write.
+    cancel_.cancel();
+    ctx_.outcome = Outcome::kMidstreamError;
+    ctx_.error = transform.failed();
+    co_await downstream_.end_stream(ctx_);
+    co_return;
+  }
+  if (!failure && !transform.complete()) {
+    failure = Error(ErrorKind::kUpstreamProtocol, "upstream stream ended before its final answer")
+                  .with_code("upstream_stream_truncated");
+  }
+  if (failure) {
+    cancel_.cancel();
+    ctx_.outcome = Outcome::kMidstreamError;
+    ctx_.error = failure;
+    out.clear();
+    transform.on_failure(*failure, out);
+    const bool sent = co_await downstream_.write(ctx_, out);
+    if (!sent) {
+      co_return;
+    }
+  } else {
+    ctx_.outcome = ctx_.finish_reason == "length" ? Outcome::kTruncated : Outcome::kComplete;
+  }
+  co_await downstream_.end_stream(ctx_);
+}
+
+Awaitable<void> ModelCall::answer_error(const Error& error, Outcome outcome) {
+  ctx_.outcome = outcome;
+  co_await pipeline_.reject(ctx_, error, downstream_);
+}
+
+void ModelCall::client_gone(const Error& error) {
+  ctx_.outcome = Outcome::kClientGone;
+  ctx_.error = error.kind() == ErrorKind::kClientGone
+                   ? error
+                   : Error(ErrorKind::kClientGone, "client disconnected");
+  if (ctx_.status == 0) {
+    ctx_.status = 499;  // nothing was written: log what nginx logs for it
+  }
+}
+
+}  // namespace sluice::pipeline

@@ -1,0 +1,81 @@
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <span>
+#include <string_view>
+
+#include <boost/asio/any_io_executor.hpp>
+
+#include "codec/request_head.h"
+#include "core/clock.h"
+#include "core/error.h"
+#include "pipeline/downstream.h"
+#include "pipeline/hooks.h"
+#include "pipeline/observer.h"
+#include "pipeline/request_context.h"
+#include "pipeline/snapshot.h"
+#include "pipeline/upstream_connector.h"
+
+namespace sluice::pipeline {
+
+// What the pipeline needs from the process it runs in (one per worker).
+class Host {
+ public:
+  virtual ~Host() = default;
+  // The snapshot new requests are served from.
+  virtual std::shared_ptr<const Snapshot> current_snapshot() const = 0;
+  // Readiness: false while the server drains.
+  virtual bool draining() const = 0;
+};
+
+struct PipelineParts {
+  Host* host = nullptr;
+  UpstreamConnector* connector = nullptr;
+  const Clock* clock = nullptr;                   // RealClock::instance() in production
+  std::span<RequestObserver* const> observers;    // called in order
+  Admission* admission = nullptr;                 // null: admit everything
+  ResponseCache* cache = nullptr;                 // null: no cache
+  std::size_t worker = 0;                         // for logs
+};
+
+// One request's way through the gateway, as named phases over one RequestContext (the shape
+// of Pingora's ProxyHttp): the transport calls them in order and never interprets a request.
+//
+//   begin      first byte of a request arrived: pin the snapshot, stamp the start
+//   on_head    head read: endpoint, method, authenticate, declared size (before the body is
+//              read or 100-continue is sent)
+//   serve      body read: decode -> admit -> cache -> plan attempts -> attempt loop -> relay
+//   reject     the transport could not read the request (408, 413, 431, malformed): answer in
+//              the caller's protocol
+//   end        the request is over: observers' on_finish
+//
+// No phase knows a protocol or a provider by name: ingress codecs (protocol/registry.h) and
+// provider adapters (providers/registry.h) carry the variety; docs/life_of_a_request.md walks
+// through it. One Pipeline per worker; all calls on that worker's thread.
+class Pipeline {
+ public:
+  explicit Pipeline(PipelineParts parts);
+
+  void begin(RequestContext& ctx) const;
+  // The request line is known (even if the rest of the head was refused): picks the protocol
+  // that answers errors for this target.
+  void on_request_line(RequestContext& ctx, std::string_view method, std::string_view target) const;
+  // Checks that need only the head. A returned error is answered (reject) without reading the
+  // body; the transport then closes the connection.
+  std::optional<Error> on_head(RequestContext& ctx, const codec::RequestHead& head) const;
+  // Serves a request whose head and body are read. Writes exactly one response (or stream).
+  Awaitable<void> serve(RequestContext& ctx, const codec::RequestHead& head,
+                        std::string_view body, Downstream& downstream) const;
+  // Answers `error` in the caller's protocol (x-should-retry and Retry-After included).
+  Awaitable<void> reject(RequestContext& ctx, const Error& error, Downstream& downstream) const;
+  void end(RequestContext& ctx) const;
+
+  const Clock& clock() const { return *parts_.clock; }
+
+ private:
+  friend class ModelCall;
+  PipelineParts parts_;
+};
+
+}  // namespace sluice::pipeline

@@ -1,0 +1,142 @@
+#include "pipeline/request_context.h"
+
+#include <chrono>
+
+#include "codec/json_writer.h"
+#include "config/config.h"
+#include "protocol/ingress.h"
+
+namespace sluice::pipeline {
+
+std::string_view to_string(Outcome outcome) {
+  switch (outcome) {
+    case Outcome::kNone:
+      return "none";
+    case Outcome::kComplete:
+      return "complete";
+    case Outcome::kTruncated:
+      return "truncated";
+    case Outcome::kClientGone:
+      return "client_gone";
+    case Outcome::kUpstreamError:
+      return "upstream_error";
+    case Outcome::kMidstreamError:
+      return "midstream_error";
+  }
+  return "none";
+}
+
+namespace {
+
+std::int64_t micros(std::chrono::microseconds d) { return static_cast<std::int64_t>(d.count()); }
+
+}  // namespace
+
+// Written with JsonWriter rather than a DOM: this runs once per request on the worker thread,
+// and a json::object of ~25 members cost more than the rest of a small request.
+std::string format_access_log(const RequestContext& ctx) {
+  using namespace std::chrono;
+  std::string line;
+  line.reserve(640);
+  codec::JsonWriter w(line);
+  auto field = [&w](std::string_view key) -> codec::JsonWriter& { return w.ch(',').key(key); };
+  w.ch('{').key("ts").number(static_cast<std::int64_t>(
+      duration_cast<milliseconds>(ctx.wall_ended.time_since_epoch()).count()));
+  field("request_id").string(ctx.request_id);
+  field("method").string(ctx.method);
+  field("path").string(ctx.path);
+  field("status").number(static_cast<std::int64_t>(ctx.status));
+  field("duration_us")
+      .number(micros(duration_cast<microseconds>(ctx.ended - ctx.started)));
+  field("worker").number(static_cast<std::uint64_t>(ctx.worker));
+  if (ctx.key != nullptr) {
+    field("key").string(ctx.key->name);
+  }
+  const Attempt* last = ctx.last_attempt();
+  if (!ctx.alias.empty()) {
+    field("alias").string(ctx.alias);
+    if (last != nullptr) {
+      field("provider").string(last->provider);
+      field("model").string(last->model);
+    }
+    field("stream").boolean(ctx.stream);
+    // Which API the caller spoke.
+    if (ctx.ingress != nullptr) {
+      field("api").string(ctx.ingress->api_name());
+    }
+    field("attempts").number(static_cast<std::uint64_t>(ctx.attempts.size()));
+  }
+  if (ctx.ignored_fields > 0) {
+    field("ignored_fields").number(static_cast<std::uint64_t>(ctx.ignored_fields));
+  }
+  field("outcome").string(to_string(ctx.outcome));
+  if (!ctx.finish_reason.empty()) {
+    field("finish_reason").string(ctx.finish_reason);
+  }
+  if (ctx.error) {
+    field("error").string(to_string(ctx.error->kind()));
+    if (!ctx.error->code().empty()) {
+      field("error_code").string(ctx.error->code());
+    }
+    field("error_message").string(ctx.error->message());
+  }
+  if (ctx.usage) {
+    field("usage").ch('{').key("input_tokens").number(ctx.usage->input_tokens);
+    field("output_tokens").number(ctx.usage->output_tokens);
+    field("cache_read_tokens").number(ctx.usage->cache_read_tokens);
+    field("cache_write_tokens").number(ctx.usage->cache_write_tokens);
+    field("reasoning_tokens").number(ctx.usage->reasoning_tokens).ch('}');
+  } else if (ctx.outcome != Outcome::kNone) {
+    field("usage").null();
+  }
+  if (ctx.usage_clamped > 0) {
+    field("usage_clamped").number(static_cast<std::uint64_t>(ctx.usage_clamped));
+  }
+  if (last != nullptr) {
+    if (last->acquire.count() >= 0) {
+      field("upstream_acquire_us").number(micros(last->acquire));
+      field("upstream_reused_connection").boolean(last->reused_connection);
+    }
+    if (last->first_byte.count() >= 0) {
+      field("upstream_first_byte_us").number(micros(last->first_byte));
+    }
+    field("upstream").ch('[');
+    bool first = true;
+    for (const Attempt& a : ctx.attempts) {
+      w.raw(first ? "{" : ",{");
+      first = false;
+      w.key("provider").string(a.provider);
+      field("model").string(a.model);
+      field("status").number(static_cast<std::int64_t>(a.status));
+      field("passthrough").boolean(a.passthrough);
+      if (a.error) {
+        field("error").string(to_string(a.error->kind()));
+        if (!a.error->code().empty()) {
+          field("error_code").string(a.error->code());
+        }
+      }
+      if (a.acquire.count() >= 0) {
+        field("acquire_us").number(micros(a.acquire));
+      }
+      if (a.first_byte.count() >= 0) {
+        field("first_byte_us").number(micros(a.first_byte));
+      }
+      if (a.duration.count() >= 0) {
+        field("duration_us").number(micros(a.duration));
+      }
+      w.ch('}');
+    }
+    w.ch(']');
+  }
+  if (ctx.first_token.count() >= 0) {
+    field("first_token_us").number(micros(ctx.first_token));
+  }
+  if (ctx.stream) {
+    field("events").number(ctx.events);
+  }
+  field("bytes_in").number(ctx.bytes_in);
+  field("bytes_out").number(ctx.bytes_out).ch('}');
+  return line;
+}
+
+}  // namespace sluice::pipeline

@@ -1,0 +1,102 @@
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include <boost/container/small_vector.hpp>
+
+#include "core/error.h"
+#include "ir/usage.h"
+
+namespace sluice::config {
+struct Key;
+}
+namespace sluice::protocol {
+class IngressCodec;
+}
+
+namespace sluice::pipeline {
+
+class Snapshot;
+
+// How the model call ended, as opposed to the HTTP status the caller got (a stream that
+// broke after its 200 head is status 200, outcome midstream_error).
+enum class Outcome : std::uint8_t {
+  kNone,            // no model call (health checks, rejected requests)
+  kComplete,        // the model finished (finish reason seen, stream terminated)
+  kTruncated,       // finish reason "length"
+  kClientGone,      // the caller disconnected; the upstream call was cancelled
+  kUpstreamError,   // failed before anything was sent to the caller
+  kMidstreamError,  // failed after the stream had started
+};
+
+std::string_view to_string(Outcome outcome);
+
+// Which kind of endpoint a request is for, once its path is known.
+enum class Endpoint : std::uint8_t { kNone, kHealth, kReady, kModels, kModelCall };
+
+// One try at one upstream target.
+struct Attempt {
+  std::string_view provider;  // views into the pinned snapshot
+  std::string_view model;
+  int status = 0;  // the upstream's HTTP status; 0 when no response head arrived
+  std::optional<Error> error;  // why the attempt failed, when it did
+  std::chrono::microseconds acquire{-1};     // pool wait + connect
+  std::chrono::microseconds first_byte{-1};  // request written -> response head
+  std::chrono::microseconds duration{-1};    // the whole attempt, body included
+  bool reused_connection = false;
+  bool passthrough = false;  // bytes relayed verbatim (same protocol both sides)
+};
+
+// Everything known about one request, filled in by the pipeline's stages and reported to the
+// observers (access log, later metrics, traces, the usage sink) when it ends. Lives on the
+// session's coroutine frame; one worker thread.
+struct RequestContext {
+  using Clock = std::chrono::steady_clock;
+
+  Clock::time_point started{};
+  Clock::time_point ended{};  // set when the request is over (Pipeline::end)
+  std::chrono::system_clock::time_point wall_ended{};
+  // The config version serving this request, pinned from its first byte to its end: a reload
+  // in between never changes (or frees) what the request is using.
+  std::shared_ptr<const Snapshot> snapshot;
+  const config::Key* key = nullptr;  // authenticated gateway key (null when auth is off)
+  // The caller's protocol: answers and errors are encoded in it. Null until the request line
+  // is known (the default protocol answers then).
+  const protocol::IngressCodec* ingress = nullptr;
+  std::size_t worker = 0;
+  Endpoint endpoint = Endpoint::kNone;
+
+  std::string request_id;
+  std::string method;
+  std::string path;
+  int status = 0;  // HTTP status written to the caller
+  std::string_view alias;  // view into the snapshot once the route is resolved
+  bool stream = false;
+  Outcome outcome = Outcome::kNone;
+  std::optional<Error> error;
+  std::optional<ir::Usage> usage;  // as the upstream reported it, in IR terms
+  std::string finish_reason;
+  boost::container::small_vector<Attempt, 2> attempts;
+  std::uint64_t bytes_in = 0;
+  std::uint64_t bytes_out = 0;
+  std::uint64_t events = 0;
+  // Request fields the ingress codec ignored because the IR cannot carry them (schema drift).
+  std::uint32_t ignored_fields = 0;
+  // Usage reports the caller's protocol could not express exactly and got clamped (metering
+  // anomaly: the record keeps the upstream's figures).
+  std::uint32_t usage_clamped = 0;
+  std::chrono::microseconds first_token{-1};  // since `started`, streams only
+
+  // The attempt that produced the answer (the last one), or null before any attempt.
+  const Attempt* last_attempt() const { return attempts.empty() ? nullptr : &attempts.back(); }
+};
+
+// One JSON line; never contains prompt text or credentials.
+std::string format_access_log(const RequestContext& ctx);
+
+}  // namespace sluice::pipeline

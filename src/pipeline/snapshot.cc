@@ -1,0 +1,140 @@
+#include "pipeline/snapshot.h"
+
+#include "providers/registry.h"
+
+#include <algorithm>
+#include <array>
+
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+
+namespace sluice::pipeline {
+
+std::array<char, 64> sha256_hex(std::string_view text) {
+  // One digest context per thread, the algorithm fetched once: EVP_Digest would allocate a
+  // context and fetch SHA-256 by name (three heap allocations) on every authenticated request.
+  struct Hasher {
+    EVP_MD* md = EVP_MD_fetch(nullptr, "SHA256", nullptr);
+    EVP_MD_CTX* ctx = EVP_MD_CTX_new();
+    ~Hasher() {
+      EVP_MD_CTX_free(ctx);
+      EVP_MD_free(md);
+    }
+  };
+  thread_local Hasher hasher;
+  std::array<char, 64> out{};
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  if (hasher.md == nullptr || hasher.ctx == nullptr ||
+      EVP_DigestInit_ex2(hasher.ctx, hasher.md, nullptr) != 1 ||
+      EVP_DigestUpdate(hasher.ctx, text.data(), text.size()) != 1 ||
+      EVP_DigestFinal_ex(hasher.ctx, digest, &len) != 1 || len != 32) {
+    return out;  // all zero bytes: matches no stored (hex) hash
+  }
+  static constexpr char kHex[] = "0123456789abcdef";
+  for (unsigned int i = 0; i < len; ++i) {
+    out[2 * i] = kHex[digest[i] >> 4];
+    out[2 * i + 1] = kHex[digest[i] & 0xF];
+  }
+  return out;
+}
+
+Result<std::shared_ptr<const Snapshot>> Snapshot::build(std::shared_ptr<const config::Config> cfg) {
+  auto snap = std::make_shared<Snapshot>();
+  snap->config_ = cfg;
+  std::unordered_map<std::string_view, const ProviderRuntime*> by_id;
+  for (const config::Provider& p : cfg->providers) {
+    auto rt = std::make_unique<ProviderRuntime>();
+    rt->config = &p;
+    auto adapter = providers::make_adapter(p);
+    if (!adapter) {
+      return std::move(adapter).error();
+    }
+    rt->adapter = std::move(*adapter);
+    by_id[p.id] = rt.get();
+    snap->providers_.push_back(std::move(rt));
+  }
+  for (const config::Route& r : cfg->routes) {
+    if (r.targets.empty()) {
+      continue;
+    }
+    auto rr = std::make_unique<RouteRuntime>();
+    rr->config = &r;
+    auto it = by_id.find(r.targets.front().provider);
+    if (it == by_id.end()) {
+      return Error(ErrorKind::kBadRequest,
+                   r.source + ": route refers to unknown provider " + r.targets.front().provider);
+    }
+    rr->provider = it->second;
+    rr->operation = r.kind == config::RouteKind::kEmbeddings ? protocol::Operation::kEmbeddings
+                                                             : protocol::Operation::kChat;
+    if (rr->provider->adapter->wire_protocol(rr->operation).empty()) {
+      return Error(ErrorKind::kBadRequest,
+                   r.source + ": provider " + it->second->config->id + " (adapter " +
+                       it->second->config->adapter + ") cannot serve " +
+                       std::string(protocol::to_string(rr->operation)) + " routes");
+    }
+    rr->model = r.targets.front().model;
+    rr->timeouts = r.timeout ? *r.timeout : it->second->config->timeout;
+    for (const std::string& alias : r.aliases) {
+      snap->by_alias_[alias] = rr.get();
+    }
+    snap->routes_.push_back(std::move(rr));
+  }
+  for (const config::Key& k : cfg->keys) {
+    snap->by_hash_[k.sha256_hex] = &k;
+  }
+  return std::shared_ptr<const Snapshot>(std::move(snap));
+}
+
+const RouteRuntime* Snapshot::find_route(std::string_view alias) const {
+  auto it = by_alias_.find(alias);
+  return it == by_alias_.end() ? nullptr : it->second;
+}
+
+const config::Key* Snapshot::authenticate(std::string_view presented) const {
+  if (presented.empty() || presented.size() > 1024) {
+    return nullptr;
+  }
+  const std::array<char, 64> hash = sha256_hex(presented);
+  const std::string_view digest(hash.data(), hash.size());
+  auto it = by_hash_.find(digest);
+  if (it == by_hash_.end()) {
+    return nullptr;
+  }
+  // The map lookup already matched; the constant-time compare makes the intent explicit
+  // and keeps the check correct should the lookup ever become prefix- or bucket-based.
+  const std::string& stored = it->second->sha256_hex;
+  if (stored.size() != digest.size() ||
+      CRYPTO_memcmp(stored.data(), digest.data(), digest.size()) != 0) {
+    return nullptr;
+  }
+  return it->second;
+}
+
+std::string_view Snapshot::stored_alias(std::string_view alias) const {
+  auto it = by_alias_.find(alias);
+  return it == by_alias_.end() ? std::string_view() : it->first;
+}
+
+bool Snapshot::key_allows(const config::Key* key, std::string_view alias) {
+  if (key == nullptr || key->allowed_aliases.empty()) {
+    return true;
+  }
+  return std::find(key->allowed_aliases.begin(), key->allowed_aliases.end(), alias) !=
+         key->allowed_aliases.end();
+}
+
+std::vector<std::string_view> Snapshot::aliases_for(const config::Key* key) const {
+  std::vector<std::string_view> out;
+  for (const auto& r : routes_) {
+    for (const std::string& alias : r->config->aliases) {
+      if (key_allows(key, alias)) {
+        out.push_back(alias);
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace sluice::pipeline

@@ -1,0 +1,66 @@
+#pragma once
+
+#include <array>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "config/config.h"
+#include "core/result.h"
+#include "protocol/ingress.h"
+#include "providers/adapter.h"
+
+namespace sluice::pipeline {
+
+// A provider ready to serve: its config and its adapter.
+struct ProviderRuntime {
+  const config::Provider* config = nullptr;
+  std::unique_ptr<providers::ProviderAdapter> adapter;
+};
+
+struct RouteRuntime {
+  const config::Route* config = nullptr;
+  protocol::Operation operation = protocol::Operation::kChat;
+  const ProviderRuntime* provider = nullptr;
+  std::string model;
+  config::Timeouts timeouts;  // route override merged over the provider's
+};
+
+// The immutable, compiled form of one config version that the data plane serves from. Built
+// off the request path (start-up, reload); shared by all workers; never mutated. A request pins
+// the snapshot it started on (RequestContext::snapshot) until it ends.
+class Snapshot {
+ public:
+  // Throws nothing; fails on what config validation cannot see (an unreadable CA file, a route
+  // whose provider cannot serve its kind).
+  static Result<std::shared_ptr<const Snapshot>> build(std::shared_ptr<const config::Config> cfg);
+
+  const config::Config& config() const { return *config_; }
+  std::uint64_t version() const { return config_->version; }
+
+  const RouteRuntime* find_route(std::string_view alias) const;
+  // The key whose secret is `presented`, or null. Compares SHA-256 digests in constant time.
+  const config::Key* authenticate(std::string_view presented) const;
+  static bool key_allows(const config::Key* key, std::string_view alias);
+  // Aliases `key` may call, in config order (`key` null when auth is off).
+  std::vector<std::string_view> aliases_for(const config::Key* key) const;
+  // The alias string owned by the snapshot that equals `alias`, for views that outlive the body.
+  std::string_view stored_alias(std::string_view alias) const;
+
+  const std::vector<std::unique_ptr<ProviderRuntime>>& providers() const { return providers_; }
+
+ private:
+  std::shared_ptr<const config::Config> config_;
+  std::vector<std::unique_ptr<ProviderRuntime>> providers_;
+  std::vector<std::unique_ptr<RouteRuntime>> routes_;
+  std::unordered_map<std::string_view, const RouteRuntime*> by_alias_;
+  std::unordered_map<std::string_view, const config::Key*> by_hash_;
+};
+
+// Lower-case hex SHA-256 of `text`, without heap allocation (a per-thread digest context).
+// All zero bytes if OpenSSL fails, which matches no stored hash.
+std::array<char, 64> sha256_hex(std::string_view text);
+
+}  // namespace sluice::pipeline

@@ -1,0 +1,53 @@
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "codec/sse.h"
+#include "core/error.h"
+#include "ir/stream_event.h"
+#include "pipeline/request_context.h"
+#include "protocol/ingress.h"
+#include "protocol/stream.h"
+
+namespace sluice::pipeline {
+
+// What the caller receives for each upstream SSE event, in the caller's protocol, plus what
+// metering needs. One per streamed request, on its worker; no I/O (the relay loop reads, feeds
+// and writes). Two implementations, chosen by the (ingress, adapter) pair: passthrough (same
+// protocol: events relayed verbatim, a sniffer reads usage) and translation (upstream decoder ->
+// IR events -> caller's encoder).
+class StreamTransform {
+ public:
+  virtual ~StreamTransform() = default;
+
+  // Appends to `out` what the caller gets for one upstream event (possibly nothing). `at_end`:
+  // the event was completed by the end of the upstream body, so it may lack its blank line.
+  virtual void on_event(const codec::SseEvent& event, bool at_end, std::string& out) = 0;
+  // The upstream body ended cleanly (no transport error). Appends what closes the caller's
+  // stream, if anything (a translated stream's final events).
+  virtual void on_end(std::string& out) = 0;
+  // The stream finished properly: its terminator arrived, or it ended after its final answer
+  // (some OpenAI-compatible servers never send [DONE]).
+  virtual bool complete() const = 0;
+  // Set when the stream cannot go on: the terminal error event is already in `out` and the
+  // relay stops reading.
+  virtual const std::optional<Error>& failed() const = 0;
+  // Appends the terminal error event for a failure outside the stream (upstream broke, timed
+  // out, ended early).
+  virtual void on_failure(const Error& error, std::string& out) = 0;
+  // Usage (IR terms, as the upstream reported it), finish reason, event count, clamped usage.
+  virtual void report(RequestContext& ctx) const = 0;
+};
+
+std::unique_ptr<StreamTransform> make_passthrough(const protocol::IngressCodec& ingress,
+                                                  std::unique_ptr<protocol::StreamSniffer> sniffer);
+
+std::unique_ptr<StreamTransform> make_translation(const protocol::IngressCodec& ingress,
+                                                  std::unique_ptr<protocol::StreamDecoder> decoder,
+                                                  std::unique_ptr<protocol::StreamEncoder> encoder);
+
+}  // namespace sluice::pipeline

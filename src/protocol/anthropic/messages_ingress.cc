@@ -1,0 +1,126 @@
+#include "protocol/anthropic/messages_ingress.h"
+
+#include <boost/json/serialize.hpp>
+
+#include "codec/json_read.h"
+#include "codec/json_writer.h"
+#include "protocol/anthropic/errors.h"
+#include "protocol/anthropic/messages_request.h"
+#include "protocol/anthropic/messages_response.h"
+#include "protocol/anthropic/stream_encoder.h"
+#include "protocol/anthropic/stream_sniffer.h"
+
+namespace sluice::protocol::anthropic {
+namespace json = boost::json;
+
+Result<IngressRequest> MessagesIngress::decode(std::string_view body,
+                                               const codec::RequestHead& /*head*/) const {
+  DecodeStats stats;
+  auto decoded = decode_request(body, {}, &stats);
+  IngressRequest request;
+  request.ignored_fields = stats.ignored_fields;
+  if (!decoded) {
+    return std::move(decoded).error();
+  }
+  request.body = body;
+  request.model = decoded->model;
+  request.stream = decoded->stream;
+  // Anthropic streams always carry usage (message_start and message_delta).
+  request.include_usage = true;
+  request.ir = std::move(*decoded);
+  return request;
+}
+
+Result<ir::Request> MessagesIngress::to_ir(IngressRequest& request) const {
+  if (request.ir) {
+    return std::move(*request.ir);
+  }
+  return decode_request(request.body);
+}
+
+std::string MessagesIngress::passthrough_body(const IngressRequest& request,
+                                              std::string_view upstream_model) const {
+  // decode() validated the body as a JSON object.
+  boost::system::error_code ec;
+  json::value doc = codec::parse_json(request.body, ec);
+  if (ec || !doc.is_object()) {
+    return std::string(request.body);
+  }
+  doc.get_object()["model"] = upstream_model;
+  return json::serialize(doc);
+}
+
+Result<std::string> MessagesIngress::encode_response(const ir::Response& response,
+                                                     bool& usage_clamped) const {
+  return anthropic::encode_response(response, &usage_clamped);
+}
+
+std::unique_ptr<protocol::StreamEncoder> MessagesIngress::make_stream_encoder(
+    const IngressRequest&) const {
+  return std::make_unique<StreamEncoder>();
+}
+
+std::unique_ptr<protocol::StreamSniffer> MessagesIngress::make_stream_sniffer(
+    const IngressRequest&) const {
+  return std::make_unique<StreamSniffer>();
+}
+
+std::optional<ir::Usage> MessagesIngress::usage_of_body(std::string_view body) const {
+  auto decoded = decode_response(body);
+  if (!decoded) {
+    return std::nullopt;
+  }
+  return decoded->usage;
+}
+
+ErrorReply MessagesIngress::encode_error(const Error& error) const {
+  ErrorReply reply;
+  reply.status = error_status(error);
+  reply.body = anthropic::encode_error(error);
+  return reply;
+}
+
+void MessagesIngress::append_stream_error(const Error& error, std::string& out) const {
+  out.append("event: error\ndata: ");
+  append_error_json(out, error_type(error), error.message());
+  out.append("\n\n");
+}
+
+bool MessagesIngress::is_native_error(std::string_view body) const {
+  boost::system::error_code ec;
+  json::value doc = codec::parse_json(body, ec, {}, 32);
+  if (ec || !doc.is_object()) {
+    return false;
+  }
+  const json::object& o = doc.get_object();
+  const json::value* type = o.if_contains("type");
+  const json::value* e = o.if_contains("error");
+  return type != nullptr && type->is_string() && type->get_string() == "error" && e != nullptr &&
+         e->is_object() && e->get_object().contains("type");
+}
+
+bool MessagesIngress::claims_model_listing(const codec::RequestHead& head) const {
+  return head.has_header("anthropic-version");
+}
+
+std::string MessagesIngress::encode_model_list(std::span<const std::string_view> aliases) const {
+  // Anthropic's list shape (GET /v1/models with anthropic-version, what its SDKs send):
+  // {"data":[{"type":"model","id","display_name","created_at"}],"has_more","first_id",
+  // "last_id"}; one page holds every alias the key may use.
+  std::string body;
+  codec::JsonWriter w(body);
+  w.ch('{').key("data").ch('[');
+  for (std::size_t i = 0; i < aliases.size(); ++i) {
+    w.raw(i == 0 ? "{" : ",{").key("type").string("model").ch(',');
+    w.key("id").string(aliases[i]).ch(',').key("display_name").string(aliases[i]).ch(',');
+    w.key("created_at").string("1970-01-01T00:00:00Z").ch('}');
+  }
+  w.ch(']').ch(',').key("has_more").boolean(false).ch(',').key("first_id");
+  aliases.empty() ? w.null() : w.string(aliases.front());
+  w.ch(',').key("last_id");
+  aliases.empty() ? w.null() : w.string(aliases.back());
+  w.ch('}');
+  return body;
+}
+
+}  // namespace sluice::protocol::anthropic

@@ -1,0 +1,55 @@
+#include "protocol/ingress.h"
+
+namespace sluice::protocol {
+
+namespace {
+
+bool iequals_prefix(std::string_view text, std::string_view prefix) {
+  if (text.size() < prefix.size()) {
+    return false;
+  }
+  for (std::size_t i = 0; i < prefix.size(); ++i) {
+    char c = text[i];
+    if (c >= 'A' && c <= 'Z') {
+      c = static_cast<char>(c - 'A' + 'a');
+    }
+    if (c != prefix[i]) {
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+std::string_view to_string(Operation operation) {
+  switch (operation) {
+    case Operation::kChat:
+      return "chat";
+    case Operation::kEmbeddings:
+      return "embeddings";
+  }
+  return "chat";
+}
+
+std::string_view IngressCodec::credential(const codec::RequestHead& head) const {
+  if (head.has_header("authorization")) {
+    std::string_view v = head.header("authorization");
+    if (v.size() > 7 && iequals_prefix(v, "bearer ")) {
+      v.remove_prefix(7);
+      while (!v.empty() && v.front() == ' ') {
+        v.remove_prefix(1);
+      }
+      return v;
+    }
+    return {};  // another scheme: not a gateway key, and never read elsewhere
+  }
+  for (std::string_view name : {"x-api-key", "api-key"}) {
+    if (head.has_header(name)) {
+      return head.header(name);
+    }
+  }
+  return {};
+}
+
+}  // namespace sluice::protocol

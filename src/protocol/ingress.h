@@ -1,0 +1,125 @@
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "codec/request_head.h"
+#include "core/error.h"
+#include "core/result.h"
+#include "ir/request.h"
+#include "ir/response.h"
+#include "ir/usage.h"
+#include "protocol/stream.h"
+
+namespace sluice::protocol {
+
+// Names a wire format ("openai_chat", "anthropic_messages", ...). A caller and an upstream with
+// the same ProtocolId exchange bytes that need no translation: the pipeline relays them
+// verbatim (passthrough) and only sniffs usage. Ids are string literals owned by the codecs.
+using ProtocolId = std::string_view;
+
+// What a request asks the model to do; a route serves exactly one operation.
+enum class Operation : std::uint8_t { kChat, kEmbeddings };
+
+std::string_view to_string(Operation operation);
+
+// A caller's request after its codec has decoded and validated it: what the pipeline needs to
+// route, meter and forward it. Passthrough stays zero-copy: `body` views the caller's bytes and
+// the upstream body is produced by splicing; the IR request exists only when a codec decodes it
+// eagerly (callers that are always translated) or when to_ir() is asked for it.
+struct IngressRequest {
+  std::string_view body;  // the caller's bytes; the body outlives the request
+  std::string model;      // the model (alias) the caller asked for
+  bool stream = false;
+  // The caller asked for usage inside the stream (OpenAI stream_options.include_usage); when it
+  // did not, the gateway may still ask the upstream and drop the extra event on the way back.
+  bool include_usage = false;
+  // Top-level request fields the codec ignored because the IR cannot carry them (schema drift).
+  std::uint32_t ignored_fields = 0;
+  // Where the top-level model value sits in `body` (quotes included), for splicing; valid when
+  // `spliceable`. `object_open` is the offset of the top-level '{'.
+  std::size_t model_begin = 0;
+  std::size_t model_end = 0;
+  std::size_t object_open = 0;
+  bool spliceable = false;
+  std::uint32_t codec_flags = 0;  // private to the codec that decoded the request
+  std::optional<ir::Request> ir;
+};
+
+// An error answer in a protocol's own shape.
+struct ErrorReply {
+  int status = 500;
+  std::string body;
+  std::string_view content_type = "application/json";
+};
+
+// One caller protocol: how its requests are read and how answers, streams and errors are
+// written in its shape. One instance per protocol, registered in protocol/registry.cc;
+// stateless and shared by every worker (all methods are const and thread-safe). Per-request
+// state lives in the stream encoders and sniffers it makes.
+//
+// Adding a protocol: implement this in protocol/<name>/, add one line to registry.cc
+// (docs/architecture.md has the checklist).
+class IngressCodec {
+ public:
+  virtual ~IngressCodec() = default;
+
+  // Wire format of this protocol's bodies and streams.
+  virtual ProtocolId protocol() const = 0;
+  virtual Operation operation() const = 0;
+  // Short name for logs and metrics ("openai", "anthropic").
+  virtual std::string_view api_name() const = 0;
+  // The endpoint this codec serves: exact path and method.
+  virtual std::string_view path() const = 0;
+  virtual std::string_view method() const { return "POST"; }
+
+  // The gateway key the caller presented, "" when none. The default reads
+  // `Authorization: Bearer <key>`, then `x-api-key`, then `api-key` (the headers the OpenAI,
+  // Anthropic and Azure SDKs send).
+  virtual std::string_view credential(const codec::RequestHead& head) const;
+
+  // Decodes and validates the caller's body. Errors are kBadRequest with the offending field in
+  // param(), worded the way this protocol's own API words them.
+  virtual Result<IngressRequest> decode(std::string_view body,
+                                        const codec::RequestHead& head) const = 0;
+  // The IR request, for translation to an upstream of another protocol. May move the IR out of
+  // `request` when decode() built it. Fails (kBadRequest) for content the IR cannot carry.
+  virtual Result<ir::Request> to_ir(IngressRequest& request) const = 0;
+  // The body for an upstream of this same protocol: the caller's bytes with the model replaced
+  // by `upstream_model`, plus what the gateway always asks for (usage in streams).
+  virtual std::string passthrough_body(const IngressRequest& request,
+                                       std::string_view upstream_model) const = 0;
+
+  // A complete translated answer in this protocol. `usage_clamped` is set when the usage could
+  // not be expressed exactly and was clamped (see StreamEncoder::usage_clamped).
+  virtual Result<std::string> encode_response(const ir::Response& response,
+                                              bool& usage_clamped) const = 0;
+  // Per-request stream encoder (translation) and sniffer (passthrough); null when this
+  // protocol has no streams.
+  virtual std::unique_ptr<StreamEncoder> make_stream_encoder(
+      const IngressRequest& request) const = 0;
+  virtual std::unique_ptr<StreamSniffer> make_stream_sniffer(
+      const IngressRequest& request) const = 0;
+  // Usage of a complete (non-stream) answer relayed verbatim, when it carries one.
+  virtual std::optional<ir::Usage> usage_of_body(std::string_view body) const = 0;
+
+  // An error in this protocol's shape, with the HTTP status to answer with.
+  virtual ErrorReply encode_error(const Error& error) const = 0;
+  // The terminal error event of a stream in this protocol.
+  virtual void append_stream_error(const Error& error, std::string& out) const = 0;
+  // Whether an upstream error body of this protocol is already in the caller's shape (then it
+  // is relayed as it is in passthrough; otherwise it is re-encoded from the classified Error).
+  virtual bool is_native_error(std::string_view body) const = 0;
+
+  // GET /v1/models is shared by several protocols; the first codec whose claim is true answers
+  // in its list shape (the default codec otherwise).
+  virtual bool claims_model_listing(const codec::RequestHead& head) const { return false; }
+  virtual std::string encode_model_list(std::span<const std::string_view> aliases) const = 0;
+};
+
+}  // namespace sluice::protocol

@@ -1,0 +1,38 @@
+#include "protocol/registry.h"
+
+#include <array>
+
+#include "protocol/anthropic/messages_ingress.h"
+#include "protocol/openai_chat/chat_ingress.h"
+#include "protocol/openai_chat/embeddings_ingress.h"
+
+namespace sluice::protocol {
+
+namespace {
+
+template <class Codec>
+const Codec kInstance{};
+
+// One line per caller protocol. The first one is the default.
+constexpr std::array kIngress = {
+    static_cast<const IngressCodec*>(&kInstance<openai_chat::ChatIngress>),
+    static_cast<const IngressCodec*>(&kInstance<openai_chat::EmbeddingsIngress>),
+    static_cast<const IngressCodec*>(&kInstance<anthropic::MessagesIngress>),
+};
+
+}  // namespace
+
+std::span<const IngressCodec* const> ingress_codecs() { return kIngress; }
+
+const IngressCodec* find_ingress(std::string_view path) {
+  for (const IngressCodec* codec : kIngress) {
+    if (codec->path() == path) {
+      return codec;
+    }
+  }
+  return nullptr;
+}
+
+const IngressCodec& default_ingress() { return *kIngress.front(); }
+
+}  // namespace sluice::protocol

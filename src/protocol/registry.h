@@ -1,0 +1,21 @@
+#pragma once
+
+#include <span>
+#include <string_view>
+
+#include "protocol/ingress.h"
+
+namespace sluice::protocol {
+
+// Every caller protocol the gateway serves, in registration order (registry.cc). The codecs
+// are process-wide constants; the pointers stay valid for the life of the process.
+std::span<const IngressCodec* const> ingress_codecs();
+
+// The codec serving `path` (exact match), or null.
+const IngressCodec* find_ingress(std::string_view path);
+
+// The codec that answers where no codec owns the request (unknown paths, the ops endpoints,
+// model listing without a protocol hint): OpenAI's, the lingua franca of LLM clients.
+const IngressCodec& default_ingress();
+
+}  // namespace sluice::protocol

@@ -1,0 +1,114 @@
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include <boost/asio/any_io_executor.hpp>
+
+#include "codec/http_head.h"
+#include "config/config.h"
+#include "core/result.h"
+#include "ir/request.h"
+#include "ir/response.h"
+#include "protocol/ingress.h"
+#include "protocol/stream.h"
+#include "providers/endpoint.h"
+#include "providers/exchange.h"
+
+namespace sluice::providers {
+
+using Header = std::pair<std::string_view, std::string_view>;
+
+// One upstream request as the pipeline asks an adapter to frame it.
+struct RequestSpec {
+  protocol::Operation operation = protocol::Operation::kChat;
+  std::string_view model;  // the model name the upstream knows
+  bool stream = false;
+  std::string_view request_id;
+  std::uint64_t content_length = 0;
+  // Caller headers this provider's forward_headers allow, already filtered against the
+  // never-forwarded list (forwarding.h).
+  std::span<const Header> forwarded;
+};
+
+// An in-process reply's input (adapters without a network endpoint).
+struct InProcessRequest {
+  protocol::Operation operation = protocol::Operation::kChat;
+  bool stream = false;
+  std::string_view body;
+};
+
+// One kind of upstream (openai, mock; anthropic, gemini, azure_openai and bedrock to come):
+// which wire protocol it speaks, how a request is framed and authenticated, how its failures
+// are classified, and how its answers are decoded when the caller speaks another protocol.
+// One instance per configured provider, built with the snapshot (registry.h) and shared
+// read-only by every worker: every method is const and thread-safe.
+//
+// Adding an adapter: implement this in providers/<name>/, add one line to registry.cc
+// (docs/architecture.md has the checklist).
+class ProviderAdapter {
+ public:
+  virtual ~ProviderAdapter() = default;
+
+  const config::Provider& config() const { return *config_; }
+  const std::string& id() const { return config_->id; }
+
+  // The wire protocol this upstream speaks for `operation`, or "" when it cannot serve it.
+  virtual protocol::ProtocolId wire_protocol(protocol::Operation operation) const = 0;
+
+  // Where to connect, or null for adapters that answer in-process. Connection pools share
+  // ownership of the endpoint (they outlive a reloaded snapshot while calls finish).
+  const Endpoint* endpoint() const { return endpoint_.get(); }
+  const std::shared_ptr<const Endpoint>& endpoint_ptr() const { return endpoint_; }
+  // In-process adapters only: the exchange for `request`, on `executor`. `cancel` stops it.
+  virtual Awaitable<Result<std::unique_ptr<Exchange>>> call_in_process(
+      boost::asio::any_io_executor executor, const InProcessRequest& request,
+      Cancellation& cancel) const;
+
+  // The complete HTTP/1.1 request head for `spec`: request line, Host, authentication, the
+  // provider's configured headers, Content-Type / Accept / Content-Length, the request id and
+  // the forwarded caller headers. Room for request signing (SigV4) here: the body is final when
+  // this is called.
+  virtual void write_request_head(const RequestSpec& spec, std::string_view body,
+                                  codec::HeadWriter& head) const = 0;
+
+  // Translation (the caller speaks another protocol): the IR request as this upstream's body,
+  // and this upstream's answers as IR.
+  virtual Result<std::string> encode_request(const ir::Request& request, std::string_view model,
+                                             bool stream) const = 0;
+  virtual Result<ir::Response> decode_response(std::string_view body) const = 0;
+  virtual std::unique_ptr<protocol::StreamDecoder> make_stream_decoder() const = 0;
+
+  // An upstream answer with a non-2xx status, as an Error: kind kUpstreamStatus; the message
+  // and code the upstream gave; retry_after from its headers. A provider's 401 or 403 means
+  // the gateway's own credentials were refused: that is never the caller's 401/403 but a 502
+  // (code upstream_auth_failed) whose message says so, while the attempt keeps the upstream
+  // status.
+  virtual Error classify_failure(int status, const Exchange& response,
+                                 std::string_view body) const;
+
+  // Response headers relayed to the caller on success and failure alike (rate-limit state).
+  virtual bool relays_response_header(std::string_view name) const;
+
+  // Secrets of this provider that must never reach a caller (its API key). Upstream error bodies
+  // are scrubbed of them before they are relayed.
+  virtual std::span<const std::string> secrets() const { return {}; }
+
+ protected:
+  explicit ProviderAdapter(const config::Provider& config) : config_(&config) {}
+
+  std::shared_ptr<const Endpoint> endpoint_;  // set by network adapters
+
+ private:
+  const config::Provider* config_;  // owned by the snapshot's Config, which outlives adapters
+};
+
+// Case-insensitive ASCII comparison helpers for header names.
+bool iequals(std::string_view a, std::string_view b);
+bool istarts_with(std::string_view text, std::string_view prefix);
+
+}  // namespace sluice::providers

@@ -1,0 +1,39 @@
+#pragma once
+
+#include <memory>
+
+#include "providers/adapter.h"
+
+namespace sluice::providers {
+
+// `adapter: mock`: deterministic OpenAI-shaped answers computed in process (mock_provider.h),
+// so the gateway works offline and its own tests and benchmarks need no network. It speaks the
+// same wire protocols as the openai adapter, so everything the pipeline does around an upstream
+// (passthrough, translation, metering) runs unchanged against it.
+//
+// Options: `mock.embedding_dimensions` (vector width, default 8) and `mock.chunk_interval_ms`
+// (pause between streamed chunks, default 0).
+class MockAdapter final : public ProviderAdapter {
+ public:
+  static const config::AdapterSchema kSchema;
+  static Result<std::unique_ptr<ProviderAdapter>> make(const config::Provider& provider);
+
+  protocol::ProtocolId wire_protocol(protocol::Operation operation) const override;
+  Awaitable<Result<std::unique_ptr<Exchange>>> call_in_process(
+      boost::asio::any_io_executor executor, const InProcessRequest& request,
+      Cancellation& cancel) const override;
+  void write_request_head(const RequestSpec& spec, std::string_view body,
+                          codec::HeadWriter& head) const override;
+  Result<std::string> encode_request(const ir::Request& request, std::string_view model,
+                                     bool stream) const override;
+  Result<ir::Response> decode_response(std::string_view body) const override;
+  std::unique_ptr<protocol::StreamDecoder> make_stream_decoder() const override;
+
+ private:
+  explicit MockAdapter(const config::Provider& provider) : ProviderAdapter(provider) {}
+
+  std::uint32_t embedding_dimensions_ = 8;
+  std::chrono::milliseconds chunk_interval_{0};
+};
+
+}  // namespace sluice::providers

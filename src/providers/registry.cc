@@ -1,0 +1,61 @@
+#include "providers/registry.h"
+
+#include <array>
+
+#include "providers/mock/mock_adapter.h"
+#include "providers/openai/openai_adapter.h"
+
+namespace sluice::providers {
+
+namespace {
+
+using Factory = Result<std::unique_ptr<ProviderAdapter>> (*)(const config::Provider&);
+
+struct Entry {
+  const config::AdapterSchema& schema;
+  Factory make;
+};
+
+// One line per adapter kind.
+const std::array kAdapters = {
+    Entry{OpenAiAdapter::kSchema, &OpenAiAdapter::make},
+    Entry{MockAdapter::kSchema, &MockAdapter::make},
+};
+
+const std::array<config::AdapterSchema, kAdapters.size()> kSchemas = [] {
+  std::array<config::AdapterSchema, kAdapters.size()> out{};
+  for (std::size_t i = 0; i < kAdapters.size(); ++i) {
+    out[i] = kAdapters[i].schema;
+  }
+  return out;
+}();
+
+}  // namespace
+
+std::span<const config::AdapterSchema> adapter_schemas() { return kSchemas; }
+
+Result<std::unique_ptr<ProviderAdapter>> make_adapter(const config::Provider& provider) {
+  for (const Entry& e : kAdapters) {
+    if (e.schema.name == provider.adapter) {
+      return e.make(provider);
+    }
+  }
+  return Error(ErrorKind::kBadRequest,
+               provider.source + ": provider " + provider.id + ": unknown adapter " +
+                   provider.adapter);
+}
+
+Result<std::shared_ptr<const config::Config>> load_config_file(const std::string& path,
+                                                              config::LoadOptions options) {
+  options.adapters = adapter_schemas();
+  return config::load_from_file(path, options);
+}
+
+Result<std::shared_ptr<const config::Config>> load_config_string(const std::string& yaml,
+                                                                const std::string& source_name,
+                                                                config::LoadOptions options) {
+  options.adapters = adapter_schemas();
+  return config::load_from_string(yaml, source_name, options);
+}
+
+}  // namespace sluice::providers

@@ -1,0 +1,22 @@
+#pragma once
+
+#include "pipeline/upstream_connector.h"
+
+namespace sluice::server {
+
+class Worker;
+
+// The worker's pipeline::UpstreamConnector: network providers go through the worker's
+// connection pools (http/upstream_call.h), in-process providers (the mock) answer directly.
+class WorkerConnector final : public pipeline::UpstreamConnector {
+ public:
+  explicit WorkerConnector(Worker& worker) : worker_(worker) {}
+
+  boost::asio::awaitable<Result<std::unique_ptr<providers::Exchange>>> open(
+      const pipeline::UpstreamRequest& request, providers::Cancellation& cancel) override;
+
+ private:
+  Worker& worker_;
+};
+
+}  // namespace sluice::server
