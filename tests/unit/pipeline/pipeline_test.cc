@@ -1,0 +1,614 @@
+// The request pipeline without sockets: a fake Downstream records what the caller would
+// receive, a fake UpstreamConnector plays scripted upstream exchanges, and a SimulatedClock
+// drives the timings. Coroutines run on a plain io_context.
+
+#include "pipeline/pipeline.h"
+
+#include <deque>
+#include <map>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/json/parse.hpp>
+#include <gtest/gtest.h>
+
+#include "providers/registry.h"
+
+namespace sluice::pipeline {
+namespace {
+
+namespace json = boost::json;
+namespace asio = boost::asio;
+
+constexpr const char* kGatewayKey = "sk-gateway-key-00000001";
+constexpr const char* kProviderKey = "sk-provider-secret-0000000009";
+
+constexpr const char* kConfig = R"(
+version: 4
+listen: 127.0.0.1:0
+providers:
+  - id: up
+    adapter: openai
+    base_url: http://127.0.0.1:9/v1
+    api_key: sk-provider-secret-0000000009
+    forward_headers: [x-trace-*]
+  - id: mock
+    adapter: mock
+routes:
+  - alias: gpt
+    provider: up
+    model: upstream-model
+  - alias: embed
+    kind: embeddings
+    provider: up
+    model: upstream-embed
+  - alias: local
+    provider: mock
+    model: mock-1
+keys:
+  - name: team
+    key: sk-gateway-key-00000001
+)";
+
+// --- fakes --------------------------------------------------------------------------------
+
+class FakeHead final : public codec::RequestHead {
+ public:
+  FakeHead(std::string method, std::string target,
+           std::vector<std::pair<std::string, std::string>> headers)
+      : method_(std::move(method)), target_(std::move(target)), headers_(std::move(headers)) {}
+
+  std::string_view method() const override { return method_; }
+  std::string_view target() const override { return target_; }
+  std::string_view header(std::string_view name) const override {
+    for (const auto& [n, v] : headers_) {
+      if (providers::iequals(n, name)) {
+        return v;
+      }
+    }
+    return {};
+  }
+  bool has_header(std::string_view name) const override {
+    for (const auto& [n, v] : headers_) {
+      if (providers::iequals(n, name)) {
+        return true;
+      }
+    }
+    return false;
+  }
+  void for_each_header(
+      FunctionRef<void(std::string_view, std::string_view)> visit) const override {
+    for (const auto& [n, v] : headers_) {
+      visit(n, v);
+    }
+  }
+
+ private:
+  std::string method_;
+  std::string target_;
+  std::vector<std::pair<std::string, std::string>> headers_;
+};
+
+// What the caller received.
+class FakeDownstream final : public Downstream {
+ public:
+  int status = 0;
+  std::map<std::string, std::string> headers;
+  std::string body;
+  bool streamed = false;
+  bool ended = false;
+  std::vector<std::string> writes;
+  // Fires the disconnect watch just before the write with this index (stream writes).
+  int disconnect_before_write = -1;
+
+  Awaitable<bool> send(RequestContext& ctx, const ResponseHead& head,
+                       std::string_view bytes) override {
+    record(ctx, head);
+    body.assign(bytes);
+    co_return true;
+  }
+  Awaitable<bool> begin_stream(RequestContext& ctx, const ResponseHead& head) override {
+    record(ctx, head);
+    streamed = true;
+    co_return true;
+  }
+  Awaitable<bool> write(RequestContext& ctx, std::string_view bytes) override {
+    if (static_cast<int>(writes.size()) == disconnect_before_write) {
+      disconnect();
+      co_return false;
+    }
+    writes.emplace_back(bytes);
+    body.append(bytes);
+    ctx.bytes_out += bytes.size();
+    co_return true;
+  }
+  Awaitable<bool> end_stream(RequestContext&) override {
+    ended = true;
+    co_return true;
+  }
+  void watch_disconnect(std::function<void()> on_gone) override { on_gone_ = std::move(on_gone); }
+  void unwatch() override { on_gone_ = nullptr; }
+  bool client_gone() const override { return gone_; }
+
+  void disconnect() {
+    gone_ = true;
+    if (auto f = std::move(on_gone_)) {
+      on_gone_ = nullptr;
+      f();
+    }
+  }
+  json::value json_body() const { return json::parse(body); }
+
+ private:
+  void record(RequestContext& ctx, const ResponseHead& head) {
+    status = head.status;
+    ctx.status = head.status;
+    headers["content-type"] = std::string(head.content_type);
+    for (const auto& [n, v] : head.headers.view()) {
+      std::string name(n);
+      for (char& c : name) {
+        c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      }
+      headers[name] = std::string(v);
+    }
+  }
+
+  std::function<void()> on_gone_;
+  bool gone_ = false;
+};
+
+// One scripted upstream response: status, headers, and the body in reads; `fail_at` ends the
+// body with an error instead.
+struct Script {
+  int status = 200;
+  std::vector<std::pair<std::string, std::string>> headers = {
+      {"content-type", "application/json"}};
+  std::deque<std::string> reads;
+  std::optional<Error> fail;  // returned after `reads` run out
+};
+
+class FakeExchange final : public providers::Exchange {
+ public:
+  explicit FakeExchange(Script script) : script_(std::move(script)) {
+    timings_.acquire = std::chrono::microseconds(7);
+    timings_.first_byte = std::chrono::microseconds(11);
+  }
+  bool aborted = false;
+
+  int status() const override { return script_.status; }
+  std::string_view header(std::string_view name) const override {
+    for (const auto& [n, v] : script_.headers) {
+      if (providers::iequals(n, name)) {
+        return v;
+      }
+    }
+    return {};
+  }
+  void for_each_header(
+      FunctionRef<void(std::string_view, std::string_view)> visit) const override {
+    for (const auto& [n, v] : script_.headers) {
+      visit(n, v);
+    }
+  }
+  const providers::ExchangeTimings& timings() const override { return timings_; }
+  Awaitable<Result<std::size_t>> read_some(std::string& out) override {
+    if (aborted) {
+      co_return Error(ErrorKind::kClientGone, "client disconnected");
+    }
+    if (!script_.reads.empty()) {
+      std::string next = std::move(script_.reads.front());
+      script_.reads.pop_front();
+      out.append(next);
+      co_return next.size();
+    }
+    if (script_.fail) {
+      co_return *script_.fail;
+    }
+    co_return std::size_t{0};
+  }
+  Awaitable<Result<std::string>> read_all(std::size_t limit) override {
+    std::string body;
+    for (;;) {
+      auto n = co_await read_some(body);
+      if (!n) {
+        co_return n.error();
+      }
+      if (*n == 0) {
+        co_return body;
+      }
+    }
+  }
+  void abort() override { aborted = true; }
+
+ private:
+  Script script_;
+  providers::ExchangeTimings timings_;
+};
+
+class FakeConnector final : public UpstreamConnector {
+ public:
+  std::deque<Result<Script>> scripts;
+  std::vector<UpstreamRequest> sent;
+  FakeExchange* last = nullptr;
+
+  Awaitable<Result<std::unique_ptr<providers::Exchange>>> open(
+      const UpstreamRequest& request, providers::Cancellation&) override {
+    UpstreamRequest copy;
+    copy.provider = request.provider;
+    copy.operation = request.operation;
+    copy.stream = request.stream;
+    copy.head = request.head;
+    copy.body = request.body;
+    sent.push_back(std::move(copy));
+    Result<Script> next = std::move(scripts.front());
+    scripts.pop_front();
+    if (!next) {
+      co_return next.error();
+    }
+    auto exchange = std::make_unique<FakeExchange>(std::move(*next));
+    last = exchange.get();
+    co_return std::unique_ptr<providers::Exchange>(std::move(exchange));
+  }
+};
+
+class FakeHost final : public Host {
+ public:
+  std::shared_ptr<const Snapshot> snapshot;
+  bool is_draining = false;
+  std::shared_ptr<const Snapshot> current_snapshot() const override { return snapshot; }
+  bool draining() const override { return is_draining; }
+};
+
+class RecordingObserver final : public RequestObserver {
+ public:
+  std::vector<std::string> calls;
+  void on_attempt(const RequestContext&, const Attempt& a) override {
+    calls.push_back("attempt:" + std::to_string(a.status));
+  }
+  void on_usage(const RequestContext&, const ir::Usage& u) override {
+    calls.push_back("usage:" + std::to_string(u.input_tokens) + "/" +
+                    std::to_string(u.output_tokens));
+  }
+  void on_finish(const RequestContext& ctx) override {
+    calls.push_back("finish:" + std::to_string(ctx.status));
+  }
+};
+
+// --- fixture ------------------------------------------------------------------------------
+
+class PipelineTest : public ::testing::Test {
+ protected:
+  PipelineTest() {
+    config::LoadOptions options;
+    options.getenv = [](const std::string&) -> std::optional<std::string> { return std::nullopt; };
+    auto cfg = providers::load_config_string(kConfig, "test.yaml", options);
+    EXPECT_TRUE(cfg.has_value()) << cfg.error().message();
+    auto snap = Snapshot::build(*cfg);
+    EXPECT_TRUE(snap.has_value()) << snap.error().message();
+    host_.snapshot = *snap;
+    PipelineParts parts;
+    parts.host = &host_;
+    parts.connector = &connector_;
+    parts.clock = &clock_;
+    parts.observers = observers_;
+    pipeline_.emplace(parts);
+  }
+
+  // Runs one request through every phase, as the session would.
+  RequestContext run(const std::string& method, const std::string& target,
+                     std::vector<std::pair<std::string, std::string>> headers,
+                     const std::string& body) {
+    RequestContext ctx;
+    pipeline_->begin(ctx);
+    ctx.request_id = "req-1";
+    headers.emplace_back("content-length", std::to_string(body.size()));
+    FakeHead head(method, target, std::move(headers));
+    std::optional<Error> early = pipeline_->on_head(ctx, head);
+    asio::io_context ioc;
+    asio::co_spawn(
+        ioc,
+        [&]() -> Awaitable<void> {
+          if (early) {
+            co_await pipeline_->reject(ctx, *early, downstream_);
+          } else {
+            clock_.advance(std::chrono::milliseconds(3));
+            co_await pipeline_->serve(ctx, head, body, downstream_);
+          }
+        },
+        asio::detached);
+    ioc.run();
+    pipeline_->end(ctx);
+    return ctx;
+  }
+
+  RequestContext chat(const std::string& body,
+                      std::vector<std::pair<std::string, std::string>> extra = {}) {
+    extra.emplace_back("authorization", std::string("Bearer ") + kGatewayKey);
+    return run("POST", "/v1/chat/completions", std::move(extra), body);
+  }
+  RequestContext messages(const std::string& body) {
+    return run("POST", "/v1/messages",
+               {{"x-api-key", kGatewayKey}, {"anthropic-version", "2023-06-01"}}, body);
+  }
+
+  static Script sse(std::vector<std::string> reads) {
+    Script s;
+    s.headers = {{"content-type", "text/event-stream"}};
+    s.reads.assign(reads.begin(), reads.end());
+    return s;
+  }
+  static std::string chunk(const std::string& delta, const std::string& finish = "null") {
+    return R"(data: {"id":"c1","object":"chat.completion.chunk","created":1,"model":"upstream-model","choices":[{"index":0,"delta":)" +
+           delta + R"(,"finish_reason":)" + finish + "}]}\n\n";
+  }
+  static std::string usage_chunk() {
+    return R"(data: {"id":"c1","object":"chat.completion.chunk","created":1,"model":"upstream-model","choices":[],"usage":{"prompt_tokens":12,"completion_tokens":3,"total_tokens":15}})"
+           "\n\n";
+  }
+
+  SimulatedClock clock_;
+  FakeHost host_;
+  FakeConnector connector_;
+  FakeDownstream downstream_;
+  RecordingObserver observer_;
+  std::vector<RequestObserver*> observers_{&observer_};
+  std::optional<Pipeline> pipeline_;
+};
+
+constexpr const char* kChatBody =
+    R"({"model":"gpt","messages":[{"role":"user","content":"hi"}]})";
+constexpr const char* kChatStreamBody =
+    R"({"model":"gpt","stream":true,"messages":[{"role":"user","content":"hi"}]})";
+
+// --- passthrough ----------------------------------------------------------------------------
+
+TEST_F(PipelineTest, PassthroughAnswerIsRelayedVerbatimWithUsageAndOneAttempt) {
+  Script s;
+  s.reads = {R"({"id":"x","object":"chat.completion","choices":[{"index":0,"message":)",
+             R"({"role":"assistant","content":"yo"},"finish_reason":"stop"}],)"
+             R"("usage":{"prompt_tokens":5,"completion_tokens":2,"total_tokens":7}})"};
+  connector_.scripts.push_back(std::move(s));
+  RequestContext ctx = chat(kChatBody, {{"x-trace-id", "t1"}, {"x-other", "no"}});
+
+  EXPECT_EQ(downstream_.status, 200);
+  EXPECT_EQ(downstream_.json_body().at("choices").at(0).at("message").at("content"), "yo");
+  EXPECT_EQ(downstream_.headers["x-sluice-provider"], "up");
+  EXPECT_EQ(downstream_.headers["x-sluice-model"], "upstream-model");
+  EXPECT_EQ(downstream_.headers["x-sluice-attempts"], "1");
+  EXPECT_EQ(downstream_.headers["x-request-id"], "req-1");
+  ASSERT_TRUE(ctx.usage.has_value());
+  EXPECT_EQ(ctx.usage->input_tokens, 5u);
+  EXPECT_EQ(ctx.outcome, Outcome::kComplete);
+  ASSERT_EQ(ctx.attempts.size(), 1u);
+  EXPECT_TRUE(ctx.attempts[0].passthrough);
+  EXPECT_EQ(ctx.attempts[0].status, 200);
+  EXPECT_EQ(ctx.attempts[0].acquire.count(), 7);
+  EXPECT_EQ(ctx.attempts[0].first_byte.count(), 11);
+  EXPECT_EQ(ctx.alias, "gpt");
+
+  // What went upstream: the provider's key, never the caller's; the upstream model; the
+  // forwarded header the provider allows, and only it.
+  ASSERT_EQ(connector_.sent.size(), 1u);
+  const std::string& head = connector_.sent[0].head;
+  EXPECT_EQ(head.rfind("POST /v1/chat/completions HTTP/1.1\r\n", 0), 0u) << head;
+  EXPECT_NE(head.find(std::string("Authorization: Bearer ") + kProviderKey), std::string::npos);
+  EXPECT_EQ(head.find(kGatewayKey), std::string::npos);
+  EXPECT_NE(head.find("x-trace-id: t1\r\n"), std::string::npos);
+  EXPECT_EQ(head.find("x-other"), std::string::npos);
+  EXPECT_EQ(json::parse(connector_.sent[0].body).at("model"), "upstream-model");
+
+  EXPECT_EQ(observer_.calls,
+            (std::vector<std::string>{"attempt:200", "usage:5/2", "finish:200"}));
+}
+
+TEST_F(PipelineTest, PassthroughStreamIsRelayedAsItArrivesAndTheGatewaysUsageChunkDropped) {
+  // Bytes split mid-event: the relay writes whole events only.
+  const std::string role = chunk(R"({"role":"assistant","content":""})");
+  const std::string text = chunk(R"({"content":"Hi"})");
+  const std::string stop = chunk("{}", R"("stop")");
+  connector_.scripts.push_back(sse({role, text.substr(0, 30), text.substr(30), stop,
+                                    usage_chunk(), "data: [DONE]\n\n"}));
+  RequestContext ctx = chat(kChatStreamBody);
+
+  EXPECT_TRUE(downstream_.streamed);
+  EXPECT_TRUE(downstream_.ended);
+  EXPECT_EQ(downstream_.headers["content-type"], "text/event-stream");
+  EXPECT_EQ(downstream_.headers["x-accel-buffering"], "no");
+  EXPECT_EQ(downstream_.body, role + text + stop + "data: [DONE]\n\n");
+  ASSERT_GE(downstream_.writes.size(), 3u);
+  EXPECT_EQ(downstream_.writes[0], role) << "the first event went out before the rest came";
+  EXPECT_EQ(downstream_.writes[1], text) << "a split event went out once, whole";
+  ASSERT_TRUE(ctx.usage.has_value()) << "usage was requested upstream and metered";
+  EXPECT_EQ(ctx.usage->input_tokens, 12u);
+  EXPECT_EQ(ctx.finish_reason, "stop");
+  EXPECT_EQ(ctx.outcome, Outcome::kComplete);
+  EXPECT_EQ(ctx.first_token, std::chrono::microseconds(3000));  // simulated clock
+  // The gateway asked for usage on the caller's behalf.
+  EXPECT_EQ(json::parse(connector_.sent[0].body).at("stream_options").at("include_usage"), true);
+}
+
+TEST_F(PipelineTest, StreamEndingAfterItsFinishWithoutDoneIsComplete) {
+  connector_.scripts.push_back(sse({chunk(R"({"content":"Hi"})"), chunk("{}", R"("stop")")}));
+  RequestContext ctx = chat(kChatStreamBody);
+  EXPECT_EQ(ctx.outcome, Outcome::kComplete);
+  EXPECT_EQ(downstream_.body.find("error"), std::string::npos) << downstream_.body;
+  EXPECT_TRUE(downstream_.ended);
+}
+
+TEST_F(PipelineTest, StreamEndingBeforeItsFinishGetsATerminalErrorEvent) {
+  connector_.scripts.push_back(sse({chunk(R"({"content":"Hi"})")}));
+  RequestContext ctx = chat(kChatStreamBody);
+  EXPECT_EQ(ctx.outcome, Outcome::kMidstreamError);
+  ASSERT_TRUE(ctx.error.has_value());
+  EXPECT_EQ(ctx.error->code(), "upstream_stream_truncated");
+  EXPECT_NE(downstream_.writes.back().find("upstream_stream_truncated"), std::string::npos);
+}
+
+TEST_F(PipelineTest, StreamBrokenUpstreamEndsWithTheErrorItHad) {
+  Script s = sse({chunk(R"({"content":"Hi"})")});
+  s.fail = Error(ErrorKind::kUpstreamTimeout, "silent").with_code("upstream_idle_timeout");
+  connector_.scripts.push_back(std::move(s));
+  RequestContext ctx = chat(kChatStreamBody);
+  EXPECT_EQ(ctx.outcome, Outcome::kMidstreamError);
+  EXPECT_NE(downstream_.writes.back().find("upstream_idle_timeout"), std::string::npos);
+  EXPECT_TRUE(downstream_.ended);
+}
+
+TEST_F(PipelineTest, CallerLeavingMidStreamAbortsTheUpstream) {
+  downstream_.disconnect_before_write = 1;
+  connector_.scripts.push_back(
+      sse({chunk(R"({"content":"a"})"), chunk(R"({"content":"b"})"), chunk("{}", R"("stop")")}));
+  RequestContext ctx = chat(kChatStreamBody);
+  EXPECT_EQ(ctx.outcome, Outcome::kClientGone);
+  ASSERT_NE(connector_.last, nullptr);
+  EXPECT_TRUE(connector_.last->aborted) << "the upstream kept generating for nobody";
+  EXPECT_FALSE(downstream_.ended);
+}
+
+// --- errors ---------------------------------------------------------------------------------
+
+TEST_F(PipelineTest, UpstreamErrorInTheCallersProtocolIsRelayedWithItsHeaders) {
+  Script s;
+  s.status = 429;
+  s.headers = {{"content-type", "application/json"},
+               {"retry-after", "4"},
+               {"x-ratelimit-remaining-requests", "0"},
+               {"set-cookie", "no"}};
+  s.reads = {R"({"error":{"message":"slow down","type":"rate_limit_error","param":null,"code":"rate_limit_exceeded"}})"};
+  connector_.scripts.push_back(std::move(s));
+  RequestContext ctx = chat(kChatBody);
+  EXPECT_EQ(downstream_.status, 429);
+  EXPECT_EQ(downstream_.json_body().at("error").at("message"), "slow down");
+  EXPECT_EQ(downstream_.headers["retry-after"], "4");
+  EXPECT_EQ(downstream_.headers["x-ratelimit-remaining-requests"], "0");
+  EXPECT_EQ(downstream_.headers.count("set-cookie"), 0u);
+  EXPECT_EQ(downstream_.headers["x-should-retry"], "true");
+  EXPECT_EQ(ctx.outcome, Outcome::kUpstreamError);
+  EXPECT_EQ(ctx.attempts[0].status, 429);
+  ASSERT_TRUE(ctx.attempts[0].error.has_value());
+}
+
+TEST_F(PipelineTest, ProviderRefusingTheGatewaysKeyIsA502ThatKeepsTheProviderStatus) {
+  Script s;
+  s.status = 401;
+  s.reads = {std::string(R"({"error":{"message":"Incorrect API key provided: )") + kProviderKey +
+             R"(","type":"invalid_request_error","code":"invalid_api_key"}})"};
+  connector_.scripts.push_back(std::move(s));
+  RequestContext ctx = chat(kChatBody);
+  EXPECT_EQ(downstream_.status, 502);
+  EXPECT_EQ(downstream_.json_body().at("error").at("code"), "upstream_auth_failed");
+  EXPECT_EQ(downstream_.body.find(kProviderKey), std::string::npos) << downstream_.body;
+  EXPECT_EQ(downstream_.headers["x-should-retry"], "false");
+  EXPECT_EQ(ctx.attempts[0].status, 401);
+  EXPECT_EQ(observer_.calls.front(), "attempt:401");
+}
+
+TEST_F(PipelineTest, UnreachableUpstreamIsA502AndTheAttemptRecordsWhy) {
+  connector_.scripts.push_back(
+      Error(ErrorKind::kUpstreamUnreachable, "refused").with_code("upstream_connect_failed"));
+  RequestContext ctx = chat(kChatBody);
+  EXPECT_EQ(downstream_.status, 502);
+  EXPECT_EQ(downstream_.headers["x-should-retry"], "true");
+  ASSERT_EQ(ctx.attempts.size(), 1u);
+  EXPECT_EQ(ctx.attempts[0].status, 0);
+  EXPECT_EQ(ctx.attempts[0].error->code(), "upstream_connect_failed");
+  EXPECT_EQ(ctx.outcome, Outcome::kUpstreamError);
+}
+
+TEST_F(PipelineTest, ErrorsBeforeAnyUpstreamAreInTheCallersProtocol) {
+  chat(R"({"model":"nope","messages":[{"role":"user","content":"hi"}]})");
+  EXPECT_EQ(downstream_.status, 404);
+  EXPECT_EQ(downstream_.json_body().at("error").at("code"), "model_not_found");
+  EXPECT_EQ(downstream_.headers["x-should-retry"], "false");
+  EXPECT_TRUE(connector_.sent.empty());
+
+  downstream_ = FakeDownstream();
+  messages(R"({"model":"nope","max_tokens":5,"messages":[{"role":"user","content":"hi"}]})");
+  EXPECT_EQ(downstream_.status, 404);
+  EXPECT_EQ(downstream_.json_body().at("type"), "error");
+  EXPECT_EQ(downstream_.json_body().at("error").at("type"), "not_found_error");
+
+  downstream_ = FakeDownstream();
+  run("POST", "/v1/chat/completions", {{"authorization", "Bearer wrong-key-0000000000"}},
+      kChatBody);
+  EXPECT_EQ(downstream_.status, 401);
+  EXPECT_EQ(downstream_.headers["x-should-retry"], "false");
+
+  downstream_ = FakeDownstream();
+  run("GET", "/v1/chat/completions", {{"authorization", std::string("Bearer ") + kGatewayKey}},
+      "");
+  EXPECT_EQ(downstream_.status, 405);
+
+  downstream_ = FakeDownstream();
+  chat(R"({"model":"embed","messages":[{"role":"user","content":"hi"}]})");
+  EXPECT_EQ(downstream_.status, 404) << "a chat caller cannot reach an embeddings route";
+}
+
+// --- translation ----------------------------------------------------------------------------
+
+TEST_F(PipelineTest, AnthropicCallerIsTranslatedBothWays) {
+  connector_.scripts.push_back(sse({chunk(R"({"role":"assistant","content":""})"),
+                                    chunk(R"({"content":"Hello"})"), chunk("{}", R"("stop")"),
+                                    usage_chunk(), "data: [DONE]\n\n"}));
+  RequestContext ctx = messages(
+      R"({"model":"gpt","max_tokens":20,"stream":true,"messages":[{"role":"user","content":"hi"}]})");
+  EXPECT_EQ(downstream_.status, 200);
+  EXPECT_NE(downstream_.body.find("event: message_start"), std::string::npos);
+  EXPECT_NE(downstream_.body.find(R"("text":"Hello")"), std::string::npos) << downstream_.body;
+  EXPECT_NE(downstream_.body.find("event: message_stop"), std::string::npos);
+  EXPECT_EQ(ctx.outcome, Outcome::kComplete);
+  ASSERT_TRUE(ctx.usage.has_value());
+  EXPECT_EQ(ctx.usage->input_tokens, 12u);
+  EXPECT_FALSE(ctx.attempts[0].passthrough);
+  // The upstream got an OpenAI request.
+  json::value up = json::parse(connector_.sent[0].body);
+  EXPECT_EQ(up.at("model"), "upstream-model");
+  EXPECT_EQ(up.at("messages").at(0).at("role"), "user");
+  EXPECT_EQ(up.at("stream"), true);
+}
+
+TEST_F(PipelineTest, InProcessProviderStillGoesThroughTheConnector) {
+  Script s;
+  s.reads = {R"({"id":"m","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"mock"},"finish_reason":"stop"}]})"};
+  connector_.scripts.push_back(std::move(s));
+  RequestContext ctx = chat(R"({"model":"local","messages":[{"role":"user","content":"hi"}]})");
+  EXPECT_EQ(downstream_.status, 200);
+  ASSERT_EQ(connector_.sent.size(), 1u);
+  EXPECT_EQ(connector_.sent[0].provider->adapter->endpoint(), nullptr);
+  EXPECT_EQ(ctx.attempts[0].provider, "mock");
+}
+
+// --- ops endpoints --------------------------------------------------------------------------
+
+TEST_F(PipelineTest, ReadinessFollowsTheHostAndNamesTheConfigVersion) {
+  run("GET", "/readyz", {}, "");
+  EXPECT_EQ(downstream_.status, 200);
+  EXPECT_EQ(downstream_.json_body().at("config_version"), 4);
+  host_.is_draining = true;
+  downstream_ = FakeDownstream();
+  run("GET", "/readyz", {}, "");
+  EXPECT_EQ(downstream_.status, 503);
+}
+
+TEST_F(PipelineTest, ModelListUsesTheShapeOfTheProtocolThatAsks) {
+  run("GET", "/v1/models", {{"authorization", std::string("Bearer ") + kGatewayKey}}, "");
+  EXPECT_EQ(downstream_.json_body().at("object"), "list");
+  downstream_ = FakeDownstream();
+  run("GET", "/v1/models", {{"x-api-key", kGatewayKey}, {"anthropic-version", "2023-06-01"}},
+      "");
+  EXPECT_EQ(downstream_.json_body().at("has_more"), false);
+  EXPECT_EQ(downstream_.json_body().at("data").at(0).at("type"), "model");
+}
+
+TEST_F(PipelineTest, TheSnapshotIsPinnedAtBegin) {
+  RequestContext ctx;
+  pipeline_->begin(ctx);
+  auto pinned = ctx.snapshot;
+  host_.snapshot = nullptr;  // a reload replaced (and dropped) the host's snapshot
+  EXPECT_EQ(ctx.snapshot, pinned);
+  EXPECT_EQ(ctx.snapshot->version(), 4u);
+}
+
+}  // namespace
+}  // namespace sluice::pipeline
