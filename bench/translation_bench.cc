@@ -110,6 +110,39 @@ void BM_TranslateStream_Text(benchmark::State& state) {
   static const std::string stream = make_text_stream(256);
   run_stream(state, stream);
 }
+// The OpenAI chunk decoder alone (no SSE framing, no encoder) on the recorded text fixture's
+// content chunks: the per-chunk cost of reading an upstream stream. (Moved here from a
+// printing unit test: figures belong in the benchmark run, not in the test suite.)
+void BM_DecodeOpenAiChunks(benchmark::State& state) {
+  const std::string bytes = read_fixture("openai-chat/chat-stream-text-include-usage.sse");
+  std::vector<std::string> payloads;
+  std::istringstream lines(bytes);
+  std::string line;
+  while (std::getline(lines, line)) {
+    if (line.rfind("data: {", 0) == 0 && line.find("\"content\":\"") != std::string::npos &&
+        line.find("\"content\":\"\"") == std::string::npos) {
+      payloads.push_back(line.substr(6));
+    }
+  }
+  std::vector<SseEvent> events(payloads.size());
+  for (std::size_t i = 0; i < payloads.size(); ++i) {
+    events[i].data = payloads[i];
+    events[i].has_data = true;
+  }
+  chat::StreamDecoder decoder;
+  std::vector<sluice::ir::StreamEvent> out;
+  out.reserve(8);
+  for (auto _ : state) {
+    for (const SseEvent& ev : events) {
+      out.clear();
+      decoder.on_event(ev, out);
+      benchmark::DoNotOptimize(out.data());
+    }
+  }
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * events.size()));
+}
+BENCHMARK(BM_DecodeOpenAiChunks);
+
 BENCHMARK(BM_TranslateStream_Text)->Arg(1 << 20)->Arg(4096)->Arg(512);
 
 void BM_TranslateStream_RecordedText(benchmark::State& state) {

@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# Fails when a file under src/ includes a folder its own folder may not depend on, so the
+# dependency direction of docs/architecture.md is checked on every build, not by review:
+#
+#   core <- ir, codec, config <- protocol <- providers <- pipeline, http <- server <- main.cc
+#
+# Beyond the folder order: a protocol folder never includes another protocol folder (one IR,
+# N codecs: no pairwise converters); only protocol/registry.cc names the protocol folders and
+# only providers/registry.cc the adapter folders; pipeline/ and server/ see protocols and
+# providers through their interfaces only; server/ includes no protocol at all.
+# Usage: scripts/check-includes.sh [SRC_DIR]   (prints every violation, exit 1 if any)
+set -uo pipefail
+src=${1:-"$(cd "$(dirname "$0")/.." && pwd)/src"}
+cd "$src" || exit 2
+
+# allowed <folder-of-file> <included-path> -> 0 when allowed
+allowed() {
+  local from=$1 inc=$2
+  local to=${inc%%/*}
+  case $from in
+    core) [[ $to == core ]] ;;
+    ir) [[ $to == core || $to == ir ]] ;;
+    codec) [[ $to == core || $to == codec ]] ;;
+    config) [[ $to == core || $to == config ]] ;;
+    protocol) [[ $to =~ ^(core|ir|codec)$ || $inc =~ ^protocol/[^/]+\.h$ ]] ;;
+    protocol/*) [[ $to =~ ^(core|ir|codec)$ || $inc =~ ^protocol/[^/]+\.h$ || $inc == "$from"/* ]] ;;
+    providers) [[ $to =~ ^(core|ir|codec|config|protocol)$ || $inc =~ ^providers/[^/]+\.h$ ]] ;;
+    providers/*) [[ $to =~ ^(core|ir|codec|config|protocol)$ || $inc =~ ^providers/[^/]+\.h$ || $inc == "$from"/* ]] ;;
+    observability) [[ $to == core || $to == observability ]] ;;
+    pipeline) [[ $to =~ ^(core|ir|codec|config|observability|pipeline)$ ||
+                 $inc =~ ^protocol/[^/]+\.h$ || $inc =~ ^providers/[^/]+\.h$ ]] ;;
+    http) [[ $to =~ ^(core|codec|config|observability|http)$ || $inc =~ ^providers/[^/]+\.h$ ]] ;;
+    server) [[ $to =~ ^(core|codec|config|observability|pipeline|http|server)$ ||
+               $inc =~ ^providers/[^/]+\.h$ ]] ;;
+    .) true ;;  # main.cc: wiring only, may include anything
+    *) false ;;
+  esac
+}
+
+violations=0
+while IFS= read -r file; do
+  dir=$(dirname "$file")
+  dir=${dir#./}
+  from=$dir
+  case $dir in
+    protocol/*|providers/*) ;;          # a protocol or adapter folder
+    */*) from=${dir%%/*} ;;             # deeper folders belong to their top folder
+  esac
+  base=$(basename "$file")
+  while IFS=: read -r line inc; do
+    [[ -z $inc ]] && continue
+    [[ ${inc%%/*} =~ ^(core|ir|codec|config|protocol|providers|observability|pipeline|http|server)$ ]] ||
+      continue  # a third-party header written with quotes ("spdlog/spdlog.h")
+    # The registries are the one place that names every protocol / adapter folder.
+    if [[ $from == protocol && $base == registry.cc && $inc == protocol/* ]]; then continue; fi
+    if [[ $from == providers && $base == registry.cc && $inc == providers/* ]]; then continue; fi
+    if ! allowed "$from" "$inc"; then
+      echo "src/${file#./}:$line: includes \"$inc\", which src/$from/ must not depend on" >&2
+      violations=$((violations + 1))
+    fi
+  done < <(grep -n '^#include "' "$file" | sed -E 's/^([0-9]+):#include "([^"]+)".*/\1:\2/')
+done < <(find . -name '*.h' -o -name '*.cc')
+
+if ((violations > 0)); then
+  echo "check-includes: $violations upward or sideways include(s); see docs/architecture.md" >&2
+  exit 1
+fi
