@@ -6,7 +6,7 @@ PRESET ?= release
 CONFIG ?= examples/quickstart.yaml
 JOBS ?= $(shell nproc)
 
-.PHONY: run build test test-asan deps deps-test bench check-config format clean
+.PHONY: run build test test-asan fuzz deps deps-test bench check-config format clean
 
 deps:
 	scripts/install-deps.sh
@@ -29,6 +29,10 @@ test: deps-test
 
 test-asan: deps-test
 	scripts/run-tests.sh asan
+
+# libFuzzer targets (tests/fuzz/README.md): replays the regression inputs, then 20 s per target.
+fuzz: deps-test
+	scripts/run-fuzz.sh
 
 bench:
 	scripts/install-deps.sh --bench

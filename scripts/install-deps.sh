@@ -21,7 +21,7 @@ packages=(
   openssl ca-certificates
 )
 if [[ $want_test == 1 ]]; then
-  packages+=(libgtest-dev libgmock-dev curl)
+  packages+=(libgtest-dev libgmock-dev curl clang-14 libclang-rt-14-dev)  # clang: scripts/run-fuzz.sh
 fi
 if [[ $want_bench == 1 ]]; then
   packages+=(libbenchmark-dev nginx-light wrk nghttp2-client)
