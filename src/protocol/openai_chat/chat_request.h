@@ -20,7 +20,8 @@ struct ChatRequest {
   std::string model;
   bool stream = false;
   bool include_usage = false;  // stream_options.include_usage as the caller sent it
-  bool has_stream_options = false;  // a top-level stream_options member (even null)
+  // A top-level stream_options member, null included.
+  bool has_stream_options = false;
   std::string_view body;
   // Byte range of the top-level "model" value (quotes included); valid when `spliceable`
   // (the value had no escapes and "model" appeared once).

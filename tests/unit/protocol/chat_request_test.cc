@@ -177,7 +177,8 @@ TEST(DecodeChatRequest, RepeatedKeysMeanTheirLastValue) {
   auto r = decode_chat_request(R"({"model":"gpt","model":"-4o","messages":[{"role":"user"}]})");
   ASSERT_TRUE(r.has_value());
   EXPECT_EQ(r->model, "-4o");
-  r = decode_chat_request(R"({"model":"m","stream":true,"stream":null,"messages":[{"role":"user"}]})");
+  r = decode_chat_request(
+      R"({"model":"m","stream":true,"stream":null,"messages":[{"role":"user"}]})");
   ASSERT_TRUE(r.has_value());
   EXPECT_FALSE(r->stream);
 }
@@ -186,10 +187,11 @@ TEST(DecodeChatRequest, RepeatedKeysMeanTheirLastValue) {
 // upstream (whose parser keeps the last of repeated members, like Boost.JSON here) must see
 // include_usage, or the stream cannot be metered.
 TEST(EncodeUpstreamBody, ForcedUsageSurvivesAnyStreamOptions) {
-  for (const char* body : {
-           R"({"model":"m","stream":true,"stream_options":null,"messages":[{"role":"user"}]})",
-           R"({"model":"m","stream":true,"stream_options":{"include_usage":true},"stream_options":{},"messages":[{"role":"user"}]})",
-       }) {
+  const char* bodies[] = {
+      R"({"model":"m","stream":true,"stream_options":null,"messages":[{"role":"user"}]})",
+      R"({"model":"m","stream":true,"stream_options":{"include_usage":true},"stream_options":{},"messages":[{"role":"user"}]})",
+  };
+  for (const char* body : bodies) {
     SCOPED_TRACE(body);
     auto r = decode_chat_request(body);
     ASSERT_TRUE(r.has_value());
