@@ -18,11 +18,13 @@ constexpr std::array<config::AdapterOption, 2> kOptions = {{
     {.name = "mock.embedding_dimensions",
      .type = config::AdapterOption::Type::kUnsigned,
      .min = 1,
-     .max = 65536},
+     .max = 65536,
+     .choices = {}},
     {.name = "mock.chunk_interval_ms",
      .type = config::AdapterOption::Type::kMillis,
      .min = 0,
-     .max = 60'000},
+     .max = 60'000,
+     .choices = {}},
 }};
 
 }  // namespace

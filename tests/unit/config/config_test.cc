@@ -1321,7 +1321,7 @@ auth: none
 providers: [{id: mock, adapter: mock}]
 routes: [{alias: chat, provider: mock, model: "${SLUICE_CONFIG_TEST_MODEL}"}]
 )y",
-                                 "env.yaml", LoadOptions{.adapters = providers::adapter_schemas()});
+                                 "env.yaml", LoadOptions{.getenv = {}, .adapters = providers::adapter_schemas()});
   ::unsetenv("SLUICE_CONFIG_TEST_MODEL");
   ASSERT_TRUE(config) << config.error().message();
   EXPECT_EQ((*config)->routes[0].targets[0].model, "from-process");
