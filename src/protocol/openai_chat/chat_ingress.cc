@@ -12,7 +12,7 @@ Result<IngressRequest> ChatIngress::decode(std::string_view body,
   if (!decoded) {
     return std::move(decoded).error();
   }
-  return to_ingress(*decoded);
+  return IngressRequest(std::move(*decoded));
 }
 
 Result<ir::Request> ChatIngress::to_ir(IngressRequest& request) const {
@@ -24,7 +24,7 @@ Result<ir::Request> ChatIngress::to_ir(IngressRequest& request) const {
 
 std::string ChatIngress::passthrough_body(const IngressRequest& request,
                                           std::string_view upstream_model) const {
-  return encode_upstream_body(from_ingress(request), upstream_model,
+  return encode_upstream_body(ChatRequest(request), upstream_model,
                               /*force_include_usage=*/true);
 }
 

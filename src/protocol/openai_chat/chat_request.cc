@@ -374,7 +374,7 @@ Result<ChatRequest> RequestScanner::finish(std::string_view body) const {
   req.include_usage = include_usage_;
   // "stream_options":null counts: encode_upstream_body must replace it rather than splice a
   // second member in front of it, which the upstream would override with the null.
-  req.has_stream_options = stream_options_key_;
+  req.set_has_stream_options(stream_options_key_);
   req.body = body;
   req.spliceable = model_in_place_ && model_count_ == 1;
   req.model_begin = model_begin_;
@@ -419,42 +419,10 @@ Result<ChatRequest> decode_embeddings_request(std::string_view body) {
   return decode(Kind::kEmbeddings, body);
 }
 
-namespace {
-constexpr std::uint32_t kHasStreamOptions = 1;
-}  // namespace
-
-IngressRequest to_ingress(const ChatRequest& request) {
-  IngressRequest out;
-  out.body = request.body;
-  out.model = request.model;
-  out.stream = request.stream;
-  out.include_usage = request.include_usage;
-  out.model_begin = request.model_begin;
-  out.model_end = request.model_end;
-  out.object_open = request.object_open;
-  out.spliceable = request.spliceable;
-  out.codec_flags = request.has_stream_options ? kHasStreamOptions : 0;
-  return out;
-}
-
-ChatRequest from_ingress(const IngressRequest& request) {
-  ChatRequest out;
-  out.body = request.body;
-  out.model = request.model;
-  out.stream = request.stream;
-  out.include_usage = request.include_usage;
-  out.model_begin = request.model_begin;
-  out.model_end = request.model_end;
-  out.object_open = request.object_open;
-  out.spliceable = request.spliceable;
-  out.has_stream_options = (request.codec_flags & kHasStreamOptions) != 0;
-  return out;
-}
-
 std::string encode_upstream_body(const ChatRequest& request, std::string_view upstream_model,
                                  bool force_include_usage) {
   const bool add_usage = force_include_usage && request.stream && !request.include_usage;
-  if (request.spliceable && !(add_usage && request.has_stream_options)) {
+  if (request.spliceable && !(add_usage && request.has_stream_options())) {
     const std::string quoted = json::serialize(json::string(upstream_model));
     static constexpr std::string_view kUsage = R"("stream_options":{"include_usage":true},)";
     std::string out;

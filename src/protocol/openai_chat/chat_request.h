@@ -12,28 +12,27 @@
 
 namespace sluice::protocol::openai_chat {
 
-// A decoded OpenAI Chat Completions (or Embeddings) request: the fields the gateway acts
-// on, and where they sit in the caller's bytes so the upstream body can be produced by
-// splicing instead of re-serialising (a 400 KB prompt is copied, not re-encoded).
-// Holds a view of the body: the body must outlive the request.
-struct ChatRequest {
-  std::string model;
-  bool stream = false;
-  bool include_usage = false;  // stream_options.include_usage as the caller sent it
+// A decoded OpenAI Chat Completions (or Embeddings) request: the pipeline's IngressRequest
+// (model, stream, include_usage, the caller's body and where the top-level "model" value sits,
+// so the upstream body is produced by splicing instead of re-serialising: a 400 KB prompt is
+// copied, not re-encoded) plus what only this codec needs. Holds a view of the body: the body
+// must outlive the request.
+struct ChatRequest : IngressRequest {
+  ChatRequest() = default;
+  // The codec's own view of a request the pipeline carried (the same facts, nothing re-parsed).
+  explicit ChatRequest(IngressRequest request) : IngressRequest(std::move(request)) {}
+
   // A top-level stream_options member, null included.
-  bool has_stream_options = false;
-  std::string_view body;
-  // Byte range of the top-level "model" value (quotes included); valid when `spliceable`
-  // (the value had no escapes and "model" appeared once).
-  std::size_t model_begin = 0;
-  std::size_t model_end = 0;
-  bool spliceable = false;
-  std::size_t object_open = 0;  // offset of the top-level '{'
+  bool has_stream_options() const { return (codec_flags & kHasStreamOptions) != 0; }
+  void set_has_stream_options(bool on) {
+    codec_flags = on ? (codec_flags | kHasStreamOptions) : (codec_flags & ~kHasStreamOptions);
+  }
 
   // The parsed document, built on first use (the mock provider, rare rewrites).
   const boost::json::value& document() const;
 
  private:
+  static constexpr std::uint32_t kHasStreamOptions = 1;
   mutable std::optional<boost::json::value> document_;
 };
 
@@ -55,10 +54,5 @@ Result<ChatRequest> decode_embeddings_request(std::string_view body);
 // stream_options.include_usage is set so usage can always be metered.
 std::string encode_upstream_body(const ChatRequest& request, std::string_view upstream_model,
                                  bool force_include_usage);
-
-// The decoded request as the pipeline carries it (IngressRequest), and back; the two hold the
-// same facts, so nothing is re-parsed between decode and the upstream body.
-IngressRequest to_ingress(const ChatRequest& request);
-ChatRequest from_ingress(const IngressRequest& request);
 
 }  // namespace sluice::protocol::openai_chat

@@ -13,7 +13,7 @@ Result<IngressRequest> EmbeddingsIngress::decode(std::string_view body,
   if (!decoded) {
     return std::move(decoded).error();
   }
-  IngressRequest request = to_ingress(*decoded);
+  IngressRequest request(std::move(*decoded));
   request.stream = false;  // embeddings have no streams; a "stream" field is the caller's noise
   return request;
 }
@@ -26,7 +26,7 @@ Result<ir::Request> EmbeddingsIngress::to_ir(IngressRequest& /*request*/) const 
 
 std::string EmbeddingsIngress::passthrough_body(const IngressRequest& request,
                                                 std::string_view upstream_model) const {
-  return encode_upstream_body(from_ingress(request), upstream_model,
+  return encode_upstream_body(ChatRequest(request), upstream_model,
                               /*force_include_usage=*/false);
 }
 
