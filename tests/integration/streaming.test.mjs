@@ -289,13 +289,11 @@ describe('broken upstream streams', () => {
     assert.match(r.text, /"code":"upstream_stream_(broken|truncated)"/);
   });
 
-  // Some OpenAI-compatible servers never send [DONE]: after the finish chunk a clean end of the
-  // body is a complete answer, relayed as the upstream sent it.
-  test('an upstream stream that ends cleanly after its finish chunk without [DONE] is complete', async (t) => {
+  // Replays `events` from a private fixture directory through a fresh stack; returns the
+  // relayed events and the access-log entry.
+  async function replayStream(t, events) {
     const dir = makeTempDir('sluice-fixtures-');
-    const events = splitSse(readFixture('openai-chat/chat-stream-text.sse'));
-    assert.equal(events.at(-1), 'data: [DONE]\n\n');
-    writeFileSync(path.join(dir, 'no-done.sse'), events.slice(0, -1).join(''));
+    writeFileSync(path.join(dir, 'replay.sse'), events.join(''));
     const s = await startStack({ mockOpts: { fixtures: dir } });
     t.after(async () => {
       await s.stop();
@@ -303,38 +301,32 @@ describe('broken upstream streams', () => {
     });
     const res = await fetch(`${s.gw.url}/v1/chat/completions`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${GATEWAY_KEY}`, 'content-type': 'application/json', 'x-mock-fixture': 'no-done.sse' },
+      headers: { authorization: `Bearer ${GATEWAY_KEY}`, 'content-type': 'application/json', 'x-mock-fixture': 'replay.sse' },
       body: JSON.stringify(chatBody({ stream: true })),
     });
     const id = res.headers.get('x-request-id');
     const got = await collectSse(res);
+    return { got, entry: await s.gw.waitForLog((e) => e.request_id === id) };
+  }
+
+  // Some OpenAI-compatible servers never send [DONE]: after the finish chunk a clean end of the
+  // body is a complete answer, relayed as the upstream sent it.
+  test('an upstream stream that ends cleanly after its finish chunk without [DONE] is complete', async (t) => {
+    const events = splitSse(readFixture('openai-chat/chat-stream-text.sse'));
+    assert.equal(events.at(-1), 'data: [DONE]\n\n');
+    const { got, entry } = await replayStream(t, events.slice(0, -1));
     assert.deepEqual(got.events.map((e) => e.raw), events.slice(0, -1), 'relayed unchanged, nothing added');
-    const entry = await s.gw.waitForLog((e) => e.request_id === id);
     assert.equal(entry.outcome, 'complete');
     assert.equal(entry.finish_reason, 'stop');
   });
 
   test('an upstream stream that ends cleanly before any finish reason is reported as truncated', async (t) => {
-    const dir = makeTempDir('sluice-fixtures-');
-    const events = splitSse(readFixture('openai-chat/chat-stream-text.sse'));
-    writeFileSync(path.join(dir, 'cut.sse'), events.slice(0, 3).join(''));
-    const s = await startStack({ mockOpts: { fixtures: dir } });
-    t.after(async () => {
-      await s.stop();
-      removeTempDir(dir);
-    });
-    const res = await fetch(`${s.gw.url}/v1/chat/completions`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${GATEWAY_KEY}`, 'content-type': 'application/json', 'x-mock-fixture': 'cut.sse' },
-      body: JSON.stringify(chatBody({ stream: true })),
-    });
-    const id = res.headers.get('x-request-id');
-    const got = await collectSse(res);
-    assert.deepEqual(got.events.slice(0, -1).map((e) => e.raw), events.slice(0, 3));
+    const events = splitSse(readFixture('openai-chat/chat-stream-text.sse')).slice(0, 3);
+    const { got, entry } = await replayStream(t, events);
+    assert.deepEqual(got.events.slice(0, -1).map((e) => e.raw), events);
     const last = JSON.parse(got.events.at(-1).data);
     assert.equal(last.error?.code, 'upstream_stream_truncated', JSON.stringify(last));
     assert.ok(!got.events.some((e) => e.data === '[DONE]'));
-    const entry = await s.gw.waitForLog((e) => e.request_id === id);
     assert.equal(entry.outcome, 'midstream_error');
   });
 
