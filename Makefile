@@ -1,12 +1,13 @@
 # The two commands a newcomer needs (both install what is missing first):
 #   make run    build release and serve examples/quickstart.yaml on 127.0.0.1:8080
 #   make test   build release and run unit, integration and conformance tests
-# CI (.ci/run) also runs `make test-asan`: the same suites under ASan+UBSan.
+# CI (.ci/run) also runs `make test-asan` (ASan+UBSan), `make test-tsan` (ThreadSanitizer) and
+# `make fuzz` (libFuzzer, a bounded time per target).
 PRESET ?= release
 CONFIG ?= examples/quickstart.yaml
 JOBS ?= $(shell nproc)
 
-.PHONY: run build test test-asan fuzz deps deps-test bench check-config format clean
+.PHONY: run build test test-asan test-tsan fuzz deps deps-test bench check-config format clean
 
 deps:
 	scripts/install-deps.sh
@@ -30,9 +31,13 @@ test: deps-test
 test-asan: deps-test
 	scripts/run-tests.sh asan
 
+test-tsan: deps-test
+	scripts/run-tests.sh tsan
+
 # libFuzzer targets (tests/fuzz/README.md): replays the regression inputs, then 20 s per target.
+FUZZ_SECONDS ?= 20
 fuzz: deps-test
-	scripts/run-fuzz.sh
+	scripts/run-fuzz.sh $(FUZZ_SECONDS)
 
 bench:
 	scripts/install-deps.sh --bench

@@ -12,6 +12,18 @@ cmake --build --preset "$preset" -j "$jobs" || exit 1
 
 export SLUICE_BIN="$PWD/build/$preset/sluice"
 export SLUICE_MOCK_BIN="$PWD/build/$preset/tools/mock_upstream/sluice-mock-upstream"
+if [[ $preset == tsan ]]; then
+  export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1}
+  # GCC 12's TSan runtime cannot place its shadow memory when the kernel randomises mmap with
+  # more than 28 bits ("FATAL: ThreadSanitizer: unexpected memory mapping"). The personality
+  # set by setarch -R (no ASLR) is inherited by every process the suites start.
+  if [[ -z ${SLUICE_TSAN_NO_ASLR:-} ]] && ! "build/$preset/tests/unit_core_test" >/dev/null 2>&1 &&
+    setarch "$(uname -m)" -R true 2>/dev/null; then
+    echo "run-tests: TSan cannot start with this kernel's ASLR; running the suites under setarch -R"
+    export SLUICE_TSAN_NO_ASLR=1
+    exec setarch "$(uname -m)" -R "$0" "$@"
+  fi
+fi
 if [[ $preset == asan ]]; then
   export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:halt_on_error=1}
   export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
