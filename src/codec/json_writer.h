@@ -20,6 +20,8 @@ class JsonWriter {
   JsonWriter& string(std::string_view text);
   // "key": with escaping of the key.
   JsonWriter& key(std::string_view key);
+  // ,"key": for a key the caller knows needs no escaping (a literal), in one append.
+  JsonWriter& next_key(std::string_view trusted_key);
   // Raw JSON text (a number, a literal, or a value the caller knows is valid JSON).
   JsonWriter& raw(std::string_view json) {
     out_.append(json);

@@ -105,24 +105,59 @@ Awaitable<boost::system::error_code> UpstreamCall::send_and_read_head(
   co_return boost::system::error_code{};
 }
 
+namespace {
+
+// Why start() failed, once the request could not be exchanged. Built here rather than in the
+// coroutine: error temporaries in a coroutine body all live in its frame, and a frame over
+// 1020 bytes is never recycled by Asio (one malloc per request).
+Error start_error(const std::string& provider, const boost::system::error_code& ec, bool wrote,
+                  bool total_passed, const config::Timeouts& timeouts) {
+  if (ec == beast::error::timeout) {
+    return Error(ErrorKind::kUpstreamTimeout,
+                 "provider '" + provider + "' sent no response within " +
+                     std::to_string(total_passed ? timeouts.total.count()
+                                                 : timeouts.first_byte.count()) +
+                     " ms")
+        .with_code(total_passed ? "upstream_total_timeout" : "upstream_first_byte_timeout");
+  }
+  if (wrote && is_stale_connection_error(ec)) {
+    return Error(ErrorKind::kUpstreamProtocol,
+                 "provider '" + provider + "' closed the connection after the request was sent (" +
+                     ec.message() +
+                     "); it was not re-sent, because the provider may have processed it")
+        .with_code("upstream_reset_after_send");
+  }
+  if (wrote) {
+    return Error(ErrorKind::kUpstreamProtocol,
+                 "provider '" + provider + "' sent an invalid response head: " + ec.message())
+        .with_code("upstream_bad_response");
+  }
+  return Error(ErrorKind::kUpstreamUnreachable,
+               "request to provider '" + provider + "' failed: " + ec.message())
+      .with_code("upstream_connection_failed");
+}
+
+Error client_gone_error() { return Error(ErrorKind::kClientGone, "client disconnected"); }
+
+}  // namespace
+
 Awaitable<Result<std::unique_ptr<UpstreamCall>>> UpstreamCall::start(
     std::shared_ptr<UpstreamPool> pool, UpstreamRequestBytes request,
     const config::Timeouts& timeouts, providers::Cancellation& cancel) {
   const auto started = Clock::now();
   const auto total_deadline = started + timeouts.total;
-  const std::string& provider = pool->endpoint().provider_id;
   for (int attempt = 0; attempt < 2; ++attempt) {
     auto remaining =
         std::chrono::duration_cast<std::chrono::milliseconds>(total_deadline - Clock::now());
     auto conn = co_await pool->acquire(std::min(timeouts.connect, remaining), attempt > 0);
     if (!conn) {
-      co_return conn.error();
+      co_return std::move(conn).error();
     }
     const bool reused = (*conn)->uses > 0;
     std::unique_ptr<UpstreamCall> call(new UpstreamCall(pool, std::move(*conn)));
     if (cancel.cancelled()) {
       call->aborted_ = true;
-      co_return Error(ErrorKind::kClientGone, "client disconnected");
+      co_return client_gone_error();
     }
     cancel.on_cancel([raw = call.get()] { raw->abort(); });
     call->total_deadline_ = total_deadline;
@@ -139,38 +174,16 @@ Awaitable<Result<std::unique_ptr<UpstreamCall>>> UpstreamCall::start(
     cancel.clear();
     call->failed_ = true;
     if (call->aborted_) {
-      co_return Error(ErrorKind::kClientGone, "client disconnected");
+      co_return client_gone_error();
     }
     if (phase == Phase::kWrite && reused && attempt == 0 && is_stale_connection_error(ec)) {
       continue;  // the idle connection was closed under us; the request never arrived whole
     }
-    if (ec == beast::error::timeout) {
-      const bool total = Clock::now() >= total_deadline;
-      co_return Error(
-          ErrorKind::kUpstreamTimeout,
-          "provider '" + provider + "' sent no response within " +
-              std::to_string(total ? timeouts.total.count() : timeouts.first_byte.count()) + " ms")
-          .with_code(total ? "upstream_total_timeout" : "upstream_first_byte_timeout");
-    }
-    if (phase == Phase::kReadHead && is_stale_connection_error(ec)) {
-      co_return Error(ErrorKind::kUpstreamProtocol,
-                      "provider '" + provider +
-                          "' closed the connection after the request was sent (" + ec.message() +
-                          "); it was not re-sent, because the provider may have processed it")
-          .with_code("upstream_reset_after_send");
-    }
-    if (phase == Phase::kReadHead) {
-      co_return Error(ErrorKind::kUpstreamProtocol,
-                      "provider '" + provider + "' sent an invalid response head: " + ec.message())
-          .with_code("upstream_bad_response");
-    }
-    co_return Error(ErrorKind::kUpstreamUnreachable,
-                    "request to provider '" + provider + "' failed: " + ec.message())
-        .with_code("upstream_connection_failed");
+    co_return start_error(pool->endpoint().provider_id, ec, phase == Phase::kReadHead,
+                          Clock::now() >= total_deadline, timeouts);
   }
-  co_return Error(ErrorKind::kUpstreamUnreachable,
-                  "provider '" + provider + "' closed the connection twice")
-      .with_code("upstream_connection_failed");
+  co_return start_error(pool->endpoint().provider_id, net::error::connection_reset, false, false,
+                        timeouts);
 }
 
 Error UpstreamCall::timeout_error() const {

@@ -24,7 +24,7 @@ using providers::Header;
 // bound) and counted in dropped().
 class HeaderList {
  public:
-  static constexpr std::size_t kCapacity = 32;
+  static constexpr std::size_t kCapacity = 48;
 
   void add(std::string_view name, std::string_view value) {
     if (size_ < kCapacity) {
@@ -35,6 +35,10 @@ class HeaderList {
   }
   std::span<const Header> view() const { return {items_.data(), size_}; }
   std::size_t dropped() const { return dropped_; }
+  void clear() {
+    size_ = 0;
+    dropped_ = 0;
+  }
 
  private:
   std::array<Header, kCapacity> items_{};
@@ -53,6 +57,12 @@ struct ResponseHead {
   // Decimal text for a header value, stored in the head so its view lives as long as the head
   // (a few numbers per head: attempt counts, Retry-After).
   std::string_view number(std::uint64_t value);
+  void clear() {
+    status = 200;
+    content_type = "application/json";
+    headers.clear();
+    numbers_used_ = 0;
+  }
 
  private:
   std::array<std::array<char, 24>, 4> numbers_{};
@@ -69,6 +79,12 @@ struct ResponseHead {
 class Downstream {
  public:
   virtual ~Downstream() = default;
+
+  // A cleared head to fill for the next response, owned by the transport and valid until the
+  // next call. Heads live here rather than on coroutine frames: a head is about 1.6 KiB, and a
+  // frame that large is never recycled by Asio (its frame cache takes at most 1020 bytes), so
+  // every request would pay a malloc for each frame holding one.
+  virtual ResponseHead& new_head() = 0;
 
   virtual Awaitable<bool> send(RequestContext& ctx, const ResponseHead& head,
                                std::string_view body) = 0;

@@ -81,24 +81,33 @@ Result<const RouteRuntime*> ModelCall::resolve_route(std::string_view model) {
   return route;
 }
 
-Awaitable<void> ModelCall::run(std::string_view body) {
-  const protocol::IngressCodec& ingress = *ctx_.ingress;
-  auto decoded = ingress.decode(body, head_);
+Awaitable<void> ModelCall::serve(const Pipeline& pipeline, RequestContext& ctx,
+                                 const codec::RequestHead& head, std::string_view body,
+                                 Downstream& downstream) {
+  ModelCall call(pipeline, ctx, head, downstream);
+  co_await call.run(body);
+}
+
+Result<const RouteRuntime*> ModelCall::decode_and_route(std::string_view body) {
+  auto decoded = ctx_.ingress->decode(body, head_);
   if (!decoded) {
-    co_await pipeline_.reject(ctx_, decoded.error(), downstream_);
-    co_return;
+    return std::move(decoded).error();
   }
   request_ = std::move(*decoded);
   ctx_.stream = request_.stream;
   ctx_.ignored_fields = request_.ignored_fields;
+  return resolve_route(request_.model);
+}
 
-  auto route = resolve_route(request_.model);
+Awaitable<void> ModelCall::run(std::string_view body) {
+  auto route = decode_and_route(body);
   if (!route) {
     co_await pipeline_.reject(ctx_, route.error(), downstream_);
     co_return;
   }
   if (Admission* admission = pipeline_.parts_.admission) {
-    if (auto refused = co_await admission->admit(ctx_, request_)) {
+    std::optional<Error> refused = co_await admission->admit(ctx_, request_);
+    if (refused) {
       co_await pipeline_.reject(ctx_, *refused, downstream_);
       co_return;
     }
@@ -111,7 +120,7 @@ Awaitable<void> ModelCall::run(std::string_view body) {
   }
   // The plan: the targets to try in order. One per route until policy trees arrive; the
   // attempt loop already records every attempt and stops at the first answer.
-  const std::array<const RouteRuntime*, 1> plan = {*route};
+  const RouteRuntime* plan[] = {*route};
   ScopedWatch watch(downstream_, [this] { cancel_.cancel(); });
   for (const RouteRuntime* target : plan) {
     co_await attempt(*target);
@@ -134,26 +143,22 @@ Result<std::string> ModelCall::upstream_body(const RouteRuntime& route, bool pas
     if (!ir) {
       return std::move(ir).error();
     }
-    ir_ = std::move(*ir);
+    ir_ = std::make_unique<ir::Request>(std::move(*ir));
   }
   return route.provider->adapter->encode_request(*ir_, route.model, request_.stream);
 }
 
-Awaitable<void> ModelCall::attempt(const RouteRuntime& route) {
+std::optional<Error> ModelCall::frame_request(const RouteRuntime& route, bool passthrough) {
   const providers::ProviderAdapter& adapter = *route.provider->adapter;
-  const bool passthrough = adapter.wire_protocol(route.operation) == ctx_.ingress->protocol();
   auto body = upstream_body(route, passthrough);
   if (!body) {
-    co_await pipeline_.reject(ctx_, body.error(), downstream_);
-    co_return;
+    return std::move(body).error();
   }
-
-  UpstreamRequest up;
-  up.provider = route.provider;
-  up.operation = route.operation;
-  up.stream = request_.stream;
-  up.body = std::move(*body);
-  up.timeouts = route.timeouts;
+  up_.provider = route.provider;
+  up_.operation = route.operation;
+  up_.stream = request_.stream;
+  up_.body = std::move(*body);
+  up_.timeouts = route.timeouts;
   HeaderList forwarded;
   const std::vector<std::string>& patterns = adapter.config().forward_headers;
   if (!patterns.empty()) {
@@ -168,11 +173,21 @@ Awaitable<void> ModelCall::attempt(const RouteRuntime& route) {
   spec.model = route.model;
   spec.stream = request_.stream;
   spec.request_id = ctx_.request_id;
-  spec.content_length = up.body.size();
+  spec.content_length = up_.body.size();
   spec.forwarded = forwarded.view();
-  up.head.reserve(384);
-  codec::HeadWriter writer(up.head);
-  adapter.write_request_head(spec, up.body, writer);
+  up_.head.reserve(384);
+  codec::HeadWriter writer(up_.head);
+  adapter.write_request_head(spec, up_.body, writer);
+  return std::nullopt;
+}
+
+Awaitable<void> ModelCall::attempt(const RouteRuntime& route) {
+  const providers::ProviderAdapter& adapter = *route.provider->adapter;
+  const bool passthrough = adapter.wire_protocol(route.operation) == ctx_.ingress->protocol();
+  if (std::optional<Error> refused = frame_request(route, passthrough)) {
+    co_await pipeline_.reject(ctx_, *refused, downstream_);
+    co_return;
+  }
 
   Attempt& record = ctx_.attempts.emplace_back();
   record.provider = adapter.id();
@@ -180,7 +195,7 @@ Awaitable<void> ModelCall::attempt(const RouteRuntime& route) {
   record.passthrough = passthrough;
   const auto started = pipeline_.clock().now();
 
-  auto opened = co_await pipeline_.parts_.connector->open(up, cancel_);
+  auto opened = co_await pipeline_.parts_.connector->open(up_, cancel_);
   if (!opened) {
     record.error = opened.error();
     record.duration = duration_cast<microseconds>(pipeline_.clock().now() - started);
@@ -248,7 +263,7 @@ Awaitable<void> ModelCall::relay_failure(const RouteRuntime& route, providers::E
   }
   ctx_.outcome = Outcome::kUpstreamError;
   ctx_.error = error;
-  ResponseHead head;
+  ResponseHead& head = downstream_.new_head();
   if (passthrough && error.code() != "upstream_auth_failed" &&
       ctx_.ingress->is_native_error(body)) {
     // Same protocol both sides: the provider's error object is already what the caller's SDK
@@ -268,45 +283,74 @@ Awaitable<void> ModelCall::relay_failure(const RouteRuntime& route, providers::E
   co_await downstream_.send(ctx_, head, encoded);
 }
 
-Awaitable<void> ModelCall::relay_answer(const RouteRuntime& route, providers::Exchange& exchange,
-                                        bool passthrough) {
+Result<std::unique_ptr<StreamTransform>> ModelCall::make_transform(const RouteRuntime& route,
+                                                                  bool passthrough) const {
   const protocol::IngressCodec& ingress = *ctx_.ingress;
   const providers::ProviderAdapter& adapter = *route.provider->adapter;
-  const std::string_view content_type = exchange.header("content-type");
-  const bool upstream_streams = content_type.starts_with("text/event-stream");
-  ResponseHead head;
-  head.status = exchange.status();
-  add_standard_fields(ctx_, head);
-  relay_headers(route, exchange, head, /*include_retry_headers=*/true);
-
-  if (request_.stream && upstream_streams) {
-    std::unique_ptr<StreamTransform> transform;
-    if (passthrough) {
-      if (auto sniffer = ingress.make_stream_sniffer(request_)) {
-        transform = make_passthrough(ingress, std::move(sniffer));
-      }
-    } else if (auto encoder = ingress.make_stream_encoder(request_)) {
-      transform = make_translation(ingress, adapter.make_stream_decoder(), std::move(encoder));
+  if (passthrough) {
+    if (auto sniffer = ingress.make_stream_sniffer(request_)) {
+      return make_passthrough(ingress, std::move(sniffer));
     }
+  } else if (auto encoder = ingress.make_stream_encoder(request_)) {
+    return make_translation(ingress, adapter.make_stream_decoder(), std::move(encoder));
+  }
+  return Error(ErrorKind::kInternal, "streams cannot be relayed between " +
+                                         std::string(ingress.protocol()) + " and " +
+                                         std::string(adapter.wire_protocol(route.operation)))
+      .with_code("translation_unsupported");
+}
+
+Result<std::string> ModelCall::answer_body(const RouteRuntime& route, std::string body,
+                                           bool passthrough) {
+  const protocol::IngressCodec& ingress = *ctx_.ingress;
+  const providers::ProviderAdapter& adapter = *route.provider->adapter;
+  if (passthrough) {
+    // Also when a stream was asked for and a JSON body came: relayed as the provider sent it
+    // (the caller's SDK reads the same protocol).
+    ctx_.usage = ingress.usage_of_body(body);
+    ctx_.outcome = Outcome::kComplete;
+    return body;
+  }
+  if (request_.stream) {
+    return Error(ErrorKind::kUpstreamProtocol,
+                 "provider '" + adapter.id() + "' answered a streaming request without a stream")
+        .with_code("upstream_not_streaming");
+  }
+  auto decoded = adapter.decode_response(body);
+  if (!decoded) {
+    return std::move(decoded).error();
+  }
+  ctx_.usage = decoded->usage;
+  ctx_.finish_reason = std::string(ir::to_string(decoded->finish));
+  bool clamped = false;
+  auto encoded = ingress.encode_response(*decoded, clamped);
+  if (clamped) {
+    ++ctx_.usage_clamped;
+  }
+  if (encoded) {
+    ctx_.outcome = ctx_.finish_reason == "length" ? Outcome::kTruncated : Outcome::kComplete;
+  }
+  return encoded;
+}
+
+Awaitable<void> ModelCall::relay_answer(const RouteRuntime& route, providers::Exchange& exchange,
+                                        bool passthrough) {
+  const std::string_view content_type = exchange.header("content-type");
+  if (request_.stream && content_type.starts_with("text/event-stream")) {
+    auto transform = make_transform(route, passthrough);
     if (!transform) {
-      co_await answer_error(Error(ErrorKind::kInternal, "streams cannot be relayed between " +
-                                                            std::string(ingress.protocol()) +
-                                                            " and " +
-                                                            std::string(adapter.wire_protocol(
-                                                                route.operation)))
-                                .with_code("translation_unsupported"),
-                            Outcome::kUpstreamError);
+      co_await answer_error(transform.error(), Outcome::kUpstreamError);
       co_return;
     }
+    ResponseHead& head = answer_head(route, exchange);
     head.content_type = "text/event-stream";
     head.headers.add("Cache-Control", "no-store");
     head.headers.add("X-Accel-Buffering", "no");
-    co_await relay_stream(exchange, *transform, head);
+    co_await relay_stream(exchange, **transform, head);
     co_return;
   }
-
-  const std::size_t limit = ctx_.snapshot->config().server.max_upstream_response_bytes;
-  auto read = co_await exchange.read_all(limit);
+  auto read =
+      co_await exchange.read_all(ctx_.snapshot->config().server.max_upstream_response_bytes);
   if (!read) {
     if (read.error().kind() == ErrorKind::kClientGone || downstream_.client_gone()) {
       client_gone(read.error());
@@ -315,43 +359,25 @@ Awaitable<void> ModelCall::relay_answer(const RouteRuntime& route, providers::Ex
     co_await answer_error(read.error(), Outcome::kUpstreamError);
     co_return;
   }
-  std::string body = std::move(*read);
-  if (passthrough) {
-    // Asked for a stream and got a JSON body: relayed as the provider sent it (the caller's SDK
-    // reads the same protocol).
-    ctx_.usage = ingress.usage_of_body(body);
-    ctx_.outcome = Outcome::kComplete;
-    head.content_type = content_type.empty() ? std::string_view("application/json") : content_type;
-    co_await downstream_.send(ctx_, head, body);
+  auto answer = answer_body(route, std::move(*read), passthrough);
+  if (!answer) {
+    co_await answer_error(answer.error(), Outcome::kUpstreamError);
     co_return;
   }
-  if (request_.stream) {
-    co_await answer_error(Error(ErrorKind::kUpstreamProtocol,
-                                "provider '" + adapter.id() +
-                                    "' answered a streaming request without a stream")
-                              .with_code("upstream_not_streaming"),
-                          Outcome::kUpstreamError);
-    co_return;
+  ResponseHead& head = answer_head(route, exchange);
+  if (passthrough && !content_type.empty()) {
+    head.content_type = content_type;
   }
-  auto decoded = adapter.decode_response(body);
-  if (!decoded) {
-    co_await answer_error(decoded.error(), Outcome::kUpstreamError);
-    co_return;
-  }
-  ctx_.usage = decoded->usage;
-  ctx_.finish_reason = std::string(ir::to_string(decoded->finish));
-  bool clamped = false;
-  auto encoded = ingress.encode_response(*decoded, clamped);
-  if (!encoded) {
-    co_await answer_error(encoded.error(), Outcome::kUpstreamError);
-    co_return;
-  }
-  if (clamped) {
-    ++ctx_.usage_clamped;
-  }
-  ctx_.outcome = ctx_.finish_reason == "length" ? Outcome::kTruncated : Outcome::kComplete;
-  head.content_type = "application/json";
-  co_await downstream_.send(ctx_, head, *encoded);
+  co_await downstream_.send(ctx_, head, *answer);
+}
+
+ResponseHead& ModelCall::answer_head(const RouteRuntime& route,
+                                     const providers::Exchange& exchange) {
+  ResponseHead& head = downstream_.new_head();
+  head.status = exchange.status();  // the exact 2xx the upstream gave
+  add_standard_fields(ctx_, head);
+  relay_headers(route, exchange, head, /*include_retry_headers=*/true);
+  return head;
 }
 
 // Relays an SSE body as it arrives: one write per upstream read, no buffering beyond the event
@@ -418,6 +444,11 @@ Awaitable<void> ModelCall::relay_stream(providers::Exchange& exchange, StreamTra
     }
   }
   transform.report(ctx_);
+  co_await end_stream_with(transform, std::move(failure), gone);
+}
+
+Awaitable<void> ModelCall::end_stream_with(StreamTransform& transform,
+                                           std::optional<Error> failure, bool gone) {
   if (failure && failure->kind() == ErrorKind::kClientGone) {
     gone = true;
   }
@@ -441,7 +472,7 @@ Awaitable<void> ModelCall::relay_stream(providers::Exchange& exchange, StreamTra
     cancel_.cancel();
     ctx_.outcome = Outcome::kMidstreamError;
     ctx_.error = failure;
-    out.clear();
+    std::string out;
     transform.on_failure(*failure, out);
     const bool sent = co_await downstream_.write(ctx_, out);
     if (!sent) {

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -9,6 +10,7 @@
 #include "pipeline/downstream.h"
 #include "pipeline/request_context.h"
 #include "pipeline/snapshot.h"
+#include "pipeline/upstream_connector.h"
 #include "protocol/ingress.h"
 #include "providers/exchange.h"
 
@@ -32,22 +34,42 @@ class StreamTransform;
 // once. Lives on the request's coroutine frame.
 class ModelCall {
  public:
+  // Serves one model call: constructs the call and runs it.
+  static Awaitable<void> serve(const Pipeline& pipeline, RequestContext& ctx,
+                               const codec::RequestHead& head, std::string_view body,
+                               Downstream& downstream);
+
   ModelCall(const Pipeline& pipeline, RequestContext& ctx, const codec::RequestHead& head,
             Downstream& downstream);
 
   Awaitable<void> run(std::string_view body);
 
  private:
+  // Decode and route (no I/O): the route, or the error to answer with.
+  Result<const RouteRuntime*> decode_and_route(std::string_view body);
   Result<const RouteRuntime*> resolve_route(std::string_view model);
   // One attempt at `route`. Writes the caller's response unless the caller is gone.
   Awaitable<void> attempt(const RouteRuntime& route);
+  // Frames the request for `route` into up_ (body, head by the adapter). No I/O.
+  std::optional<Error> frame_request(const RouteRuntime& route, bool passthrough);
   Result<std::string> upstream_body(const RouteRuntime& route, bool passthrough);
   Awaitable<void> relay_failure(const RouteRuntime& route, providers::Exchange& exchange,
                                 bool passthrough);
   Awaitable<void> relay_answer(const RouteRuntime& route, providers::Exchange& exchange,
                                bool passthrough);
+  // The stream transform the (ingress, adapter) pair calls for.
+  Result<std::unique_ptr<StreamTransform>> make_transform(const RouteRuntime& route,
+                                                          bool passthrough) const;
+  // A complete answer in the caller's protocol (verbatim, or decoded and re-encoded); records
+  // usage, finish reason and outcome. No I/O.
+  Result<std::string> answer_body(const RouteRuntime& route, std::string body, bool passthrough);
+  // The head of a successful answer: the upstream's status and relayed headers.
+  ResponseHead& answer_head(const RouteRuntime& route, const providers::Exchange& exchange);
   Awaitable<void> relay_stream(providers::Exchange& exchange, StreamTransform& transform,
                                const ResponseHead& head);
+  // The terminal error event and the stream's end after a failure: what relay_stream ends with.
+  Awaitable<void> end_stream_with(StreamTransform& transform, std::optional<Error> failure,
+                                  bool gone);
   // Copies the adapter's relayable upstream headers (rate-limit state) into `head`.
   void relay_headers(const RouteRuntime& route, const providers::Exchange& exchange,
                      ResponseHead& head, bool include_retry_headers) const;
@@ -61,7 +83,8 @@ class ModelCall {
   Downstream& downstream_;
   providers::Cancellation cancel_;
   protocol::IngressRequest request_;
-  std::optional<ir::Request> ir_;  // decoded once for translation, reused across attempts
+  UpstreamRequest up_;                // the current attempt's framed request
+  std::unique_ptr<ir::Request> ir_;  // decoded once for translation, reused across attempts
 };
 
 }  // namespace sluice::pipeline

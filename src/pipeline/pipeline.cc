@@ -108,10 +108,10 @@ std::optional<Error> Pipeline::on_head(RequestContext& ctx, const codec::Request
       return Error(ErrorKind::kUnauthorized, "invalid API key").with_code("invalid_api_key");
     }
   }
-  if (head.has_header("content-length")) {
+  if (const std::string_view length = head.header("content-length"); !length.empty()) {
     // The transport validated the digits (and rejected lists and conflicts).
     std::uint64_t declared = 0;
-    for (char c : head.header("content-length")) {
+    for (char c : length) {
       declared = declared * 10 + static_cast<unsigned>(c - '0');
       if (declared > cfg.server.max_body_bytes) {
         return Error(ErrorKind::kPayloadTooLarge, "request body exceeds " +
@@ -124,53 +124,53 @@ std::optional<Error> Pipeline::on_head(RequestContext& ctx, const codec::Request
   return std::nullopt;
 }
 
+// Coroutine frames stay small (Asio recycles frames of at most 1020 bytes): each phase's state
+// lives in its own callee, the response head in the transport.
 Awaitable<void> Pipeline::serve(RequestContext& ctx, const codec::RequestHead& head,
                                 std::string_view body, Downstream& downstream) const {
+  if (ctx.endpoint == Endpoint::kModelCall) {
+    co_await ModelCall::serve(*this, ctx, head, body, downstream);
+    co_return;
+  }
+  ResponseHead& res = downstream.new_head();
+  std::string answer = ops_answer(ctx, res);
+  if (res.status >= 400 && ctx.endpoint == Endpoint::kNone) {
+    co_await reject(ctx, Error(ErrorKind::kNotFound, "no such endpoint").with_code("not_found"),
+                    downstream);
+    co_return;
+  }
+  co_await downstream.send(ctx, res, answer);
+}
+
+std::string Pipeline::ops_answer(RequestContext& ctx, ResponseHead& res) const {
+  add_standard_fields(ctx, res);
   switch (ctx.endpoint) {
-    case Endpoint::kHealth: {
-      ResponseHead res;
-      add_standard_fields(ctx, res);
-      co_await downstream.send(ctx, res, R"({"status":"ok"})");
-      co_return;
-    }
-    case Endpoint::kReady: {
-      ResponseHead res;
-      add_standard_fields(ctx, res);
+    case Endpoint::kHealth:
+      return R"({"status":"ok"})";
+    case Endpoint::kReady:
       if (parts_.host->draining()) {
         res.status = 503;
-        co_await downstream.send(ctx, res, R"({"status":"draining"})");
-        co_return;
+        return R"({"status":"draining"})";
       }
-      const std::string body_text = R"({"status":"ready","config_version":)" +
-                                    std::to_string(ctx.snapshot->version()) + "}";
-      co_await downstream.send(ctx, res, body_text);
-      co_return;
-    }
+      return R"({"status":"ready","config_version":)" + std::to_string(ctx.snapshot->version()) +
+             "}";
     case Endpoint::kModels: {
       const protocol::IngressCodec& codec =
           ctx.ingress != nullptr ? *ctx.ingress : protocol::default_ingress();
-      const std::vector<std::string_view> aliases = ctx.snapshot->aliases_for(ctx.key);
-      ResponseHead res;
-      add_standard_fields(ctx, res);
-      co_await downstream.send(ctx, res, codec.encode_model_list(aliases));
-      co_return;
+      return codec.encode_model_list(ctx.snapshot->aliases_for(ctx.key));
     }
-    case Endpoint::kModelCall: {
-      ModelCall call(*this, ctx, head, downstream);
-      co_await call.run(body);
-      co_return;
-    }
+    case Endpoint::kModelCall:
     case Endpoint::kNone:
       break;
   }
-  co_await reject(ctx, Error(ErrorKind::kNotFound, "no such endpoint").with_code("not_found"),
-                  downstream);
+  res.status = 404;
+  return {};
 }
 
 Awaitable<void> Pipeline::reject(RequestContext& ctx, const Error& error,
                                  Downstream& downstream) const {
   ctx.error = error;
-  ResponseHead head;
+  ResponseHead& head = downstream.new_head();
   const std::string body = error_response(ctx, error, head);
   co_await downstream.send(ctx, head, body);
 }

@@ -75,6 +75,9 @@ class Pipeline {
 
  private:
   friend class ModelCall;
+  // The body of an ops endpoint (health, readiness, model list), filling `res`.
+  std::string ops_answer(RequestContext& ctx, ResponseHead& res) const;
+
   PipelineParts parts_;
 };
 

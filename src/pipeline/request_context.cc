@@ -37,9 +37,9 @@ std::int64_t micros(std::chrono::microseconds d) { return static_cast<std::int64
 std::string format_access_log(const RequestContext& ctx) {
   using namespace std::chrono;
   std::string line;
-  line.reserve(640);
+  line.reserve(1024);  // a model call with one attempt fits
   codec::JsonWriter w(line);
-  auto field = [&w](std::string_view key) -> codec::JsonWriter& { return w.ch(',').key(key); };
+  auto field = [&w](std::string_view key) -> codec::JsonWriter& { return w.next_key(key); };
   w.ch('{').key("ts").number(static_cast<std::int64_t>(
       duration_cast<milliseconds>(ctx.wall_ended.time_since_epoch()).count()));
   field("request_id").string(ctx.request_id);
@@ -93,13 +93,6 @@ std::string format_access_log(const RequestContext& ctx) {
     field("usage_clamped").number(static_cast<std::uint64_t>(ctx.usage_clamped));
   }
   if (last != nullptr) {
-    if (last->acquire.count() >= 0) {
-      field("upstream_acquire_us").number(micros(last->acquire));
-      field("upstream_reused_connection").boolean(last->reused_connection);
-    }
-    if (last->first_byte.count() >= 0) {
-      field("upstream_first_byte_us").number(micros(last->first_byte));
-    }
     field("upstream").ch('[');
     bool first = true;
     for (const Attempt& a : ctx.attempts) {
@@ -117,6 +110,7 @@ std::string format_access_log(const RequestContext& ctx) {
       }
       if (a.acquire.count() >= 0) {
         field("acquire_us").number(micros(a.acquire));
+        field("reused").boolean(a.reused_connection);
       }
       if (a.first_byte.count() >= 0) {
         field("first_byte_us").number(micros(a.first_byte));

@@ -33,8 +33,7 @@ std::string_view to_string(Operation operation) {
 }
 
 std::string_view IngressCodec::credential(const codec::RequestHead& head) const {
-  if (head.has_header("authorization")) {
-    std::string_view v = head.header("authorization");
+  if (std::string_view v = head.header("authorization"); !v.empty()) {
     if (v.size() > 7 && iequals_prefix(v, "bearer ")) {
       v.remove_prefix(7);
       while (!v.empty() && v.front() == ' ') {
@@ -45,8 +44,8 @@ std::string_view IngressCodec::credential(const codec::RequestHead& head) const 
     return {};  // another scheme: not a gateway key, and never read elsewhere
   }
   for (std::string_view name : {"x-api-key", "api-key"}) {
-    if (head.has_header(name)) {
-      return head.header(name);
+    if (std::string_view v = head.header(name); !v.empty()) {
+      return v;
     }
   }
   return {};

@@ -43,6 +43,10 @@ class Session final : public pipeline::Downstream {
   http::Awaitable<void> run();
 
   // --- pipeline::Downstream (same thread) ---
+  pipeline::ResponseHead& new_head() override {
+    response_head_.clear();
+    return response_head_;
+  }
   http::Awaitable<bool> send(pipeline::RequestContext& ctx, const pipeline::ResponseHead& head,
                              std::string_view body) override;
   http::Awaitable<bool> begin_stream(pipeline::RequestContext& ctx,
@@ -81,6 +85,7 @@ class Session final : public pipeline::Downstream {
   bool http10_ = false;
   bool client_gone_ = false;
   std::shared_ptr<WatchState> watch_;
+  pipeline::ResponseHead response_head_;  // what the pipeline fills, reused per response
   std::string head_;     // reused for every response head written on this connection
   char chunk_size_[20];  // chunk-size line of the chunk being written
 };

@@ -50,3 +50,16 @@ TEST(JsonWriter, WritesAnObject) {
 
 }  // namespace
 }  // namespace sluice::codec
+
+namespace sluice::codec {
+namespace {
+
+TEST(JsonWriterNextKey, WritesACommaAndAQuotedKeyInOneAppend) {
+  std::string out = "{\"a\":1";
+  JsonWriter w(out);
+  w.next_key("b").number(std::uint64_t{2}).next_key(std::string(70, 'k')).boolean(true).ch('}');
+  EXPECT_EQ(out, "{\"a\":1,\"b\":2,\"" + std::string(70, 'k') + "\":true}");
+}
+
+}  // namespace
+}  // namespace sluice::codec

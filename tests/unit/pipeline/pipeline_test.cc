@@ -102,6 +102,10 @@ class FakeDownstream final : public Downstream {
   // Fires the disconnect watch just before the write with this index (stream writes).
   int disconnect_before_write = -1;
 
+  ResponseHead& new_head() override {
+    head_storage_.clear();
+    return head_storage_;
+  }
   Awaitable<bool> send(RequestContext& ctx, const ResponseHead& head,
                        std::string_view bytes) override {
     record(ctx, head);
@@ -156,6 +160,7 @@ class FakeDownstream final : public Downstream {
 
   std::function<void()> on_gone_;
   bool gone_ = false;
+  ResponseHead head_storage_;
 };
 
 // One scripted upstream response: status, headers, and the body in reads; `fail_at` ends the
