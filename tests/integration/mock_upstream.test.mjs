@@ -1,12 +1,25 @@
 // sluice-mock-upstream on its own: the x-mock-* headers that let the gateway's regression
 // tests reproduce interim responses, pooled-connection cross-talk (a response nobody asked
 // for), header relaying, 2xx statuses, streams without [DONE], and silent re-sends
-// (requests_by_header).
+// (requests_by_header); then the other provider protocols it speaks (Anthropic Messages,
+// Gemini, OpenAI Responses), whose replies are compared with the recorded fixtures and
+// which take the same fault headers.
 
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, test } from 'node:test';
 
-import { RawConnection, collectSse, jsonEvents, rawRequest, startMock } from '../support/harness.mjs';
+import path from 'node:path';
+
+import {
+  RawConnection,
+  collectSse,
+  fixturesDir,
+  jsonEvents,
+  rawRequest,
+  readFixture,
+  splitSse,
+  startMock,
+} from '../support/harness.mjs';
 
 let mock;
 
@@ -375,5 +388,488 @@ describe('requests_by_header', () => {
     assert.equal(stats.requests_total, 1);
     assert.deepEqual(stats.requests_by_header, { 'cut-once': 1 });
     assert.equal(stats.last_request.body, body);
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// Other provider protocols: reply shapes against the recorded fixtures, and the shared faults.
+
+/** Every key path of a JSON value: "a", "a.b", "a[].c" (the union over an array's items). */
+function keyPaths(value, prefix = '', out = new Set()) {
+  if (Array.isArray(value)) {
+    for (const item of value) {
+      keyPaths(item, `${prefix}[]`, out);
+    }
+  } else if (value !== null && typeof value === 'object') {
+    for (const [k, v] of Object.entries(value)) {
+      const p = prefix ? `${prefix}.${k}` : k;
+      out.add(p);
+      keyPaths(v, p, out);
+    }
+  }
+  return out;
+}
+
+/**
+ * Asserts that `actual` has the key structure of `recorded` (a fixture), except for the
+ * listed key paths that only the mock has (`extra`) or only the recording has (`missing`).
+ */
+function assertShape(actual, recorded, { extra = [], missing = [] } = {}, what = 'body') {
+  const a = keyPaths(actual);
+  const r = keyPaths(recorded);
+  assert.deepEqual([...a].filter((k) => !r.has(k)).sort(), [...extra].sort(), `${what}: keys only the mock has`);
+  assert.deepEqual([...r].filter((k) => !a.has(k)).sort(), [...missing].sort(), `${what}: keys only the recording has`);
+}
+
+/** The events of SSE text: [{ raw, event, data }], `data` parsed when it is JSON. */
+function parseSse(text) {
+  return splitSse(text).map((raw) => {
+    const lines = raw.split(/\r\n|\n|\r/);
+    const field = (name) => {
+      const values = lines.filter((l) => l.startsWith(`${name}:`)).map((l) => l.slice(name.length + 1).replace(/^ /, ''));
+      return values.length ? values.join('\n') : null;
+    };
+    const text = field('data');
+    let data = text;
+    try {
+      data = JSON.parse(text);
+    } catch {
+      // [DONE] or another non-JSON payload
+    }
+    return { raw, event: field('event'), data };
+  });
+}
+
+/** The kinds of events in stream order, with consecutive repeats folded into one. */
+function eventOrder(names) {
+  return names.filter((n, i) => n !== names[i - 1]);
+}
+
+/** The recorded payload of the first event named `name` in a parsed fixture. */
+function recordedEvent(events, name) {
+  const e = events.find((x) => x.event === name);
+  assert.ok(e, `the fixture has a ${name} event`);
+  return e.data;
+}
+
+async function post(m, p, body, headers = {}) {
+  return fetch(`${m.url}${p}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body });
+}
+
+/** Counts the SSE data lines in the raw bytes received so far (works on cut streams too). */
+function dataLines(c) {
+  return (c.buf.toString('utf8').match(/^data: /gm) ?? []).length;
+}
+
+const MESSAGES = '/v1/messages';
+
+function anthropicJson(extra = {}) {
+  return JSON.stringify({
+    model: 'claude-mock',
+    max_tokens: 256,
+    system: 'Be brief.',
+    messages: [{ role: 'user', content: [{ type: 'text', text: 'Say hello, please' }] }],
+    ...extra,
+  });
+}
+
+/**
+ * The protocols the mock speaks, for the tests that every one of them must pass. `path` and
+ * `body` build a request (stream or not); `prelude` is how many events a generated stream
+ * sends before its first content event (what stall-after and disconnect-after count from);
+ * `error(json)` returns the error object of the protocol's error shape, checking the shape;
+ * `isReply(json)` tells a normal non-stream reply; `terminator` names the event that
+ * x-mock-omit-done leaves out (null: the protocol has none).
+ */
+const PROTOCOLS = [
+  {
+    name: 'OpenAI chat',
+    path: () => CHAT,
+    body: (stream) => chatJson(stream ? { stream: true } : {}),
+    prelude: 1,
+    error: (json) => {
+      assert.deepEqual(Object.keys(json.error).sort(), ['code', 'message', 'param', 'type']);
+      return json.error;
+    },
+    isReply: (json) => json.object === 'chat.completion',
+    terminator: (e) => e.data === '[DONE]',
+  },
+  {
+    name: 'Anthropic Messages',
+    path: () => MESSAGES,
+    body: (stream) => anthropicJson(stream ? { stream: true } : {}),
+    prelude: 3,
+    error: (json) => {
+      assert.equal(json.type, 'error');
+      assert.deepEqual(Object.keys(json.error).sort(), ['message', 'type']);
+      return json.error;
+    },
+    isReply: (json) => json.type === 'message',
+    terminator: (e) => e.event === 'message_stop',
+  },
+];
+
+for (const proto of PROTOCOLS) {
+  describe(`${proto.name}: the shared fault headers`, () => {
+    const postProto = (stream, headers = {}) => post(mock, proto.path(stream), proto.body(stream), headers);
+    const sendProto = (c, stream, headers = {}) =>
+      c.write(
+        rawRequest('POST', proto.path(stream), {
+          headers: { 'content-type': 'application/json', ...headers },
+          body: proto.body(stream),
+        }),
+      );
+
+    test('a malformed fault header is a 400 in the protocol error shape, naming the header', async () => {
+      const res = await postProto(false, { 'x-mock-pace-ms': 'soon', 'x-mock-count-key': 'bad-header' });
+      assert.equal(res.status, 400);
+      assert.match(proto.error(await res.json()).message, /x-mock-pace-ms/);
+      assert.deepEqual((await mock.stats()).requests_by_header, { 'bad-header': 1 });
+    });
+
+    test('x-mock-status: errors in the protocol shape, sequences, and 2xx', async () => {
+      for (const status of [429, 503]) {
+        const res = await postProto(true, { 'x-mock-status': String(status) });
+        assert.equal(res.status, status);
+        assert.equal(proto.error(await res.json()).message, `mock injected status ${status}`);
+      }
+      const statuses = [];
+      for (let i = 0; i < 3; i++) {
+        const res = await postProto(false, { 'x-mock-status': '500,201', 'x-mock-sequence-key': `seq-${proto.name}` });
+        statuses.push(res.status);
+        const json = await res.json();
+        assert.ok(res.status === 500 ? proto.error(json) : proto.isReply(json), JSON.stringify(json));
+      }
+      assert.deepEqual(statuses, [500, 201, 201]);
+    });
+
+    test('disconnect-after N cuts a stream after its prelude and N content events', async (t) => {
+      const c = await open(t);
+      await sendProto(c, true, { 'x-mock-disconnect-after': '2', 'x-mock-events': '5' });
+      assert.equal(await c.waitClosed(2000), true);
+      assert.equal(dataLines(c), proto.prelude + 2);
+      assert.doesNotMatch(c.buf.toString('latin1'), /\r\n0\r\n\r\n$/, 'no terminating chunk');
+      assert.equal((await mock.stats()).streams_disconnected, 1);
+    });
+
+    test('stall-after N holds a stream after its prelude and N content events', async (t) => {
+      const c = await open(t);
+      await sendProto(c, true, { 'x-mock-stall-after': '1', 'x-mock-events': '5' });
+      await c.until(() => (dataLines(c) >= proto.prelude + 1 ? true : undefined), 2000, 'the first content event');
+      await new Promise((r) => setTimeout(r, 200));
+      assert.equal(dataLines(c), proto.prelude + 1);
+      assert.equal(c.ended, false);
+      c.destroy();
+      const deadline = Date.now() + 2000;
+      while ((await mock.stats()).streams_aborted !== 1) {
+        assert.ok(Date.now() < deadline, 'the stalled stream is counted as aborted');
+        await new Promise((r) => setTimeout(r, 10));
+      }
+    });
+
+    test('latency delays the reply; first-byte and pace delay stream events', async () => {
+      let start = performance.now();
+      const res = await postProto(false, { 'x-mock-latency-ms': '120' });
+      assert.ok(proto.isReply(await res.json()));
+      assert.ok(performance.now() - start >= 115, 'latency');
+
+      start = performance.now();
+      const stream = await postProto(true, { 'x-mock-first-byte-ms': '100', 'x-mock-pace-ms': '30', 'x-mock-events': '3' });
+      const { events } = await collectSse(stream);
+      assert.ok(events[0].t - start >= 95, `first byte after ${events[0].t - start} ms`);
+      const span = events.at(-1).t - events[0].t;
+      assert.ok(span >= 30 * (events.length - 1) - 10, `${events.length} events paced over ${span} ms`);
+    });
+
+    test('interim heads, x-mock-set-*, Retry-After, count-key and a trailing response', async (t) => {
+      const c = await open(t);
+      await sendProto(c, false, {
+        'x-mock-informational': '103',
+        'x-mock-set-x-provider-note': 'mocked',
+        'x-mock-retry-after': '7',
+        'x-mock-trailing-response': '1',
+        'x-mock-count-key': `all-${proto.name}`,
+      });
+      const { interim, final } = await readWithInterim(c);
+      assert.deepEqual(interim.map((r) => r.status), [103]);
+      assert.equal(final.headers['x-provider-note'], 'mocked');
+      assert.equal(final.headers['retry-after'], '7');
+      assert.ok(proto.isReply(final.json));
+      const smuggled = await c.readResponse({ timeoutMs: 500 });
+      assert.equal(smuggled.json.choices[0].message.content, 'SMUGGLED-RESPONSE');
+      const stats = await mock.stats();
+      assert.deepEqual(stats.requests_by_header, { [`all-${proto.name}`]: 1 });
+      assert.equal(stats.trailing_responses_sent, 1);
+    });
+
+    test('a raw body or a fixture replaces the reply', async () => {
+      const raw = await postProto(true, { 'x-mock-raw-body': '{"broken":', 'x-mock-status': '502' });
+      assert.equal(raw.status, 502);
+      assert.equal(await raw.text(), '{"broken":');
+      const replay = await postProto(false, { 'x-mock-fixture': 'chat-stream-text' });
+      assert.equal(replay.headers.get('content-type'), 'text/event-stream');
+      assert.equal(await replay.text(), readFixture('openai-chat/chat-stream-text.sse'));
+    });
+
+    test('omit-done leaves out the stream terminator, if the protocol has one', async () => {
+      const full = parseSse(await (await postProto(true, { 'x-mock-events': '2' })).text());
+      const cut = parseSse(await (await postProto(true, { 'x-mock-events': '2', 'x-mock-omit-done': '1' })).text());
+      if (proto.terminator) {
+        assert.ok(proto.terminator(full.at(-1)), 'a full stream ends with its terminator');
+        assert.deepEqual(cut.map((e) => e.event), full.slice(0, -1).map((e) => e.event));
+        assert.ok(!cut.some(proto.terminator));
+      } else {
+        assert.equal(cut.length, full.length);
+      }
+    });
+  });
+}
+
+describe('Anthropic Messages', () => {
+  // A second mock that replays the Anthropic recordings.
+  let fx;
+  before(async () => {
+    fx = await startMock({ fixtures: path.join(fixturesDir, 'anthropic') });
+  });
+  after(async () => {
+    await fx?.stop();
+  });
+
+  const recordedText = JSON.parse(readFixture('anthropic/message-text.json'));
+  const recordedTool = JSON.parse(readFixture('anthropic/message-tool-use.json'));
+  const tools = [
+    { name: 'get_weather', description: 'Weather', input_schema: { type: 'object' } },
+    { name: 'get_time', description: 'Time', input_schema: { type: 'object' } },
+  ];
+  // The prompt of anthropicJson(): "Be brief." (9) + "Say hello, please" (17) characters.
+  const inputTokens = Math.floor((9 + 17) / 4) + 1;
+
+  test('a text message has the recorded shape; the request headers are recorded', async () => {
+    const res = await post(mock, MESSAGES, anthropicJson(), {
+      'x-api-key': 'sk-ant-test',
+      'anthropic-version': '2023-06-01',
+      'anthropic-beta': 'prompt-caching-2024-07-31',
+      'x-mock-events': '3',
+    });
+    assert.equal(res.status, 200);
+    assert.equal(res.headers.get('content-type'), 'application/json');
+    const msg = await res.json();
+    assertShape(msg, recordedText, { extra: ['stop_details'] });
+    assert.deepEqual(Object.keys(msg), [...Object.keys(recordedText).slice(0, 7), 'stop_details', 'usage']);
+    assert.equal(msg.id, 'msg_mock_1');
+    assert.equal(msg.model, 'claude-mock');
+    assert.deepEqual(msg.content, [{ type: 'text', text: 'Mock reply w1 w2 w3' }]);
+    assert.equal(msg.stop_reason, 'end_turn');
+    assert.equal(msg.usage.input_tokens, inputTokens);
+    assert.equal(msg.usage.output_tokens, 5);
+    assert.equal(msg.usage.cache_creation_input_tokens, 0);
+    assert.equal(msg.usage.cache_read_input_tokens, 0);
+
+    const stats = await mock.stats();
+    assert.equal(stats.anthropic_requests, 1);
+    assert.equal(stats.chat_requests, 0);
+    const { headers } = stats.last_request;
+    assert.equal(headers['x-api-key'], 'sk-ant-test');
+    assert.equal(headers['anthropic-version'], '2023-06-01');
+    assert.equal(headers['anthropic-beta'], 'prompt-caching-2024-07-31');
+  });
+
+  test('tools: a tool_use block for the first tool, or the one tool_choice names; none turns it off', async () => {
+    let msg = await (await post(mock, MESSAGES, anthropicJson({ tools }))).json();
+    // `input` is the tool's own object: {"mock":true} here, {"city":..} in the recording.
+    assertShape(msg, recordedTool, {
+      extra: ['content[].input.mock'],
+      missing: ['content[].caller', 'content[].caller.type', 'content[].input.city'],
+    });
+    assert.deepEqual(msg.content, [{ type: 'tool_use', id: 'toolu_mock_1', name: 'get_weather', input: { mock: true } }]);
+    assert.equal(msg.stop_reason, 'tool_use');
+    assert.equal(msg.usage.output_tokens, 3);
+
+    msg = await (await post(mock, MESSAGES, anthropicJson({ tools, tool_choice: { type: 'tool', name: 'get_time' } }))).json();
+    assert.equal(msg.content[0].name, 'get_time');
+    msg = await (await post(mock, MESSAGES, anthropicJson({ tools, tool_choice: { type: 'any' } }))).json();
+    assert.equal(msg.content[0].name, 'get_weather');
+    msg = await (await post(mock, MESSAGES, anthropicJson({ tools, tool_choice: { type: 'none' } }))).json();
+    assert.equal(msg.content[0].type, 'text');
+    assert.equal(msg.stop_reason, 'end_turn');
+  });
+
+  test('a stream sends the recorded events in the recorded order, framed as the live API', async () => {
+    const recorded = parseSse(readFixture('anthropic/stream-text.sse'));
+    const res = await post(mock, MESSAGES, anthropicJson({ stream: true }), { 'x-mock-events': '4' });
+    assert.equal(res.headers.get('content-type'), 'text/event-stream');
+    const text = await res.text();
+    const events = parseSse(text);
+    assert.deepEqual(eventOrder(events.map((e) => e.event)), eventOrder(recorded.map((e) => e.event)));
+    assert.equal(events.filter((e) => e.event === 'content_block_delta').length, 4);
+    for (const e of events) {
+      assert.match(e.raw, /^event: [a-z_]+\ndata: .*\n\n$/);
+      assert.equal(e.data.type, e.event);
+      assertShape(e.data, recordedEvent(recorded, e.event), {}, e.event);
+    }
+    assert.equal(events.find((e) => e.event === 'ping').raw, 'event: ping\ndata: {"type": "ping"}\n\n');
+
+    const start = events[0].data.message;
+    assert.equal(start.id, 'msg_mock_1');
+    assert.deepEqual(start.content, []);
+    assert.equal(start.stop_reason, null);
+    assert.equal(start.usage.input_tokens, inputTokens);
+    assert.equal(start.usage.output_tokens, 1);
+    const deltas = events.filter((e) => e.event === 'content_block_delta').map((e) => e.data.delta);
+    assert.ok(deltas.every((d) => d.type === 'text_delta'));
+    assert.equal(deltas.map((d) => d.text).join(''), 'Mock reply w1 w2 w3 w4');
+    const messageDelta = events.find((e) => e.event === 'message_delta').data;
+    assert.equal(messageDelta.delta.stop_reason, 'end_turn');
+    assert.equal(messageDelta.usage.output_tokens, 6);
+    assert.equal(messageDelta.usage.input_tokens, inputTokens);
+  });
+
+  test('a tool stream sends input_json_delta fragments of the input', async () => {
+    const recorded = parseSse(readFixture('anthropic/stream-tool-use.sse'));
+    const res = await post(mock, MESSAGES, anthropicJson({ stream: true, tools, tool_choice: { type: 'tool', name: 'get_time' } }));
+    const events = parseSse(await res.text());
+    assert.deepEqual(eventOrder(events.map((e) => e.event)), eventOrder(recorded.map((e) => e.event)));
+    for (const e of events) {
+      const missing = e.event === 'content_block_start' ? ['content_block.caller', 'content_block.caller.type'] : [];
+      assertShape(e.data, recordedEvent(recorded, e.event), { missing }, e.event);
+    }
+    const block = events.find((e) => e.event === 'content_block_start').data.content_block;
+    assert.deepEqual(block, { type: 'tool_use', id: 'toolu_mock_1', name: 'get_time', input: {} });
+    const fragments = events.filter((e) => e.event === 'content_block_delta').map((e) => e.data.delta);
+    assert.equal(fragments.length, 3);
+    assert.ok(fragments.every((d) => d.type === 'input_json_delta'));
+    assert.deepEqual(JSON.parse(fragments.map((d) => d.partial_json).join('')), { mock: true });
+    assert.equal(events.find((e) => e.event === 'message_delta').data.delta.stop_reason, 'tool_use');
+  });
+
+  test('invalid requests get 400 invalid_request_error with the API messages', async () => {
+    const base = { model: 'claude-mock', max_tokens: 16, messages: [{ role: 'user', content: 'hi' }] };
+    const cases = [
+      [{ ...base, model: undefined }, 'model: Field required'],
+      [{ ...base, model: 7 }, 'model: Input should be a valid string'],
+      [{ ...base, max_tokens: undefined }, 'max_tokens: Field required'],
+      [{ ...base, max_tokens: 'many' }, 'max_tokens: Input should be a valid integer'],
+      [{ ...base, max_tokens: 0 }, 'max_tokens: Input should be greater than or equal to 1'],
+      [{ ...base, messages: undefined }, 'messages: Field required'],
+      [{ ...base, messages: 'hi' }, 'messages: Input should be a valid list'],
+      [{ ...base, messages: [] }, 'messages: at least one message is required'],
+      [{ ...base, stream: 'yes' }, 'stream: Input should be a valid boolean'],
+    ];
+    for (const [body, message] of cases) {
+      const res = await post(mock, MESSAGES, JSON.stringify(body));
+      assert.equal(res.status, 400, message);
+      assert.deepEqual(await res.json(), { type: 'error', error: { type: 'invalid_request_error', message } });
+    }
+    for (const body of ['{"model":', '[1,2]']) {
+      const res = await post(mock, MESSAGES, body);
+      assert.equal(res.status, 400);
+      assert.equal((await res.json()).error.type, 'invalid_request_error');
+    }
+    const get = await fetch(`${mock.url}${MESSAGES}`);
+    assert.equal(get.status, 405);
+    assert.equal((await get.json()).type, 'error');
+  });
+
+  test('x-mock-status takes the Anthropic error type of its status', async () => {
+    const types = {
+      400: 'invalid_request_error',
+      401: 'authentication_error',
+      403: 'permission_error',
+      404: 'not_found_error',
+      413: 'request_too_large',
+      418: 'invalid_request_error',
+      429: 'rate_limit_error',
+      500: 'api_error',
+      503: 'api_error',
+      529: 'overloaded_error',
+    };
+    for (const [status, type] of Object.entries(types)) {
+      const res = await post(mock, MESSAGES, anthropicJson(), { 'x-mock-status': status });
+      assert.equal(res.status, Number(status));
+      assert.deepEqual(await res.json(), { type: 'error', error: { type, message: `mock injected status ${status}` } });
+    }
+    const res = await post(mock, MESSAGES, anthropicJson(), { 'x-mock-status': '529' });
+    assert.equal(res.statusText, 'Site Overloaded');
+    await res.text();
+  });
+
+  test('x-mock-stream-error ends a stream with an error event after N deltas', async (t) => {
+    const recordedError = parseSse(readFixture('anthropic/stream-error-overloaded.sse'))[0];
+    // TYPE alone: half of the content events.
+    let events = parseSse(
+      await (await post(mock, MESSAGES, anthropicJson({ stream: true }), { 'x-mock-stream-error': 'overloaded_error', 'x-mock-events': '6' })).text(),
+    );
+    assert.deepEqual(events.map((e) => e.event), [
+      'message_start',
+      'content_block_start',
+      'ping',
+      'content_block_delta',
+      'content_block_delta',
+      'content_block_delta',
+      'error',
+    ]);
+    const error = events.at(-1);
+    assert.equal(error.raw, 'event: error\ndata: {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}\n\n');
+    assertShape(error.data, recordedError.data, { missing: ['error.details'] }, 'error');
+
+    // N:TYPE, on a tool stream; the body still ends cleanly and the connection is reusable.
+    const c = await open(t);
+    await c.write(
+      rawRequest('POST', MESSAGES, {
+        headers: { 'content-type': 'application/json', 'x-mock-stream-error': '1:api_error' },
+        body: anthropicJson({ stream: true, tools }),
+      }),
+    );
+    const r = await c.readResponse();
+    assert.ok(r.chunkedComplete);
+    events = parseSse(r.text);
+    assert.equal(events.filter((e) => e.event === 'content_block_delta').length, 1);
+    assert.deepEqual(events.at(-1).data, { type: 'error', error: { type: 'api_error', message: 'mock stream error' } });
+    // N beyond the content: after the last delta, before content_block_stop.
+    events = parseSse(await (await post(mock, MESSAGES, anthropicJson({ stream: true }), { 'x-mock-stream-error': '99:overloaded_error', 'x-mock-events': '2' })).text());
+    assert.deepEqual(events.slice(-2).map((e) => e.event), ['content_block_delta', 'error']);
+
+    for (const bad of ['Overloaded', '3:', 'x:overloaded_error', '']) {
+      const res = await post(mock, MESSAGES, anthropicJson({ stream: true }), { 'x-mock-stream-error': bad });
+      assert.equal(res.status, 400, bad);
+      assert.match((await res.json()).error.message, /x-mock-stream-error/);
+    }
+  });
+
+  test('count_tokens answers the input tokens of the same request', async () => {
+    const body = { model: 'claude-mock', system: [{ type: 'text', text: 'Be brief.' }], messages: [{ role: 'user', content: 'Say hello, please' }] };
+    const res = await post(mock, `${MESSAGES}/count_tokens`, JSON.stringify(body), { 'anthropic-beta': 'token-counting-2024-11-01' });
+    assert.equal(res.status, 200);
+    assert.deepEqual(await res.json(), { input_tokens: inputTokens });
+    const msg = await (await post(mock, MESSAGES, JSON.stringify({ ...body, max_tokens: 5 }))).json();
+    assert.equal(msg.usage.input_tokens, inputTokens);
+
+    const bad = await post(mock, `${MESSAGES}/count_tokens`, JSON.stringify({ model: 'claude-mock', messages: [] }));
+    assert.equal(bad.status, 400);
+    assert.equal((await bad.json()).error.message, 'messages: at least one message is required');
+    const failed = await post(mock, `/anthropic${MESSAGES}/count_tokens/`, JSON.stringify(body), { 'x-mock-status': '529' });
+    assert.equal(failed.status, 529);
+    assert.equal((await failed.json()).error.type, 'overloaded_error');
+    assert.equal((await mock.stats()).anthropic_requests, 4);
+  });
+
+  test('recorded streams replay byte for byte; disconnect-after counts every event', async (t) => {
+    const recorded = readFixture('anthropic/stream-text.sse');
+    const res = await post(fx, MESSAGES, anthropicJson({ stream: true }), { 'x-mock-fixture': 'stream-text' });
+    assert.equal(await res.text(), recorded);
+    const c = await RawConnection.open(fx.port);
+    t.after(() => c.destroy());
+    await c.write(
+      rawRequest('POST', MESSAGES, {
+        headers: { 'content-type': 'application/json', 'x-mock-fixture': 'stream-text', 'x-mock-disconnect-after': '3' },
+        body: anthropicJson({ stream: true }),
+      }),
+    );
+    assert.equal(await c.waitClosed(2000), true);
+    assert.equal(dataLines(c), 3);
+    const received = c.buf.toString('utf8');
+    for (const event of splitSse(recorded).slice(0, 3)) {
+      assert.ok(received.includes(`\r\n${event}\r\n`), 'each recorded event in a chunk of its own');
+    }
   });
 });

@@ -1,7 +1,5 @@
 #include "chat_responder.h"
 
-#include <array>
-
 #include <boost/json.hpp>
 
 #include "json_text.h"
@@ -13,57 +11,26 @@ namespace {
 namespace json = boost::json;
 
 constexpr std::string_view kToolCallId = "call_mock_1";
-constexpr std::string_view kToolArguments = R"({"mock":true})";
-// kToolArguments split the way OpenAI streams arguments: arbitrary cuts, not tokens.
-constexpr std::array<std::string_view, 3> kToolArgumentFragments = {R"({")", R"(mock":)", "true}"};
-constexpr std::uint32_t kToolCompletionTokens = 3;
 
-std::size_t text_chars(const json::value& content) {
-  if (const auto* s = content.if_string()) {
-    return s->size();
-  }
-  std::size_t n = 0;
-  if (const auto* parts = content.if_array()) {
-    for (const auto& part : *parts) {
-      if (const auto* obj = part.if_object()) {
-        if (const auto* text = obj->if_contains("text"); text && text->is_string()) {
-          n += text->get_string().size();
-        }
+// The name of a chat tool: {"type":"function","function":{"name":..}}, or a bare "name".
+std::optional<std::string_view> tool_name_of(const json::value& tool) {
+  if (const auto* obj = tool.if_object()) {
+    if (const auto* fn = object_member(*obj, "function")) {
+      if (const auto* name = string_member(*fn, "name")) {
+        return *name;
       }
     }
   }
-  return n;
+  return name_member(tool);
 }
 
 std::optional<std::string> pick_tool(const json::object& root) {
-  const auto* tools = root.if_contains("tools");
-  if (!tools || !tools->is_array() || tools->get_array().empty()) {
-    return std::nullopt;
+  ToolChoice choice;
+  if (const auto* c = root.if_contains("tool_choice")) {
+    choice.forbidden = c->is_string() && c->get_string() == "none";
+    choice.forced = tool_name_of(*c);
   }
-  if (const auto* choice = root.if_contains("tool_choice")) {
-    if (choice->is_string() && choice->get_string() == "none") {
-      return std::nullopt;
-    }
-    if (const auto* obj = choice->if_object()) {
-      if (const auto* fn = obj->if_contains("function"); fn && fn->is_object()) {
-        if (const auto* name = fn->get_object().if_contains("name"); name && name->is_string()) {
-          return std::string(name->get_string());
-        }
-      }
-    }
-  }
-  const auto& first = tools->get_array().front();
-  if (const auto* tool = first.if_object()) {
-    if (const auto* fn = tool->if_contains("function"); fn && fn->is_object()) {
-      if (const auto* name = fn->get_object().if_contains("name"); name && name->is_string()) {
-        return std::string(name->get_string());
-      }
-    }
-    if (const auto* name = tool->if_contains("name"); name && name->is_string()) {
-      return std::string(name->get_string());
-    }
-  }
-  return std::string("tool");
+  return choose_tool(first_tool(root, tool_name_of), choice);
 }
 
 void append_usage(std::string& out, std::uint32_t prompt, std::uint32_t completion) {
@@ -76,11 +43,6 @@ void append_usage(std::string& out, std::uint32_t prompt, std::uint32_t completi
   out += R"(,"prompt_tokens_details":{"cached_tokens":0,"audio_tokens":0},)"
          R"("completion_tokens_details":{"reasoning_tokens":0,"audio_tokens":0,)"
          R"("accepted_prediction_tokens":0,"rejected_prediction_tokens":0}})";
-}
-
-void append_word(std::string& out, std::uint32_t i) {
-  out.push_back('w');
-  out += std::to_string(i);
 }
 
 // A chat.completion up to the message's first field: {"id":..,...,"message":{"role":"assistant",
@@ -106,16 +68,14 @@ void close_completion(std::string& out, std::uint32_t prompt, std::uint32_t comp
   out += R"(,"service_tier":"default","system_fingerprint":"fp_mock"})";
 }
 
-std::uint32_t completion_tokens(const ChatRequest& request, const ChatReplySpec& spec) {
-  return request.tool_name ? kToolCompletionTokens : spec.words + 2;
+std::uint32_t completion_tokens(const ChatRequest& request, const ReplySpec& spec) {
+  return output_tokens(request.tool_name.has_value(), spec.words);
 }
 
-class ChatStream final : public EventSource {
+class ChatStream final : public PhasedStream {
  public:
-  ChatStream(const ChatRequest& request, const ChatReplySpec& spec)
-      : words_(spec.words),
-        include_usage_(request.include_usage),
-        done_event_(!spec.omit_done),
+  ChatStream(const ChatRequest& request, const ReplySpec& spec)
+      : include_usage_(request.include_usage),
         prompt_tokens_(request.prompt_tokens),
         completion_tokens_(completion_tokens(request, spec)) {
     prefix_ = R"({"id":"chatcmpl-mock-)";
@@ -129,72 +89,56 @@ class ChatStream final : public EventSource {
       tool_name_json_.emplace();
       append_json_string(*tool_name_json_, *request.tool_name);
     }
+    // Trailer: the finish chunk, the usage chunk if asked for, [DONE] unless omitted.
+    std::uint32_t counted = tool_name_json_ ? kToolArgumentFragments.size() : spec.words;
+    set_phases(1, counted, 1 + (include_usage_ ? 1 : 0) + (spec.omit_done ? 0 : 1));
   }
 
-  bool next(std::string& out, EventKind& kind) override {
-    std::uint32_t counted = tool_name_json_ ? kToolArgumentFragments.size() : words_;
-    std::uint32_t i = position_++;
+ private:
+  void prelude_event(std::uint32_t, std::string& out) override {
+    begin_choice(out);
+    if (tool_name_json_) {
+      out += R"({"role":"assistant","content":null,"tool_calls":[{"index":0,"id":")";
+      out += kToolCallId;
+      out += R"(","type":"function","function":{"name":)";
+      out += *tool_name_json_;
+      out += R"(,"arguments":""}}],"refusal":null})";
+    } else {
+      out += R"({"role":"assistant","content":"","refusal":null})";
+    }
+    end_choice(out, {});
+  }
+
+  void counted_event(std::uint32_t i, std::string& out) override {
+    begin_choice(out);
+    if (tool_name_json_) {
+      out += R"({"tool_calls":[{"index":0,"function":{"arguments":)";
+      append_json_string(out, kToolArgumentFragments[i]);
+      out += "}}]}";
+    } else {
+      out += R"({"content":")";
+      append_reply_piece(out, i + 1);
+      out += R"("})";
+    }
+    end_choice(out, {});
+  }
+
+  void trailer_event(std::uint32_t i, std::string& out) override {
     if (i == 0) {
-      kind = EventKind::kPrelude;
-      if (tool_name_json_) {
-        begin_choice(out);
-        out += R"({"role":"assistant","content":null,"tool_calls":[{"index":0,"id":")";
-        out += kToolCallId;
-        out += R"(","type":"function","function":{"name":)";
-        out += *tool_name_json_;
-        out += R"(,"arguments":""}}],"refusal":null})";
-        end_choice(out, {});
-      } else {
-        begin_choice(out);
-        out += R"({"role":"assistant","content":"","refusal":null})";
-        end_choice(out, {});
-      }
-      return true;
-    }
-    if (i <= counted) {
-      kind = EventKind::kCounted;
-      begin_choice(out);
-      if (tool_name_json_) {
-        out += R"({"tool_calls":[{"index":0,"function":{"arguments":)";
-        append_json_string(out, kToolArgumentFragments[i - 1]);
-        out += "}}]}";
-      } else {
-        out += R"({"content":")";
-        if (i == 1) {
-          out += "Mock reply ";
-        } else {
-          out.push_back(' ');
-        }
-        append_word(out, i);
-        out += R"("})";
-      }
-      end_choice(out, {});
-      return true;
-    }
-    kind = EventKind::kTrailer;
-    if (i == counted + 1) {
       begin_choice(out);
       out += "{}";
       end_choice(out, tool_name_json_ ? "tool_calls" : "stop");
-      return true;
-    }
-    if (include_usage_ && i == counted + 2) {
+    } else if (include_usage_ && i == 1) {
       out += "data: ";
       out += prefix_;
       out += R"(],"usage":)";
       append_usage(out, prompt_tokens_, completion_tokens_);
       out += "}\n\n";
-      return true;
-    }
-    if (done_event_ && i == counted + (include_usage_ ? 3 : 2)) {
+    } else {
       out += "data: [DONE]\n\n";
-      return true;
     }
-    --position_;
-    return false;
   }
 
- private:
   void begin_choice(std::string& out) const {
     out += "data: ";
     out += prefix_;
@@ -217,10 +161,7 @@ class ChatStream final : public EventSource {
 
   std::string prefix_;
   std::optional<std::string> tool_name_json_;
-  std::uint32_t words_;
-  std::uint32_t position_ = 0;
   bool include_usage_;
-  bool done_event_;
   std::uint32_t prompt_tokens_;
   std::uint32_t completion_tokens_;
 };
@@ -258,13 +199,13 @@ Result<ChatRequest> parse_chat_request(std::string_view body) {
       }
     }
   }
-  out.prompt_tokens = static_cast<std::uint32_t>(chars / 4 + 1);
+  out.prompt_tokens = estimate_tokens(chars);
 
   if (const auto* stream = obj->if_contains("stream"); stream && stream->is_bool()) {
     out.stream = stream->get_bool();
   }
-  if (const auto* so = obj->if_contains("stream_options"); so && so->is_object()) {
-    if (const auto* iu = so->get_object().if_contains("include_usage"); iu && iu->is_bool()) {
+  if (const auto* so = object_member(*obj, "stream_options")) {
+    if (const auto* iu = so->if_contains("include_usage"); iu && iu->is_bool()) {
       out.include_usage = out.stream && iu->get_bool();
     }
   }
@@ -272,7 +213,7 @@ Result<ChatRequest> parse_chat_request(std::string_view body) {
   return out;
 }
 
-std::string chat_completion_body(const ChatRequest& request, const ChatReplySpec& spec) {
+std::string chat_completion_body(const ChatRequest& request, const ReplySpec& spec) {
   std::string out;
   open_completion(out, "chatcmpl-mock-" + std::to_string(spec.number), spec.created, request.model);
   if (request.tool_name) {
@@ -284,11 +225,8 @@ std::string chat_completion_body(const ChatRequest& request, const ChatReplySpec
     append_json_string(out, kToolArguments);
     out += R"(}}]},"logprobs":null,"finish_reason":"tool_calls"}])";
   } else {
-    out += R"("content":"Mock reply)";
-    for (std::uint32_t i = 1; i <= spec.words; ++i) {
-      out.push_back(' ');
-      append_word(out, i);
-    }
+    out += R"("content":")";
+    append_reply_text(out, spec.words);
     out.push_back('"');
     out += kTextChoiceEnd;
   }
@@ -307,9 +245,19 @@ std::string text_completion_body(std::string_view id, std::int64_t created, std:
   return out;
 }
 
-std::unique_ptr<EventSource> make_chat_stream(const ChatRequest& request,
-                                              const ChatReplySpec& spec) {
+std::unique_ptr<EventSource> make_chat_stream(const ChatRequest& request, const ReplySpec& spec) {
   return std::make_unique<ChatStream>(request, spec);
+}
+
+Result<Reply> respond_chat(std::string_view body, const ReplySpec& spec) {
+  auto chat = parse_chat_request(body);
+  if (!chat) {
+    return chat.error();
+  }
+  if (chat->stream) {
+    return stream_reply(make_chat_stream(*chat, spec));
+  }
+  return body_reply(chat_completion_body(*chat, spec));
 }
 
 }  // namespace sluice::mock

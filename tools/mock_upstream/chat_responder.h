@@ -8,6 +8,8 @@
 
 #include "core/result.h"
 #include "event_source.h"
+#include "reply.h"
+#include "reply_content.h"
 
 namespace sluice::mock {
 
@@ -29,16 +31,8 @@ struct ChatRequest {
 // OpenAI's message and param ("model", "messages", ...).
 Result<ChatRequest> parse_chat_request(std::string_view body);
 
-// Identity and size of one generated reply.
-struct ChatReplySpec {
-  std::uint64_t number = 0;  // id is "chatcmpl-mock-<number>"
-  std::int64_t created = 0;  // unix seconds
-  std::uint32_t words = 8;   // x-mock-events: content is "Mock reply w1 .. w<words>"
-  bool omit_done = false;    // x-mock-omit-done: the stream ends without "data: [DONE]"
-};
-
 // A chat.completion object (non-stream response body).
-std::string chat_completion_body(const ChatRequest& request, const ChatReplySpec& spec);
+std::string chat_completion_body(const ChatRequest& request, const ReplySpec& spec);
 
 // A chat.completion whose one choice is an assistant message with this text content,
 // finish_reason "stop" and usage 1 + 1 tokens.
@@ -51,7 +45,9 @@ std::string text_completion_body(std::string_view id, std::int64_t created, std:
 // kCounted), a finish_reason "stop" chunk, the usage chunk if requested, [DONE] (kTrailer).
 // Tool call: the role chunk carries the tool call header (id, type, name, arguments ""),
 // then three argument fragments (kCounted), finish_reason "tool_calls", usage, [DONE].
-std::unique_ptr<EventSource> make_chat_stream(const ChatRequest& request,
-                                              const ChatReplySpec& spec);
+std::unique_ptr<EventSource> make_chat_stream(const ChatRequest& request, const ReplySpec& spec);
+
+// POST …/chat/completions: the completion or its stream, or a validation error.
+Result<Reply> respond_chat(std::string_view body, const ReplySpec& spec);
 
 }  // namespace sluice::mock

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "json_text.h"
+#include "reply_content.h"
 #include "request_body.h"
 
 namespace sluice::mock {
@@ -53,7 +54,7 @@ Result<std::uint64_t> hash_tokens(const json::array& tokens) {
   return h;
 }
 
-std::uint32_t string_tokens(std::size_t chars) { return static_cast<std::uint32_t>(chars / 4 + 1); }
+std::uint32_t string_tokens(std::size_t chars) { return estimate_tokens(chars); }
 
 }  // namespace
 
@@ -213,6 +214,14 @@ std::string embeddings_body(const EmbeddingsRequest& request) {
   out += std::to_string(request.prompt_tokens);
   out += "}}";
   return out;
+}
+
+Result<Reply> respond_embeddings(std::string_view body) {
+  auto emb = parse_embeddings_request(body);
+  if (!emb) {
+    return emb.error();
+  }
+  return body_reply(embeddings_body(*emb));
 }
 
 }  // namespace sluice::mock

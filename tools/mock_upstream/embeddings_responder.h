@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/result.h"
+#include "reply.h"
 
 namespace sluice::mock {
 
@@ -35,5 +36,8 @@ std::vector<float> embedding_for(std::uint64_t hash, std::uint32_t dimensions);
 // The {"object":"list","data":[...],"model":..,"usage":{..}} body. base64 vectors are the
 // little-endian float32 bytes, base64-encoded, as OpenAI sends them.
 std::string embeddings_body(const EmbeddingsRequest& request);
+
+// POST …/embeddings: the embeddings body, or a validation error.
+Result<Reply> respond_embeddings(std::string_view body);
 
 }  // namespace sluice::mock

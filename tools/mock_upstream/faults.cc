@@ -150,6 +150,28 @@ Result<std::vector<int>> parse_informational_list(std::string_view text) {
                         [](int n) { return n >= 100 && n <= 199 && n != 101; });
 }
 
+Result<StreamError> parse_stream_error(std::string_view text) {
+  constexpr std::string_view kHeader = "x-mock-stream-error";
+  std::string_view v = trim(text);
+  StreamError out;
+  if (std::size_t colon = v.find(':'); colon != std::string_view::npos) {
+    auto n = parse_fault_number(v.substr(0, colon), kHeader);
+    if (!n) {
+      return n.error();
+    }
+    out.after = *n;
+    v = trim(v.substr(colon + 1));
+  }
+  bool ok = !v.empty() && v.size() <= 64 && std::all_of(v.begin(), v.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || c == '_';
+  });
+  if (!ok) {
+    return bad_header(kHeader, text, "expected TYPE or N:TYPE, TYPE like overloaded_error");
+  }
+  out.type = std::string(v);
+  return out;
+}
+
 Result<Faults> parse_faults(const HeaderList& headers, const Faults& defaults) {
   Faults f = defaults;
   static constexpr HeaderField<std::uint32_t> kNumbers[] = {
@@ -226,6 +248,13 @@ Result<Faults> parse_faults(const HeaderList& headers, const Faults& defaults) {
   }
   if (auto v = find_header(headers, "x-mock-content-type")) {
     f.content_type = std::string(trim(*v));
+  }
+  if (auto v = find_header(headers, "x-mock-stream-error")) {
+    auto se = parse_stream_error(*v);
+    if (!se) {
+      return se.error();
+    }
+    f.stream_error = std::move(*se);
   }
   if (auto v = find_header(headers, "x-mock-informational")) {
     auto list = parse_informational_list(*v);

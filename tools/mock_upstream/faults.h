@@ -17,6 +17,14 @@ enum class DisconnectMode : std::uint8_t {
   kReset,  // SO_LINGER 0 + close: the peer gets a TCP RST (may lose unread bytes)
 };
 
+// x-mock-stream-error: end a generated stream with an in-stream error event of this type.
+struct StreamError {
+  // After this many content events; nullopt: half of them (rounded down).
+  std::optional<std::uint32_t> after;
+  // The provider's error type, e.g. "overloaded_error": lower-case letters and '_'.
+  std::string type;
+};
+
 // What one request asks the mock to do. Built from the per-run defaults (CLI flags)
 // overridden by x-mock-* request headers. Durations are milliseconds.
 struct Faults {
@@ -44,8 +52,11 @@ struct Faults {
   std::string set_headers;
   // x-mock-trailing-response: write a second, unrequested response after this one.
   bool trailing_response = false;
-  // x-mock-omit-done: generated streams end without the "data: [DONE]" event.
+  // x-mock-omit-done: generated streams end without their terminator ("data: [DONE]",
+  // Anthropic's message_stop, Responses' response.completed).
   bool omit_done = false;
+  // x-mock-stream-error: "TYPE" or "N:TYPE" (Anthropic streams).
+  std::optional<StreamError> stream_error;
 };
 
 // Largest accepted value of any numeric fault, so a typo cannot make the mock sleep for
@@ -64,6 +75,10 @@ Result<std::vector<int>> parse_status_list(std::string_view text);
 // Parses an x-mock-informational value: comma-separated statuses, each 100..199 but not 101
 // (a switch of protocols is not an interim response).
 Result<std::vector<int>> parse_informational_list(std::string_view text);
+
+// Parses an x-mock-stream-error value: "TYPE" or "N:TYPE", TYPE being 1..64 lower-case
+// letters and underscores.
+Result<StreamError> parse_stream_error(std::string_view text);
 
 // Prefix of the headers whose suffix names a response header to add: x-mock-set-<name>.
 inline constexpr std::string_view kSetHeaderPrefix = "x-mock-set-";

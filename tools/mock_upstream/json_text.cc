@@ -42,6 +42,65 @@ void append_json_string(std::string& out, std::string_view s) {
   out.push_back('"');
 }
 
+void append_google_json(std::string& out, std::string_view compact, GoogleJsonStyle style) {
+  const bool pretty = style == GoogleJsonStyle::kPretty;
+  std::size_t depth = 0;
+  auto newline = [&] {
+    out.push_back('\n');
+    out.append(2 * depth, ' ');
+  };
+  bool in_string = false;
+  for (std::size_t i = 0; i < compact.size(); ++i) {
+    char c = compact[i];
+    out.push_back(c);
+    if (in_string) {
+      if (c == '\\' && i + 1 < compact.size()) {
+        out.push_back(compact[++i]);
+      } else if (c == '"') {
+        in_string = false;
+      }
+      continue;
+    }
+    switch (c) {
+      case '"':
+        in_string = true;
+        break;
+      case ':':
+        out.push_back(' ');
+        break;
+      case ',':
+        if (pretty) {
+          newline();
+        }
+        break;
+      case '{':
+      case '[':
+        if (pretty) {
+          char close = c == '{' ? '}' : ']';
+          if (i + 1 < compact.size() && compact[i + 1] == close) {
+            out.push_back(close);
+            ++i;
+          } else {
+            ++depth;
+            newline();
+          }
+        }
+        break;
+      case '}':
+      case ']':
+        if (pretty) {
+          out.pop_back();
+          depth = depth > 0 ? depth - 1 : 0;
+          newline();
+          out.push_back(c);
+        }
+        break;
+      default:
+        break;
+    }
+  }
+}
+
 void append_base64(std::string& out, const std::uint8_t* data, std::size_t size) {
   static constexpr char kAlphabet[] =
       "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";

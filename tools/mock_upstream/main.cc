@@ -1,5 +1,5 @@
-// sluice-mock-upstream: a scriptable fake OpenAI-compatible provider for integration tests,
-// conformance tests and benchmarks. The contract (flags, x-mock-* headers, /_mock/*) is in
+// sluice-mock-upstream: a scriptable fake model provider (OpenAI, Anthropic, ...) for integration
+// tests, conformance tests and benchmarks. The contract (flags, x-mock-* headers, /_mock/*) is in
 // README.md next to this file.
 
 #include <charconv>
@@ -51,7 +51,7 @@ bool parse_listen(const std::string& text, sluice::mock::ServerOptions& out) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"sluice-mock-upstream: scriptable fake OpenAI-compatible upstream"};
+  CLI::App app{"sluice-mock-upstream: scriptable fake model provider upstream"};
   std::string listen = "127.0.0.1:0";
   sluice::mock::ServerOptions server;
   sluice::mock::MockConfig config;

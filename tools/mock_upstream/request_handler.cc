@@ -2,51 +2,92 @@
 
 #include <ctime>
 
+#include "anthropic_responder.h"
 #include "chat_responder.h"
 #include "embeddings_responder.h"
+#include "error_bodies.h"
 #include "fixture.h"
-#include "openai_errors.h"
 #include "trailing_response.h"
 
 namespace sluice::mock {
 namespace {
 
-enum class Endpoint : std::uint8_t { kChat, kEmbeddings, kModels, kUnknown };
+enum class Endpoint : std::uint8_t {
+  kChat,
+  kEmbeddings,
+  kModels,
+  kAnthropicMessages,
+  kAnthropicCountTokens,
+  kUnknown,
+};
+
+// What the mock needs to know about an endpoint besides how to answer it.
+struct EndpointInfo {
+  std::string_view method;
+  // Whose error shape its errors (validation, x-mock-status, bad fault headers) take.
+  Dialect dialect;
+  // The per-path counter in /_mock/stats; null for unknown paths.
+  std::atomic<std::uint64_t> Stats::*counter;
+};
+
+EndpointInfo info_of(Endpoint e) {
+  switch (e) {
+    case Endpoint::kChat:
+      return {"POST", Dialect::kOpenAI, &Stats::chat_requests};
+    case Endpoint::kEmbeddings:
+      return {"POST", Dialect::kOpenAI, &Stats::embedding_requests};
+    case Endpoint::kModels:
+      return {"GET", Dialect::kOpenAI, &Stats::model_requests};
+    case Endpoint::kAnthropicMessages:
+    case Endpoint::kAnthropicCountTokens:
+      return {"POST", Dialect::kAnthropic, &Stats::anthropic_requests};
+    case Endpoint::kUnknown:
+      break;
+  }
+  return {{}, Dialect::kOpenAI, nullptr};
+}
 
 bool ends_with(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
 }
 
+// An endpoint and what its path names besides it.
+struct Route {
+  Endpoint endpoint = Endpoint::kUnknown;
+};
+
 // Any prefix is accepted (/v1/chat/completions, /openai/v1/chat/completions, ...) so that
 // tests can exercise base_url handling.
-Endpoint endpoint_of(std::string_view path) {
+Route route_of(std::string_view path) {
   while (path.size() > 1 && path.back() == '/') {
     path.remove_suffix(1);
   }
-  if (ends_with(path, "/chat/completions")) {
-    return Endpoint::kChat;
+  static constexpr std::pair<std::string_view, Endpoint> kSuffixes[] = {
+      {"/chat/completions", Endpoint::kChat},
+      {"/embeddings", Endpoint::kEmbeddings},
+      {"/messages/count_tokens", Endpoint::kAnthropicCountTokens},
+      {"/messages", Endpoint::kAnthropicMessages},
+      {"/models", Endpoint::kModels},
+  };
+  for (const auto& [suffix, endpoint] : kSuffixes) {
+    if (ends_with(path, suffix)) {
+      return {endpoint};
+    }
   }
-  if (ends_with(path, "/embeddings")) {
-    return Endpoint::kEmbeddings;
-  }
-  if (ends_with(path, "/models")) {
-    return Endpoint::kModels;
-  }
-  return Endpoint::kUnknown;
+  return {};
 }
 
-Reply error_reply(const Error& error) {
+Reply error_reply(Dialect dialect, const Error& error) {
   Reply r;
   r.status = error.http_status();
-  r.body = openai_error_body(error);
+  r.body = error_body(dialect, error);
   return r;
 }
 
-Reply method_not_allowed(const MockRequest& request) {
-  Error e(ErrorKind::kMethodNotAllowed, "Method " + std::string(request.method) +
-                                            " is not allowed for " +
-                                            std::string(path_of(request.target)) + ".");
-  return error_reply(e);
+Error method_not_allowed(const MockRequest& request) {
+  return Error(ErrorKind::kMethodNotAllowed, "Method " + std::string(request.method) +
+                                                 " is not allowed for " +
+                                                 std::string(path_of(request.target)) + ".");
 }
 
 // A normal answer sent with `status` (200, or the 2xx of x-mock-status). A 204 or 205 must
@@ -64,6 +105,25 @@ constexpr std::string_view kModelsBody =
     R"({"object":"list","data":[{"id":"mock-1","object":"model","created":0,)"
     R"("owned_by":"sluice-mock"}]})";
 
+// The normal reply of a known endpoint, or its validation error.
+Result<Reply> respond(const Route& route, const MockRequest& request, const ReplySpec& spec) {
+  switch (route.endpoint) {
+    case Endpoint::kChat:
+      return respond_chat(request.body, spec);
+    case Endpoint::kEmbeddings:
+      return respond_embeddings(request.body);
+    case Endpoint::kModels:
+      return body_reply(std::string(kModelsBody));
+    case Endpoint::kAnthropicMessages:
+      return respond_anthropic_messages(request.body, spec);
+    case Endpoint::kAnthropicCountTokens:
+      return respond_anthropic_count_tokens(request.body);
+    case Endpoint::kUnknown:
+      break;
+  }
+  return Error(ErrorKind::kNotFound, "no responder");
+}
+
 }  // namespace
 
 RequestHandler::RequestHandler(MockConfig config, Stats& stats)
@@ -78,23 +138,15 @@ Reply RequestHandler::handle(const MockRequest& request) const {
   if (auto key = find_header(request.headers, "x-mock-count-key")) {
     stats_.count_key(*key);
   }
-  switch (endpoint_of(path_of(request.target))) {
-    case Endpoint::kChat:
-      stats_.chat_requests.fetch_add(1, std::memory_order_relaxed);
-      break;
-    case Endpoint::kEmbeddings:
-      stats_.embedding_requests.fetch_add(1, std::memory_order_relaxed);
-      break;
-    case Endpoint::kModels:
-      stats_.model_requests.fetch_add(1, std::memory_order_relaxed);
-      break;
-    case Endpoint::kUnknown:
-      break;
+  const Route route = route_of(path_of(request.target));
+  const EndpointInfo info = info_of(route.endpoint);
+  if (info.counter) {
+    (stats_.*info.counter).fetch_add(1, std::memory_order_relaxed);
   }
 
   auto faults = parse_faults(request.headers, config_.defaults);
   if (!faults) {
-    Reply r = error_reply(faults.error());
+    Reply r = error_reply(info.dialect, faults.error());
     r.request_number = number;
     return r;
   }
@@ -117,26 +169,25 @@ Reply RequestHandler::handle_control(const MockRequest& request) const {
   std::string_view path = path_of(request.target);
   if (path == "/_mock/stats") {
     if (request.method != "GET") {
-      return method_not_allowed(request);
+      return error_reply(Dialect::kOpenAI, method_not_allowed(request));
     }
-    Reply r;
-    r.body = stats_.to_json();
-    return r;
+    return body_reply(stats_.to_json());
   }
   if (path == "/_mock/reset") {
     if (request.method != "POST") {
-      return method_not_allowed(request);
+      return error_reply(Dialect::kOpenAI, method_not_allowed(request));
     }
     stats_.reset();
-    Reply r;
-    r.body = R"({"ok":true})";
-    return r;
+    return body_reply(R"({"ok":true})");
   }
-  return error_reply(Error(ErrorKind::kNotFound, "Unknown mock control path " + std::string(path)));
+  return error_reply(Dialect::kOpenAI,
+                     Error(ErrorKind::kNotFound, "Unknown mock control path " + std::string(path)));
 }
 
 Reply RequestHandler::handle_api(const MockRequest& request, const Faults& faults,
                                  std::uint64_t number) const {
+  const Route route = route_of(path_of(request.target));
+  const EndpointInfo info = info_of(route.endpoint);
   int status = 0;
   if (!faults.status.empty()) {
     std::uint64_t k = faults.status.size() == 1 ? 0 : stats_.next_in_sequence(faults.sequence_key);
@@ -150,88 +201,52 @@ Reply RequestHandler::handle_api(const MockRequest& request, const Faults& fault
   if (!faults.fixture.empty()) {
     if (!is_safe_fixture_name(faults.fixture)) {
       return error_reply(
+          info.dialect,
           Error(ErrorKind::kBadRequest, "invalid x-mock-fixture name (no '/', '\\\\' or '..')"));
     }
     auto fixture = load_fixture(config_.fixtures_dir, faults.fixture);
     if (!fixture) {
-      return error_reply(Error(ErrorKind::kNotFound,
+      return error_reply(info.dialect,
+                         Error(ErrorKind::kNotFound,
                                "mock fixture '" + faults.fixture + "' not found" +
                                    (config_.fixtures_dir.empty() ? " (no --fixtures dir)" : "")));
     }
-    Reply r;
+    Reply r = fixture->kind == FixtureKind::kSse
+                  ? stream_reply(make_fixture_stream(std::move(fixture->content)))
+                  : body_reply(std::move(fixture->content), content_type);
     r.status = status != 0 ? status : 200;
-    if (fixture->kind == FixtureKind::kSse) {
-      r.content_type = "text/event-stream";
-      r.stream = make_fixture_stream(std::move(fixture->content));
-    } else {
-      r.content_type = content_type;
-      r.body = std::move(fixture->content);
-    }
     return r;
   }
 
   if (faults.raw_body) {
-    Reply r;
+    Reply r = body_reply(*faults.raw_body, content_type);
     r.status = status != 0 ? status : 200;
-    r.content_type = content_type;
-    r.body = *faults.raw_body;
     return r;
   }
 
   if (status >= 400) {
-    Reply r;
+    Reply r = body_reply(injected_status_body(info.dialect, status));
     r.status = status;
-    r.body = injected_status_body(status);
     return r;
   }
 
-  switch (endpoint_of(path_of(request.target))) {
-    case Endpoint::kChat: {
-      if (request.method != "POST") {
-        return method_not_allowed(request);
-      }
-      auto chat = parse_chat_request(request.body);
-      if (!chat) {
-        return error_reply(chat.error());
-      }
-      ChatReplySpec spec{number, static_cast<std::int64_t>(std::time(nullptr)), faults.events,
-                         faults.omit_done};
-      Reply r;
-      if (chat->stream) {
-        r.content_type = "text/event-stream";
-        r.stream = make_chat_stream(*chat, spec);
-      } else {
-        r.body = chat_completion_body(*chat, spec);
-      }
-      return with_success_status(std::move(r), success_status);
-    }
-    case Endpoint::kEmbeddings: {
-      if (request.method != "POST") {
-        return method_not_allowed(request);
-      }
-      auto emb = parse_embeddings_request(request.body);
-      if (!emb) {
-        return error_reply(emb.error());
-      }
-      Reply r;
-      r.body = embeddings_body(*emb);
-      return with_success_status(std::move(r), success_status);
-    }
-    case Endpoint::kModels: {
-      if (request.method != "GET") {
-        return method_not_allowed(request);
-      }
-      Reply r;
-      r.body = kModelsBody;
-      return with_success_status(std::move(r), success_status);
-    }
-    case Endpoint::kUnknown:
-      break;
+  if (route.endpoint == Endpoint::kUnknown) {
+    return error_reply(info.dialect,
+                       std::move(Error(ErrorKind::kNotFound,
+                                       "Unknown request URL: " + std::string(request.method) + " " +
+                                           std::string(path_of(request.target)) + ".")
+                                     .with_code("unknown_url")));
   }
-  return error_reply(
-      std::move(Error(ErrorKind::kNotFound, "Unknown request URL: " + std::string(request.method) +
-                                                " " + std::string(path_of(request.target)) + ".")
-                    .with_code("unknown_url")));
+  if (request.method != info.method) {
+    return error_reply(info.dialect, method_not_allowed(request));
+  }
+  ReplySpec spec{number, static_cast<std::int64_t>(std::time(nullptr)), faults.events,
+                 faults.omit_done, faults.stream_error};
+  auto reply = respond(route, request, spec);
+  if (!reply) {
+    return error_reply(info.dialect, reply.error());
+  }
+  return with_success_status(std::move(*reply), success_status);
 }
 
 }  // namespace sluice::mock

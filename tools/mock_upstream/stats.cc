@@ -44,9 +44,10 @@ void Stats::count_key(std::string_view key) {
 }
 
 void Stats::reset() {
-  for (auto* c : {&requests_total, &chat_requests, &embedding_requests, &model_requests,
-                  &streams_completed, &streams_aborted, &streams_disconnected, &requests_aborted,
-                  &trailing_responses_sent, &connections_accepted, &internal_errors}) {
+  for (auto* c :
+       {&requests_total, &chat_requests, &embedding_requests, &model_requests, &anthropic_requests,
+        &streams_completed, &streams_aborted, &streams_disconnected, &requests_aborted,
+        &trailing_responses_sent, &connections_accepted, &internal_errors}) {
     c->store(0, std::memory_order_relaxed);
   }
   std::lock_guard lock(mu_);
@@ -67,6 +68,7 @@ std::string Stats::to_json() const {
   o["chat_requests"] = load(chat_requests);
   o["embedding_requests"] = load(embedding_requests);
   o["model_requests"] = load(model_requests);
+  o["anthropic_requests"] = load(anthropic_requests);
   o["active_streams"] = load(active_streams);
   o["streams_completed"] = load(streams_completed);
   o["streams_aborted"] = load(streams_aborted);

@@ -23,6 +23,8 @@ class Stats {
   std::atomic<std::uint64_t> chat_requests{0};
   std::atomic<std::uint64_t> embedding_requests{0};
   std::atomic<std::uint64_t> model_requests{0};
+  // …/messages and …/messages/count_tokens.
+  std::atomic<std::uint64_t> anthropic_requests{0};
   std::atomic<std::uint64_t> streams_completed{0};
   // The peer closed before the stream finished (seen while writing or while waiting).
   std::atomic<std::uint64_t> streams_aborted{0};
