@@ -27,10 +27,14 @@ Error model_not_found(std::string_view alias) {
       .with_param("model");
 }
 
-bool header_forwarded(std::string_view name, const std::vector<std::string>& patterns) {
+bool header_forwarded(std::string_view name, const providers::ProviderAdapter& adapter) {
   if (config::never_forwarded(name)) {
     return false;  // whatever a pattern says: credentials and framing never leave
   }
+  if (adapter.passes_caller_header(name)) {
+    return true;
+  }
+  const std::vector<std::string>& patterns = adapter.config().forward_headers;
   for (const std::string& p : patterns) {
     if (!p.empty() && p.back() == '*') {
       if (providers::istarts_with(name, std::string_view(p).substr(0, p.size() - 1))) {
@@ -140,6 +144,7 @@ Result<std::string> ModelCall::upstream_body(const RouteRuntime& route, bool pas
   }
   if (!ir_) {
     auto ir = ingress.to_ir(request_);
+    ctx_.ignored_fields = request_.ignored_fields;  // the full decode counts them
     if (!ir) {
       return std::move(ir).error();
     }
@@ -160,10 +165,9 @@ std::optional<Error> ModelCall::frame_request(const RouteRuntime& route, bool pa
   up_.body = std::move(*body);
   up_.timeouts = route.timeouts;
   HeaderList forwarded;
-  const std::vector<std::string>& patterns = adapter.config().forward_headers;
-  if (!patterns.empty()) {
+  if (adapter.forwards_caller_headers()) {
     head_.for_each_header([&](std::string_view name, std::string_view value) {
-      if (header_forwarded(name, patterns)) {
+      if (header_forwarded(name, adapter)) {
         forwarded.add(name, value);
       }
     });

@@ -101,6 +101,23 @@ Awaitable<Result<std::unique_ptr<Exchange>>> ProviderAdapter::call_in_process(
                   "provider '" + id() + "' has no in-process implementation");
 }
 
+std::optional<Error> ProviderAdapter::connect_to(std::string_view default_base_url, BaseUrl& url) {
+  const config::Provider& p = *config_;
+  auto parsed =
+      parse_base_url(p.base_url.empty() ? default_base_url : std::string_view(p.base_url));
+  if (!parsed) {
+    return Error(ErrorKind::kBadRequest,
+                 p.source + ": provider " + p.id + ": base_url: " + parsed.error().message());
+  }
+  url = std::move(*parsed);
+  auto endpoint = make_endpoint(p, url);
+  if (!endpoint) {
+    return std::move(endpoint).error();
+  }
+  endpoint_ = std::move(*endpoint);
+  return std::nullopt;
+}
+
 Error ProviderAdapter::classify_failure(int status, const Exchange& response,
                                         std::string_view body) const {
   const std::optional<UpstreamMessage> said = read_message(body);

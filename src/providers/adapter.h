@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -16,6 +17,7 @@
 #include "ir/response.h"
 #include "protocol/ingress.h"
 #include "protocol/stream.h"
+#include "providers/base_url.h"
 #include "providers/endpoint.h"
 #include "providers/exchange.h"
 
@@ -94,6 +96,16 @@ class ProviderAdapter {
   // Response headers relayed to the caller on success and failure alike (rate-limit state).
   virtual bool relays_response_header(std::string_view name) const;
 
+  // Caller headers this adapter passes to its upstream whatever forward_headers says, because
+  // the provider's protocol defines them for callers (Anthropic's anthropic-beta). Credentials
+  // and framing headers are never passed (config::never_forwarded), whatever this returns.
+  virtual bool passes_caller_header(std::string_view name) const { return false; }
+  // Whether any caller header can reach the upstream (forward_headers or passes_caller_header);
+  // when not, the pipeline skips looking.
+  bool forwards_caller_headers() const {
+    return passes_caller_headers_ || !config_->forward_headers.empty();
+  }
+
   // Secrets of this provider that must never reach a caller (its API key). Upstream error bodies
   // are scrubbed of them before they are relayed.
   virtual std::span<const std::string> secrets() const { return {}; }
@@ -101,7 +113,12 @@ class ProviderAdapter {
  protected:
   explicit ProviderAdapter(const config::Provider& config) : config_(&config) {}
 
+  // Network adapters: parses base_url (or `default_base_url` when none is configured) into
+  // `url` and builds endpoint_. Errors name the provider's source location.
+  std::optional<Error> connect_to(std::string_view default_base_url, BaseUrl& url);
+
   std::shared_ptr<const Endpoint> endpoint_;  // set by network adapters
+  bool passes_caller_headers_ = false;        // set by adapters overriding passes_caller_header
 
  private:
   const config::Provider* config_;  // owned by the snapshot's Config, which outlives adapters

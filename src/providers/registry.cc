@@ -2,6 +2,7 @@
 
 #include <array>
 
+#include "providers/anthropic/anthropic_adapter.h"
 #include "providers/mock/mock_adapter.h"
 #include "providers/openai/openai_adapter.h"
 
@@ -20,6 +21,7 @@ struct Entry {
 const std::array kAdapters = {
     Entry{OpenAiAdapter::kSchema, &OpenAiAdapter::make},
     Entry{MockAdapter::kSchema, &MockAdapter::make},
+    Entry{AnthropicAdapter::kSchema, &AnthropicAdapter::make},
 };
 
 const std::array<config::AdapterSchema, kAdapters.size()> kSchemas = [] {

@@ -1,7 +1,10 @@
 #include "protocol/anthropic/messages_ingress.h"
 
+#include <array>
+
 #include <boost/json/serialize.hpp>
 
+#include "codec/json_envelope.h"
 #include "codec/json_read.h"
 #include "codec/json_writer.h"
 #include "protocol/anthropic/errors.h"
@@ -13,21 +16,58 @@
 namespace sluice::protocol::anthropic {
 namespace json = boost::json;
 
+// The envelope only: model, stream, max_tokens and a non-empty messages array, checked in one
+// SAX pass. The full decode into the IR (every block type, with the API's own error messages)
+// runs in to_ir(), only when the upstream speaks another protocol: an Anthropic upstream gets
+// the caller's bytes as they are, including blocks and fields the IR cannot carry (documents,
+// server tools, context_management, betas).
 Result<IngressRequest> MessagesIngress::decode(std::string_view body,
                                                const codec::RequestHead& /*head*/) const {
-  DecodeStats stats;
-  auto decoded = decode_request(body, {}, &stats);
-  IngressRequest request;
-  request.ignored_fields = stats.ignored_fields;
-  if (!decoded) {
-    return std::move(decoded).error();
+  using Kind = codec::EnvelopeField::Kind;
+  std::array<codec::EnvelopeField, 4> fields = {
+      codec::EnvelopeField("model"), codec::EnvelopeField("stream"),
+      codec::EnvelopeField("max_tokens"), codec::EnvelopeField("messages")};
+  auto& [model, stream, max_tokens, messages] = fields;
+  std::string syntax;
+  if (body.empty() || !codec::scan_envelope(body, fields, syntax, kMaxJsonDepth)) {
+    return Error(ErrorKind::kBadRequest,
+                 body.empty() ? std::string("request body is empty; expected a JSON object")
+                              : "request body is not valid JSON: " + syntax);
   }
+  auto bad = [](std::string_view path, std::string_view problem) {
+    return Error(ErrorKind::kBadRequest, std::string(path) + ": " + std::string(problem))
+        .with_param(std::string(path));
+  };
+  if (model.kind == Kind::kAbsent) {
+    return bad("model", "Field required");
+  }
+  if (model.kind != Kind::kString || model.text.empty()) {
+    return bad("model", "Input should be a non-empty string");
+  }
+  if (max_tokens.kind == Kind::kAbsent) {
+    return bad("max_tokens", "Field required");
+  }
+  if (max_tokens.kind != Kind::kInteger || max_tokens.integer < 1) {
+    return bad("max_tokens", "Input should be an integer greater than or equal to 1");
+  }
+  if (messages.kind == Kind::kAbsent) {
+    return bad("messages", "Field required");
+  }
+  if (messages.kind != Kind::kArray || messages.elements == 0) {
+    return bad("messages", "Input should be a non-empty list");
+  }
+  if (stream.kind != Kind::kAbsent && stream.kind != Kind::kBool && stream.kind != Kind::kNull) {
+    return bad("stream", "Input should be a valid boolean");
+  }
+  IngressRequest request;
   request.body = body;
-  request.model = decoded->model;
-  request.stream = decoded->stream;
+  request.model = std::move(model.text);
+  request.stream = stream.kind == Kind::kBool && stream.flag;
   // Anthropic streams always carry usage (message_start and message_delta).
   request.include_usage = true;
-  request.ir = std::move(*decoded);
+  request.spliceable = model.spliceable();
+  request.model_begin = model.begin;
+  request.model_end = model.end;
   return request;
 }
 
@@ -35,12 +75,19 @@ Result<ir::Request> MessagesIngress::to_ir(IngressRequest& request) const {
   if (request.ir) {
     return std::move(*request.ir);
   }
-  return decode_request(request.body);
+  DecodeStats stats;
+  auto decoded = decode_request(request.body, {}, &stats);
+  request.ignored_fields = stats.ignored_fields;
+  return decoded;
 }
 
 std::string MessagesIngress::passthrough_body(const IngressRequest& request,
                                               std::string_view upstream_model) const {
-  // decode() validated the body as a JSON object.
+  if (request.spliceable) {
+    return codec::splice_json_string(request.body, request.model_begin, request.model_end,
+                                     upstream_model);
+  }
+  // Rare shapes (an escaped or repeated "model"): decode() validated the body as an object.
   boost::system::error_code ec;
   json::value doc = codec::parse_json(request.body, ec);
   if (ec || !doc.is_object()) {

@@ -28,17 +28,9 @@ const config::AdapterSchema OpenAiAdapter::kSchema = {
 
 Result<std::unique_ptr<ProviderAdapter>> OpenAiAdapter::make(const config::Provider& p) {
   std::unique_ptr<OpenAiAdapter> a(new OpenAiAdapter(p));
-  auto url = parse_base_url(p.base_url.empty() ? kDefaultBaseUrl : std::string_view(p.base_url));
-  if (!url) {
-    return Error(ErrorKind::kBadRequest,
-                 p.source + ": provider " + p.id + ": base_url: " + url.error().message());
+  if (auto failed = a->connect_to(kDefaultBaseUrl, a->url_)) {
+    return std::move(*failed);
   }
-  a->url_ = std::move(*url);
-  auto endpoint = make_endpoint(p, a->url_);
-  if (!endpoint) {
-    return std::move(endpoint).error();
-  }
-  a->endpoint_ = std::move(*endpoint);
   if (!p.api_key.empty()) {
     a->headers_.emplace_back("Authorization", "Bearer " + p.api_key);
     a->secrets_.push_back(p.api_key);

@@ -1,0 +1,108 @@
+#include "providers/anthropic/anthropic_adapter.h"
+
+#include <array>
+
+#include "core/version.h"
+#include "protocol/anthropic/messages_ingress.h"
+#include "protocol/anthropic/messages_response.h"
+#include "protocol/anthropic/stream_decoder.h"
+
+namespace sluice::providers {
+
+namespace {
+
+constexpr std::string_view kDefaultBaseUrl = "https://api.anthropic.com/v1";
+// https://docs.claude.com/en/api/versioning: the version header every request must carry.
+constexpr std::string_view kDefaultVersion = "2023-06-01";
+
+constexpr std::array<config::AdapterOption, 2> kOptions = {{
+    {.name = "anthropic_version",
+     .type = config::AdapterOption::Type::kString,
+     .min = 0,
+     .max = 0,
+     .choices = {}},
+    {.name = "default_max_tokens",
+     .type = config::AdapterOption::Type::kUnsigned,
+     .min = 1,
+     .max = 1'000'000,
+     .choices = {}},
+}};
+
+}  // namespace
+
+const config::AdapterSchema AnthropicAdapter::kSchema = {
+    .name = "anthropic", .network = true, .options = kOptions};
+
+Result<std::unique_ptr<ProviderAdapter>> AnthropicAdapter::make(const config::Provider& p) {
+  std::unique_ptr<AnthropicAdapter> a(new AnthropicAdapter(p));
+  if (auto failed = a->connect_to(kDefaultBaseUrl, a->url_)) {
+    return std::move(*failed);
+  }
+  a->passes_caller_headers_ = true;
+  if (!p.api_key.empty()) {
+    a->headers_.emplace_back("x-api-key", p.api_key);
+    a->secrets_.push_back(p.api_key);
+  }
+  const std::string* version = p.option("anthropic_version");
+  a->headers_.emplace_back("anthropic-version",
+                           version != nullptr ? *version : std::string(kDefaultVersion));
+  for (const auto& [name, value] : p.headers) {
+    a->headers_.emplace_back(name, value);
+  }
+  if (const std::string* max = p.option("default_max_tokens")) {
+    a->default_max_tokens_ = static_cast<std::uint32_t>(std::stoul(*max));  // validated
+  }
+  return std::unique_ptr<ProviderAdapter>(std::move(a));
+}
+
+protocol::ProtocolId AnthropicAdapter::wire_protocol(protocol::Operation operation) const {
+  return operation == protocol::Operation::kChat ? protocol::anthropic::kMessagesProtocol
+                                                 : protocol::ProtocolId();
+}
+
+void AnthropicAdapter::write_request_head(const RequestSpec& spec, std::string_view /*body*/,
+                                          codec::HeadWriter& head) const {
+  head.request_line("POST", url_.path_prefix, "/messages")
+      .field("Host", url_.host_header)
+      .field("User-Agent", kUserAgent);
+  for (const auto& [name, value] : headers_) {
+    head.field(name, value);
+  }
+  head.field("Content-Type", "application/json")
+      .field("Accept", spec.stream ? "text/event-stream" : "application/json")
+      .field("x-request-id", spec.request_id);
+  for (const auto& [name, value] : spec.forwarded) {
+    head.field(name, value);
+  }
+  head.field("Content-Length", spec.content_length);
+  head.end();
+}
+
+Result<std::string> AnthropicAdapter::encode_request(const ir::Request& /*request*/,
+                                                     std::string_view /*model*/,
+                                                     bool /*stream*/) const {
+  return Error(ErrorKind::kBadRequest,
+               "provider '" + id() + "' speaks Anthropic Messages; requests from this API "
+                                     "cannot be translated to it yet")
+      .with_code("translation_unsupported");
+}
+
+Result<ir::Response> AnthropicAdapter::decode_response(std::string_view body) const {
+  return protocol::anthropic::decode_response(body);
+}
+
+std::unique_ptr<protocol::StreamDecoder> AnthropicAdapter::make_stream_decoder() const {
+  return std::make_unique<protocol::anthropic::StreamDecoder>();
+}
+
+bool AnthropicAdapter::relays_response_header(std::string_view name) const {
+  // https://docs.claude.com/en/api/rate-limits: anthropic-ratelimit-{requests,tokens,
+  // input-tokens,output-tokens}-{limit,remaining,reset}, and retry-after on 429.
+  return istarts_with(name, "anthropic-ratelimit-") || ProviderAdapter::relays_response_header(name);
+}
+
+bool AnthropicAdapter::passes_caller_header(std::string_view name) const {
+  return iequals(name, "anthropic-beta");
+}
+
+}  // namespace sluice::providers

@@ -1,0 +1,47 @@
+#pragma once
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "providers/adapter.h"
+#include "providers/base_url.h"
+
+namespace sluice::providers {
+
+// `adapter: anthropic`: Anthropic's Messages API (https://docs.claude.com/en/api/messages).
+// Authenticates with `x-api-key: <api_key>` and sends `anthropic-version`; a caller's
+// `anthropic-beta` header is passed on (Claude Code and the SDKs use it to enable features).
+// Speaks Messages for chat routes; embeddings routes cannot name it.
+//
+// Options:
+//   anthropic_version    the `anthropic-version` header (default 2023-06-01, the current one)
+//   default_max_tokens   max_tokens for translated requests that carry none (Anthropic requires
+//                        it; OpenAI and Gemini callers may omit it). Default 4096.
+class AnthropicAdapter final : public ProviderAdapter {
+ public:
+  static const config::AdapterSchema kSchema;
+  static Result<std::unique_ptr<ProviderAdapter>> make(const config::Provider& provider);
+
+  protocol::ProtocolId wire_protocol(protocol::Operation operation) const override;
+  void write_request_head(const RequestSpec& spec, std::string_view body,
+                          codec::HeadWriter& head) const override;
+  Result<std::string> encode_request(const ir::Request& request, std::string_view model,
+                                     bool stream) const override;
+  Result<ir::Response> decode_response(std::string_view body) const override;
+  std::unique_ptr<protocol::StreamDecoder> make_stream_decoder() const override;
+  bool relays_response_header(std::string_view name) const override;
+  bool passes_caller_header(std::string_view name) const override;
+  std::span<const std::string> secrets() const override { return secrets_; }
+
+ private:
+  explicit AnthropicAdapter(const config::Provider& provider) : ProviderAdapter(provider) {}
+
+  BaseUrl url_;
+  std::vector<std::pair<std::string, std::string>> headers_;  // auth, version, configured
+  std::vector<std::string> secrets_;
+  std::uint32_t default_max_tokens_ = 4096;
+};
+
+}  // namespace sluice::providers

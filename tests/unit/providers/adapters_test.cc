@@ -1,0 +1,169 @@
+// Provider adapters as built from config: wire protocol, request framing and authentication,
+// failure classification, relayed and passed headers, option defaults.
+
+#include <gtest/gtest.h>
+
+#include "providers/adapter.h"
+#include "providers/registry.h"
+
+namespace sluice::providers {
+namespace {
+
+// An Exchange that only has headers, for classify_failure.
+class HeadersOnly final : public Exchange {
+ public:
+  using Fields = std::vector<std::pair<std::string, std::string>>;
+  explicit HeadersOnly(Fields h) : headers_(std::move(h)) {}
+  int status() const override { return 0; }
+  std::string_view header(std::string_view name) const override {
+    for (const auto& [n, v] : headers_) {
+      if (iequals(n, name)) {
+        return v;
+      }
+    }
+    return {};
+  }
+  void for_each_header(FunctionRef<void(std::string_view, std::string_view)>) const override {}
+  const ExchangeTimings& timings() const override { return timings_; }
+  Awaitable<Result<std::size_t>> read_some(std::string&) override { co_return std::size_t{0}; }
+  Awaitable<Result<std::string>> read_all(std::size_t) override { co_return std::string(); }
+  void abort() override {}
+
+ private:
+  std::vector<std::pair<std::string, std::string>> headers_;
+  ExchangeTimings timings_;
+};
+
+struct Built {
+  std::shared_ptr<const config::Config> config;
+  std::unique_ptr<ProviderAdapter> adapter;
+};
+
+Built build(const std::string& provider_yaml) {
+  config::LoadOptions options;
+  options.getenv = [](const std::string&) -> std::optional<std::string> { return std::nullopt; };
+  auto cfg = load_config_string("version: 1\nauth: none\nproviders:\n" + provider_yaml +
+                                    "routes:\n  - alias: a\n    provider: p\n    model: m\n",
+                                "test.yaml", options);
+  EXPECT_TRUE(cfg.has_value()) << cfg.error().message();
+  Built b;
+  b.config = *cfg;
+  auto adapter = make_adapter(b.config->providers.at(0));
+  EXPECT_TRUE(adapter.has_value()) << adapter.error().message();
+  b.adapter = std::move(*adapter);
+  return b;
+}
+
+std::string head_for(const ProviderAdapter& adapter, bool stream,
+                     std::vector<Header> forwarded = {}) {
+  std::string head;
+  codec::HeadWriter writer(head);
+  RequestSpec spec;
+  spec.model = "m";
+  spec.stream = stream;
+  spec.request_id = "rid";
+  spec.content_length = 2;
+  spec.forwarded = forwarded;
+  adapter.write_request_head(spec, "{}", writer);
+  return head;
+}
+
+TEST(AnthropicAdapter, FramesMessagesWithItsKeyVersionAndTheCallersBeta) {
+  Built b = build(
+      "  - id: p\n    adapter: anthropic\n    api_key: sk-ant-secret-000000000001\n");
+  const ProviderAdapter& a = *b.adapter;
+  EXPECT_EQ(a.wire_protocol(protocol::Operation::kChat), "anthropic_messages");
+  EXPECT_EQ(a.wire_protocol(protocol::Operation::kEmbeddings), "");
+  ASSERT_NE(a.endpoint(), nullptr);
+  EXPECT_EQ(a.endpoint()->host, "api.anthropic.com");
+  EXPECT_TRUE(a.endpoint()->tls);
+  EXPECT_TRUE(a.passes_caller_header("anthropic-beta"));
+  EXPECT_TRUE(a.passes_caller_header("Anthropic-Beta"));
+  EXPECT_FALSE(a.passes_caller_header("x-api-key"));
+  EXPECT_TRUE(a.forwards_caller_headers());
+  const std::string head =
+      head_for(a, true, {{"anthropic-beta", "context-management-2025-06-27"}});
+  EXPECT_EQ(head.rfind("POST /v1/messages HTTP/1.1\r\n", 0), 0u) << head;
+  EXPECT_NE(head.find("\r\nHost: api.anthropic.com\r\n"), std::string::npos);
+  EXPECT_NE(head.find("\r\nx-api-key: sk-ant-secret-000000000001\r\n"), std::string::npos);
+  EXPECT_NE(head.find("\r\nanthropic-version: 2023-06-01\r\n"), std::string::npos);
+  EXPECT_NE(head.find("\r\nanthropic-beta: context-management-2025-06-27\r\n"), std::string::npos);
+  EXPECT_NE(head.find("\r\nAccept: text/event-stream\r\n"), std::string::npos);
+  EXPECT_EQ(head.find("Authorization"), std::string::npos);
+  ASSERT_EQ(a.secrets().size(), 1u);
+  EXPECT_TRUE(a.relays_response_header("anthropic-ratelimit-tokens-remaining"));
+  EXPECT_TRUE(a.relays_response_header("retry-after"));
+  EXPECT_FALSE(a.relays_response_header("set-cookie"));
+}
+
+TEST(AnthropicAdapter, OptionsAndBaseUrl) {
+  Built b = build(
+      "  - id: p\n    adapter: anthropic\n    base_url: http://127.0.0.1:9/anthropic/v1\n"
+      "    anthropic_version: 2099-01-01\n    default_max_tokens: 512\n");
+  const std::string head = head_for(*b.adapter, false);
+  EXPECT_EQ(head.rfind("POST /anthropic/v1/messages HTTP/1.1\r\n", 0), 0u) << head;
+  EXPECT_NE(head.find("\r\nanthropic-version: 2099-01-01\r\n"), std::string::npos);
+  EXPECT_EQ(head.find("x-api-key"), std::string::npos) << "no key configured, none sent";
+}
+
+TEST(AnthropicAdapter, OptionsOfOtherAdaptersAreConfigErrors) {
+  config::LoadOptions options;
+  options.getenv = [](const std::string&) -> std::optional<std::string> { return std::nullopt; };
+  auto cfg = load_config_string(
+      "version: 1\nauth: none\nproviders:\n  - id: p\n    adapter: openai\n"
+      "    anthropic_version: x\nroutes:\n  - alias: a\n    provider: p\n    model: m\n",
+      "test.yaml", options);
+  ASSERT_FALSE(cfg.has_value());
+  EXPECT_EQ(cfg.error().message(),
+            "test.yaml:6:24: providers[0].anthropic_version: only valid for adapter anthropic");
+}
+
+TEST(ProviderAdapter, ClassifiesFailuresFromAnyDialect) {
+  Built b = build("  - id: p\n    adapter: anthropic\n");
+  const ProviderAdapter& a = *b.adapter;
+  Error overloaded = a.classify_failure(
+      529, HeadersOnly(HeadersOnly::Fields{{"retry-after", "7"}}),
+      R"({"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}})");
+  EXPECT_EQ(overloaded.kind(), ErrorKind::kUpstreamStatus);
+  EXPECT_EQ(overloaded.http_status(), 529);
+  EXPECT_EQ(overloaded.message(), "Overloaded");
+  EXPECT_EQ(overloaded.code(), "overloaded_error");
+  EXPECT_EQ(overloaded.retry_after_seconds(), 7u);
+  EXPECT_TRUE(overloaded.retryable());
+
+  Error ms = a.classify_failure(429, HeadersOnly(HeadersOnly::Fields{{"retry-after-ms", "1200"}}), "");
+  EXPECT_EQ(ms.retry_after_seconds(), 2u) << "rounded up";
+
+  Error refused = a.classify_failure(
+      401, HeadersOnly(HeadersOnly::Fields{}),
+      R"({"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}})");
+  EXPECT_EQ(refused.http_status(), 502);
+  EXPECT_EQ(refused.code(), "upstream_auth_failed");
+
+  Error html = a.classify_failure(502, HeadersOnly(HeadersOnly::Fields{}), "<html>bad gateway</html>");
+  EXPECT_EQ(html.message(), "upstream provider 'p' returned 502");
+  Error detail = a.classify_failure(422, HeadersOnly(HeadersOnly::Fields{}), R"({"detail":"field required"})");
+  EXPECT_EQ(detail.message(), "upstream provider 'p' returned 422: field required");
+}
+
+TEST(OpenAiAdapter, MaxTokensFieldDefaultsByHost) {
+  ir::Request r;
+  r.messages.push_back(ir::Message{ir::Role::kUser, {ir::ContentPart::make_text("x")}, {}});
+  r.max_tokens = 7;
+  for (const auto& [yaml, field] : std::vector<std::pair<std::string, std::string>>{
+           {"", "max_completion_tokens"},
+           {"    base_url: http://vllm.internal:8000/v1\n", "max_tokens"},
+           {"    base_url: https://api.openai.com.example.net/v1\n", "max_tokens"},
+           {"    base_url: http://vllm.internal:8000/v1\n    max_tokens_field: "
+            "max_completion_tokens\n",
+            "max_completion_tokens"},
+           {"    max_tokens_field: max_tokens\n", "max_tokens"}}) {
+    Built b = build("  - id: p\n    adapter: openai\n" + yaml);
+    auto body = b.adapter->encode_request(r, "m", false);
+    ASSERT_TRUE(body.has_value());
+    EXPECT_NE(body->find("\"" + field + "\":7"), std::string::npos) << yaml << *body;
+  }
+}
+
+}  // namespace
+}  // namespace sluice::providers
