@@ -33,6 +33,13 @@ class Passthrough final : public StreamTransform {
       // (an error event) stays a separate event.
       out.append(event.raw.ends_with('\n') || event.raw.ends_with('\r') ? "\n" : "\n\n");
     }
+    if (sniffer_->saw_error() && !failed_) {
+      // The upstream ended its own stream with an error event, already relayed in the
+      // caller's protocol: the stream stops here, without a second error of ours.
+      failed_ = Error(ErrorKind::kUpstreamStatus, 502,
+                      "the provider sent an error event in the middle of the stream")
+                    .with_code("upstream_stream_error");
+    }
   }
   void on_end(std::string& /*out*/) override {}
   bool complete() const override { return sniffer_->done() || sniffer_->answered(); }
@@ -49,7 +56,7 @@ class Passthrough final : public StreamTransform {
  private:
   const protocol::IngressCodec& ingress_;
   std::unique_ptr<protocol::StreamSniffer> sniffer_;
-  std::optional<Error> failed_;  // passthrough relays upstream error events as they are
+  std::optional<Error> failed_;  // set once the upstream's own error event was relayed
 };
 
 // Upstream events -> IR events -> the caller's events. Text deltas go out in the same write as
