@@ -473,6 +473,16 @@ function anthropicJson(extra = {}) {
   });
 }
 
+const GEMINI_MODEL = '/v1beta/models/gemini-mock';
+
+function geminiJson(extra = {}) {
+  return JSON.stringify({
+    systemInstruction: { parts: [{ text: 'Be brief.' }] },
+    contents: [{ role: 'user', parts: [{ text: 'Say hello, please' }] }],
+    ...extra,
+  });
+}
+
 /**
  * The protocols the mock speaks, for the tests that every one of them must pass. `path` and
  * `body` build a request (stream or not); `prelude` is how many events a generated stream
@@ -506,6 +516,19 @@ const PROTOCOLS = [
     },
     isReply: (json) => json.type === 'message',
     terminator: (e) => e.event === 'message_stop',
+  },
+  {
+    name: 'Gemini',
+    path: (stream) => (stream ? `${GEMINI_MODEL}:streamGenerateContent?alt=sse` : `${GEMINI_MODEL}:generateContent`),
+    body: () => geminiJson(),
+    prelude: 0,
+    error: (json) => {
+      assert.deepEqual(Object.keys(json), ['error']);
+      assert.deepEqual(Object.keys(json.error), ['code', 'message', 'status']);
+      return json.error;
+    },
+    isReply: (json) => Array.isArray(json.candidates),
+    terminator: null,
   },
 ];
 
@@ -871,5 +894,202 @@ describe('Anthropic Messages', () => {
     for (const event of splitSse(recorded).slice(0, 3)) {
       assert.ok(received.includes(`\r\n${event}\r\n`), 'each recorded event in a chunk of its own');
     }
+  });
+});
+
+describe('Gemini', () => {
+  let fx; // replays tests/fixtures/gemini
+  before(async () => {
+    fx = await startMock({ fixtures: path.join(fixturesDir, 'gemini') });
+  });
+  after(async () => {
+    await fx?.stop();
+  });
+
+  const GENERATE = `${GEMINI_MODEL}:generateContent`;
+  const STREAM = `${GEMINI_MODEL}:streamGenerateContent`;
+  // "Be brief." (9) + "Say hello, please" (17) characters.
+  const promptTokens = Math.floor((9 + 17) / 4) + 1;
+  const functionTools = [{ googleSearch: {} }, { functionDeclarations: [{ name: 'get_capital' }, { name: 'get_time' }] }];
+
+  test('generateContent: the recorded response shape, pretty-printed; the key header is counted', async () => {
+    const recorded = JSON.parse(readFixture('gemini/generate-content-text.json'));
+    const res = await post(mock, GENERATE, geminiJson(), { 'x-goog-api-key': 'AIza-test', 'x-mock-events': '3' });
+    assert.equal(res.status, 200);
+    const text = await res.text();
+    assert.match(text, /^\{\n {2}"candidates": \[\n {4}\{\n/);
+    const body = JSON.parse(text);
+    assertShape(body, recorded, { missing: ['usageMetadata.thoughtsTokenCount'] });
+    assert.deepEqual(body.candidates, [
+      { content: { parts: [{ text: 'Mock reply w1 w2 w3' }], role: 'model' }, finishReason: 'STOP', index: 0 },
+    ]);
+    assert.deepEqual(body.usageMetadata, {
+      promptTokenCount: promptTokens,
+      candidatesTokenCount: 5,
+      totalTokenCount: promptTokens + 5,
+      promptTokensDetails: [{ modality: 'TEXT', tokenCount: promptTokens }],
+    });
+    assert.equal(body.modelVersion, 'gemini-mock');
+    assert.equal(body.responseId, 'gemini-mock-1');
+
+    const stats = await mock.stats();
+    assert.equal(stats.gemini_requests, 1);
+    assert.equal(stats.gemini_keys_in_header, 1);
+    assert.equal(stats.gemini_keys_in_query, 0);
+    assert.equal(stats.last_request.headers['x-goog-api-key'], 'AIza-test');
+  });
+
+  test('functionCall parts: the first declared function, or the one mode ANY allows; NONE turns it off', async () => {
+    const recordedChunk = parseSse(readFixture('gemini/stream-function-call.sse'))[0].data;
+    let body = await (await post(mock, GENERATE, geminiJson({ tools: functionTools }))).json();
+    assertShape(body, recordedChunk, {
+      extra: ['candidates[].index', 'candidates[].content.parts[].functionCall.args.mock'],
+      missing: [
+        'candidates[].content.parts[].functionCall.args.country',
+        'usageMetadata.candidatesTokensDetails',
+        'usageMetadata.candidatesTokensDetails[].modality',
+        'usageMetadata.candidatesTokensDetails[].tokenCount',
+      ],
+    });
+    assert.deepEqual(body.candidates[0].content.parts, [{ functionCall: { name: 'get_capital', args: { mock: true } } }]);
+    assert.equal(body.candidates[0].finishReason, 'STOP');
+    assert.equal(body.usageMetadata.candidatesTokenCount, 3);
+
+    const config = (mode, allowedFunctionNames) => ({ tools: functionTools, toolConfig: { functionCallingConfig: { mode, allowedFunctionNames } } });
+    body = await (await post(mock, GENERATE, geminiJson(config('ANY', ['get_time'])))).json();
+    assert.equal(body.candidates[0].content.parts[0].functionCall.name, 'get_time');
+    body = await (await post(mock, GENERATE, geminiJson(config('NONE')))).json();
+    assert.equal(body.candidates[0].content.parts[0].text, 'Mock reply w1 w2 w3 w4 w5 w6 w7 w8');
+    body = await (await post(mock, GENERATE, geminiJson({ tools: [{ googleSearch: {} }] }))).json();
+    assert.ok('text' in body.candidates[0].content.parts[0], 'no declared function, no call');
+  });
+
+  test('?alt=sse: CRLF-framed data events with cumulative usage, no terminator; ?key= is counted', async () => {
+    const recorded = parseSse(readFixture('gemini/stream-text.sse'));
+    const recordedUsage = parseSse(readFixture('gemini/stream-text-thoughts-usage.sse'));
+    const res = await post(mock, `${STREAM}?alt=sse&key=AIza-query`, geminiJson(), { 'x-mock-events': '4' });
+    assert.equal(res.headers.get('content-type'), 'text/event-stream');
+    const text = await res.text();
+    const events = parseSse(text);
+    assert.equal(events.length, 4);
+    for (const e of events) {
+      assert.match(e.raw, /^data: \{"candidates": \[.*\}\r\n\r\n$/, 'one data line, CRLF blank line');
+      assert.doesNotMatch(e.raw, /, "/, 'no space after a comma, as Google writes it');
+      assert.equal(e.event, null);
+    }
+    assert.ok(!text.includes('[DONE]'));
+    // The last chunk is the finished one; the others are like a recorded mid-stream chunk.
+    assertShape(events.at(-1).data, recorded.at(-1).data, {
+      extra: ['candidates[].index'],
+      missing: ['usageMetadata.candidatesTokensDetails', 'usageMetadata.candidatesTokensDetails[].modality', 'usageMetadata.candidatesTokensDetails[].tokenCount'],
+    });
+    assertShape(events[0].data, recordedUsage[0].data, { missing: ['usageMetadata.thoughtsTokenCount', 'usageMetadata.serviceTier'] });
+
+    const chunks = events.map((e) => e.data);
+    assert.equal(chunks.map((c) => c.candidates[0].content.parts[0].text).join(''), 'Mock reply w1 w2 w3 w4');
+    assert.deepEqual(chunks.map((c) => c.candidates[0].finishReason ?? null), [null, null, null, 'STOP']);
+    assert.deepEqual(chunks.map((c) => c.usageMetadata.candidatesTokenCount), [3, 4, 5, 6]);
+    assert.ok(chunks.every((c) => c.usageMetadata.promptTokenCount === promptTokens));
+    assert.ok(chunks.every((c) => c.usageMetadata.totalTokenCount === promptTokens + c.usageMetadata.candidatesTokenCount));
+    assert.ok(chunks.every((c) => c.responseId === 'gemini-mock-1' && c.modelVersion === 'gemini-mock'));
+
+    const stats = await mock.stats();
+    assert.equal(stats.gemini_keys_in_query, 1);
+    assert.equal(stats.gemini_keys_in_header, 0);
+    assert.deepEqual(stats.last_request.query, { alt: 'sse', key: 'AIza-query' });
+  });
+
+  test('without alt=sse the stream is one JSON array, an element per chunk', async (t) => {
+    const sse = parseSse(await (await post(mock, `${STREAM}?alt=sse`, geminiJson(), { 'x-mock-events': '3' })).text()).map((e) => e.data);
+    const c = await open(t);
+    await c.write(
+      rawRequest('POST', STREAM, { headers: { 'content-type': 'application/json', 'x-mock-events': '3' }, body: geminiJson() }),
+    );
+    const r = await c.readResponse();
+    assert.equal(r.headers['content-type'], 'application/json');
+    assert.equal(r.headers['transfer-encoding'], 'chunked');
+    assert.equal(r.chunks.length, 4);
+    assert.match(r.chunks[0], /^\[\{\n {2}"candidates": \[/);
+    assert.match(r.chunks[1], /^\n,\r\n\{\n/);
+    assert.match(r.chunks[2], /^\n,\r\n\{\n/);
+    assert.equal(r.chunks[3], '\n]');
+    const array = JSON.parse(r.text);
+    assert.equal(array.length, 3);
+    assert.deepEqual(array.map((x) => ({ ...x, responseId: null })), sse.map((x) => ({ ...x, responseId: null })));
+
+    // omit-done leaves the array open; disconnect-after cuts after whole elements.
+    await c.write(rawRequest('POST', `${STREAM}?alt=json`, { headers: { 'x-mock-events': '2', 'x-mock-omit-done': '1' }, body: geminiJson() }));
+    const open_ = await c.readResponse();
+    assert.equal(open_.chunks.length, 2);
+    assert.match(open_.text, /\}$/);
+    assert.throws(() => JSON.parse(open_.text));
+    await c.write(rawRequest('POST', STREAM, { headers: { 'x-mock-events': '5', 'x-mock-disconnect-after': '1' }, body: geminiJson() }));
+    assert.equal(await c.waitClosed(2000), true);
+    assert.match(c.buf.toString('utf8'), /\r\n\[\{\n[^]*\n\}\r\n$/);
+  });
+
+  test('a function call streams as one chunk; Vertex AI paths work too', async () => {
+    const vertex = '/v1/projects/p1/locations/us-central1/publishers/google/models/gemini-vertex:streamGenerateContent?alt=sse';
+    const events = parseSse(await (await post(mock, vertex, geminiJson({ tools: functionTools }))).text());
+    assert.equal(events.length, 1);
+    const chunk = events[0].data;
+    assert.deepEqual(chunk.candidates[0].content.parts, [{ functionCall: { name: 'get_capital', args: { mock: true } } }]);
+    assert.equal(chunk.candidates[0].finishReason, 'STOP');
+    assert.equal(chunk.modelVersion, 'gemini-vertex');
+  });
+
+  test("invalid requests and injected statuses get Google's error shape and status names", async () => {
+    const recorded = JSON.parse(readFixture('gemini/error-400-invalid-argument.json'));
+    const cases = [
+      ['{"contents":[]}', '* GenerateContentRequest.contents: contents is not specified\n'],
+      ['{"generationConfig":{}}', '* GenerateContentRequest.contents: contents is not specified\n'],
+      ['{"contents":"hello"}', "Invalid value at 'contents': expected a list of Content."],
+    ];
+    for (const [body, message] of cases) {
+      const res = await post(mock, GENERATE, body);
+      assert.equal(res.status, 400);
+      const text = await res.text();
+      assert.match(text, /^\{\n {2}"error": \{\n {4}"code": 400,\n/);
+      const json = JSON.parse(text);
+      assertShape(json, recorded);
+      assert.deepEqual(json, { error: { code: 400, message, status: 'INVALID_ARGUMENT' } });
+    }
+    const bad = await post(mock, `${STREAM}?alt=sse`, '{"contents":');
+    assert.equal(bad.status, 400);
+    assert.match((await bad.json()).error.message, /^Invalid JSON payload received\./);
+
+    const names = {
+      400: 'INVALID_ARGUMENT',
+      401: 'UNAUTHENTICATED',
+      403: 'PERMISSION_DENIED',
+      404: 'NOT_FOUND',
+      418: 'FAILED_PRECONDITION',
+      429: 'RESOURCE_EXHAUSTED',
+      500: 'INTERNAL',
+      502: 'INTERNAL',
+      503: 'UNAVAILABLE',
+      504: 'DEADLINE_EXCEEDED',
+    };
+    for (const [status, name] of Object.entries(names)) {
+      const res = await post(mock, `${STREAM}?alt=sse`, geminiJson(), { 'x-mock-status': status });
+      assert.equal(res.status, Number(status));
+      assert.equal(res.headers.get('content-type'), 'application/json');
+      assert.deepEqual(await res.json(), { error: { code: Number(status), message: `mock injected status ${status}`, status: name } });
+    }
+    const get = await fetch(`${mock.url}${GENERATE}`);
+    assert.equal(get.status, 405);
+    assert.equal((await get.json()).error.status, 'FAILED_PRECONDITION');
+  });
+
+  test('recorded streams replay byte for byte, CRLF included', async (t) => {
+    const recorded = readFixture('gemini/stream-text.sse');
+    const res = await post(fx, `${STREAM}?alt=sse`, geminiJson(), { 'x-mock-fixture': 'stream-text' });
+    assert.equal(await res.text(), recorded);
+    const c = await RawConnection.open(fx.port);
+    t.after(() => c.destroy());
+    await c.write(rawRequest('POST', `${STREAM}?alt=sse`, { headers: { 'x-mock-fixture': 'stream-text' }, body: geminiJson() }));
+    const r = await c.readResponse();
+    assert.deepEqual(r.chunks, splitSse(recorded));
+    assert.ok(r.chunks.every((ch) => ch.endsWith('}\r\n\r\n')));
   });
 });

@@ -162,17 +162,8 @@ class AnthropicStream final : public PhasedStream {
   ReplySpec spec_;
 };
 
-}  // namespace
-
-Result<AnthropicRequest> parse_anthropic_request(std::string_view body,
-                                                 AnthropicEndpoint endpoint) {
-  unsigned char scratch[4096];
-  json::monotonic_resource mr(scratch, sizeof scratch);
-  auto root = parse_request_object(body, mr, 128);
-  if (!root) {
-    return root.error();
-  }
-  const json::object& obj = root->get_object();
+Result<AnthropicRequest> read_anthropic_request(const json::object& obj,
+                                                AnthropicEndpoint endpoint) {
   AnthropicRequest out;
 
   const auto* model = obj.if_contains("model");
@@ -228,6 +219,14 @@ Result<AnthropicRequest> parse_anthropic_request(std::string_view body,
   }
   out.tool_name = pick_tool(obj);
   return out;
+}
+
+}  // namespace
+
+Result<AnthropicRequest> parse_anthropic_request(std::string_view body,
+                                                 AnthropicEndpoint endpoint) {
+  return read_request_object(
+      body, [endpoint](const json::object& obj) { return read_anthropic_request(obj, endpoint); });
 }
 
 std::string anthropic_message_body(const AnthropicRequest& request, const ReplySpec& spec) {

@@ -168,23 +168,17 @@ class ChatStream final : public PhasedStream {
 
 }  // namespace
 
-Result<ChatRequest> parse_chat_request(std::string_view body) {
-  // Small requests parse without touching the heap; large ones spill over transparently.
-  unsigned char scratch[4096];
-  json::monotonic_resource mr(scratch, sizeof scratch);
-  auto root = parse_request_object(body, mr, 128);
-  if (!root) {
-    return root.error();
-  }
-  const json::object* obj = &root->get_object();
+namespace {
+
+Result<ChatRequest> read_chat_request(const json::object& obj) {
   ChatRequest out;
-  auto model = read_model(*obj);
+  auto model = read_model(obj);
   if (!model) {
     return model.error();
   }
   out.model = std::move(*model);
 
-  const auto* messages = obj->if_contains("messages");
+  const auto* messages = obj.if_contains("messages");
   if (!messages) {
     return bad_request("Missing required parameter: 'messages'.", "messages");
   }
@@ -201,16 +195,22 @@ Result<ChatRequest> parse_chat_request(std::string_view body) {
   }
   out.prompt_tokens = estimate_tokens(chars);
 
-  if (const auto* stream = obj->if_contains("stream"); stream && stream->is_bool()) {
+  if (const auto* stream = obj.if_contains("stream"); stream && stream->is_bool()) {
     out.stream = stream->get_bool();
   }
-  if (const auto* so = object_member(*obj, "stream_options")) {
+  if (const auto* so = object_member(obj, "stream_options")) {
     if (const auto* iu = so->if_contains("include_usage"); iu && iu->is_bool()) {
       out.include_usage = out.stream && iu->get_bool();
     }
   }
-  out.tool_name = pick_tool(*obj);
+  out.tool_name = pick_tool(obj);
   return out;
+}
+
+}  // namespace
+
+Result<ChatRequest> parse_chat_request(std::string_view body) {
+  return read_request_object(body, read_chat_request);
 }
 
 std::string chat_completion_body(const ChatRequest& request, const ReplySpec& spec) {

@@ -1,6 +1,6 @@
-// sluice-mock-upstream: a scriptable fake model provider (OpenAI, Anthropic, ...) for integration
-// tests, conformance tests and benchmarks. The contract (flags, x-mock-* headers, /_mock/*) is in
-// README.md next to this file.
+// sluice-mock-upstream: a scriptable fake model provider (OpenAI, Anthropic, Gemini) for
+// integration tests, conformance tests and benchmarks. The contract (flags, x-mock-* headers,
+// /_mock/*) is in README.md next to this file.
 
 #include <charconv>
 #include <cstdio>

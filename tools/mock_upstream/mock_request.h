@@ -33,4 +33,11 @@ std::optional<std::string_view> find_header(const HeaderList& headers, std::stri
 // `target` without its query string or fragment.
 std::string_view path_of(std::string_view target);
 
+// The query parameters of `target` in order, names and values percent-decoded ('+' is a
+// space). A parameter without '=' has an empty value.
+std::vector<std::pair<std::string, std::string>> query_params(std::string_view target);
+
+// The value of the first query parameter named `name` (exact, after decoding), or nullopt.
+std::optional<std::string> query_param(std::string_view target, std::string_view name);
+
 }  // namespace sluice::mock

@@ -7,6 +7,7 @@
 #include "embeddings_responder.h"
 #include "error_bodies.h"
 #include "fixture.h"
+#include "gemini_responder.h"
 #include "trailing_response.h"
 
 namespace sluice::mock {
@@ -18,6 +19,8 @@ enum class Endpoint : std::uint8_t {
   kModels,
   kAnthropicMessages,
   kAnthropicCountTokens,
+  kGeminiGenerate,
+  kGeminiStream,
   kUnknown,
 };
 
@@ -41,6 +44,9 @@ EndpointInfo info_of(Endpoint e) {
     case Endpoint::kAnthropicMessages:
     case Endpoint::kAnthropicCountTokens:
       return {"POST", Dialect::kAnthropic, &Stats::anthropic_requests};
+    case Endpoint::kGeminiGenerate:
+    case Endpoint::kGeminiStream:
+      return {"POST", Dialect::kGemini, &Stats::gemini_requests};
     case Endpoint::kUnknown:
       break;
   }
@@ -54,7 +60,30 @@ bool ends_with(std::string_view s, std::string_view suffix) {
 // An endpoint and what its path names besides it.
 struct Route {
   Endpoint endpoint = Endpoint::kUnknown;
+  // The Gemini model ("gemini-2.0-flash" in …/models/gemini-2.0-flash:generateContent).
+  std::string_view arg;
 };
+
+// …/models/{model}:{method} (Gemini API and Vertex AI paths alike).
+Route gemini_route(std::string_view path) {
+  std::size_t slash = path.rfind('/');
+  if (slash == std::string_view::npos || !ends_with(path.substr(0, slash), "/models")) {
+    return {};
+  }
+  std::string_view segment = path.substr(slash + 1);
+  std::size_t colon = segment.rfind(':');
+  if (colon == 0 || colon == std::string_view::npos) {
+    return {};
+  }
+  std::string_view method = segment.substr(colon + 1);
+  if (method == "generateContent") {
+    return {Endpoint::kGeminiGenerate, segment.substr(0, colon)};
+  }
+  if (method == "streamGenerateContent") {
+    return {Endpoint::kGeminiStream, segment.substr(0, colon)};
+  }
+  return {};
+}
 
 // Any prefix is accepted (/v1/chat/completions, /openai/v1/chat/completions, ...) so that
 // tests can exercise base_url handling.
@@ -71,10 +100,10 @@ Route route_of(std::string_view path) {
   };
   for (const auto& [suffix, endpoint] : kSuffixes) {
     if (ends_with(path, suffix)) {
-      return {endpoint};
+      return {endpoint, {}};
     }
   }
-  return {};
+  return gemini_route(path);
 }
 
 Reply error_reply(Dialect dialect, const Error& error) {
@@ -118,6 +147,13 @@ Result<Reply> respond(const Route& route, const MockRequest& request, const Repl
       return respond_anthropic_messages(request.body, spec);
     case Endpoint::kAnthropicCountTokens:
       return respond_anthropic_count_tokens(request.body);
+    case Endpoint::kGeminiGenerate:
+      return respond_gemini(request.body, route.arg, spec, std::nullopt);
+    case Endpoint::kGeminiStream:
+      return respond_gemini(request.body, route.arg, spec,
+                            query_param(request.target, "alt") == "sse"
+                                ? GeminiFraming::kSse
+                                : GeminiFraming::kJsonArray);
     case Endpoint::kUnknown:
       break;
   }
@@ -142,6 +178,14 @@ Reply RequestHandler::handle(const MockRequest& request) const {
   const EndpointInfo info = info_of(route.endpoint);
   if (info.counter) {
     (stats_.*info.counter).fetch_add(1, std::memory_order_relaxed);
+  }
+  if (info.dialect == Dialect::kGemini) {
+    if (find_header(request.headers, "x-goog-api-key")) {
+      stats_.gemini_keys_in_header.fetch_add(1, std::memory_order_relaxed);
+    }
+    if (query_param(request.target, "key")) {
+      stats_.gemini_keys_in_query.fetch_add(1, std::memory_order_relaxed);
+    }
   }
 
   auto faults = parse_faults(request.headers, config_.defaults);

@@ -5,6 +5,25 @@
 #include <boost/json.hpp>
 
 namespace sluice::mock {
+namespace {
+
+// {name: value, ...}; the values of a repeated name are joined with ", ".
+boost::json::object joined_object(const std::vector<std::pair<std::string, std::string>>& pairs) {
+  boost::json::object out;
+  for (const auto& [name, value] : pairs) {
+    if (auto* existing = out.if_contains(name)) {
+      std::string joined(existing->get_string());
+      joined += ", ";
+      joined += value;
+      *existing = joined;
+    } else {
+      out[name] = value;
+    }
+  }
+  return out;
+}
+
+}  // namespace
 
 std::uint64_t Stats::count_request() {
   return requests_total.fetch_add(1, std::memory_order_relaxed) + 1;
@@ -20,6 +39,7 @@ void Stats::record_last_request(const MockRequest& request) {
     assign_lower(last_headers_[i].first, request.headers[i].first);
     last_headers_[i].second.assign(request.headers[i].second);
   }
+  last_query_ = query_params(request.target);
   std::size_t cut = std::min(request.body.size(), kMaxRecordedBody);
   // Back off to a UTF-8 boundary so the stats JSON stays valid UTF-8.
   while (cut < request.body.size() && cut > 0 &&
@@ -46,8 +66,9 @@ void Stats::count_key(std::string_view key) {
 void Stats::reset() {
   for (auto* c :
        {&requests_total, &chat_requests, &embedding_requests, &model_requests, &anthropic_requests,
-        &streams_completed, &streams_aborted, &streams_disconnected, &requests_aborted,
-        &trailing_responses_sent, &connections_accepted, &internal_errors}) {
+        &gemini_requests, &gemini_keys_in_header, &gemini_keys_in_query, &streams_completed,
+        &streams_aborted, &streams_disconnected, &requests_aborted, &trailing_responses_sent,
+        &connections_accepted, &internal_errors}) {
     c->store(0, std::memory_order_relaxed);
   }
   std::lock_guard lock(mu_);
@@ -55,6 +76,7 @@ void Stats::reset() {
   last_method_.clear();
   last_target_.clear();
   last_headers_.clear();
+  last_query_.clear();
   last_body_.clear();
   sequences_.clear();
   key_counts_.clear();
@@ -69,6 +91,9 @@ std::string Stats::to_json() const {
   o["embedding_requests"] = load(embedding_requests);
   o["model_requests"] = load(model_requests);
   o["anthropic_requests"] = load(anthropic_requests);
+  o["gemini_requests"] = load(gemini_requests);
+  o["gemini_keys_in_header"] = load(gemini_keys_in_header);
+  o["gemini_keys_in_query"] = load(gemini_keys_in_query);
   o["active_streams"] = load(active_streams);
   o["streams_completed"] = load(streams_completed);
   o["streams_aborted"] = load(streams_aborted);
@@ -85,21 +110,11 @@ std::string Stats::to_json() const {
   }
   o["requests_by_header"] = std::move(by_key);
   if (has_last_) {
-    json::object headers;
-    for (const auto& [name, value] : last_headers_) {
-      if (auto* existing = headers.if_contains(name)) {
-        std::string joined(existing->get_string());
-        joined += ", ";
-        joined += value;
-        *existing = joined;
-      } else {
-        headers[name] = value;
-      }
-    }
     json::object last;
     last["method"] = last_method_;
     last["target"] = last_target_;
-    last["headers"] = std::move(headers);
+    last["headers"] = joined_object(last_headers_);
+    last["query"] = joined_object(last_query_);
     last["body"] = last_body_;
     o["last_request"] = std::move(last);
   } else {

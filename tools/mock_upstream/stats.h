@@ -25,6 +25,11 @@ class Stats {
   std::atomic<std::uint64_t> model_requests{0};
   // …/messages and …/messages/count_tokens.
   std::atomic<std::uint64_t> anthropic_requests{0};
+  // …/models/{model}:generateContent and :streamGenerateContent, and how each carried its
+  // API key (a request may carry both, or neither).
+  std::atomic<std::uint64_t> gemini_requests{0};
+  std::atomic<std::uint64_t> gemini_keys_in_header{0};  // x-goog-api-key
+  std::atomic<std::uint64_t> gemini_keys_in_query{0};   // ?key=
   std::atomic<std::uint64_t> streams_completed{0};
   // The peer closed before the stream finished (seen while writing or while waiting).
   std::atomic<std::uint64_t> streams_aborted{0};
@@ -44,8 +49,8 @@ class Stats {
   // response carries as x-mock-request-number.
   std::uint64_t count_request();
 
-  // Keeps a copy of `request` (header names lower-cased, body cut at kMaxRecordedBody) for
-  // last_request. Takes a mutex; test-only.
+  // Keeps a copy of `request` (header names lower-cased, query parameters decoded, body cut
+  // at kMaxRecordedBody) for last_request. Takes a mutex; test-only.
   void record_last_request(const MockRequest& request);
 
   // Counts one request that carried x-mock-count-key: `key` (requests_by_header). Takes a
@@ -60,7 +65,7 @@ class Stats {
   void reset();
 
   // {"requests_total":..,...,"requests_by_header":{key:n,..},
-  //  "last_request":{method,target,headers,body}|null}
+  //  "last_request":{method,target,headers,query,body}|null}
   std::string to_json() const;
 
   static constexpr std::size_t kMaxRecordedBody = 64 * 1024;
@@ -71,6 +76,7 @@ class Stats {
   std::string last_method_;
   std::string last_target_;
   std::vector<std::pair<std::string, std::string>> last_headers_;
+  std::vector<std::pair<std::string, std::string>> last_query_;
   std::string last_body_;
   std::map<std::string, std::uint64_t, std::less<>> sequences_;
   std::map<std::string, std::uint64_t, std::less<>> key_counts_;
