@@ -3,6 +3,7 @@
 #include <array>
 
 #include "providers/anthropic/anthropic_adapter.h"
+#include "providers/azure_openai/azure_adapter.h"
 #include "providers/mock/mock_adapter.h"
 #include "providers/openai/openai_adapter.h"
 
@@ -22,6 +23,7 @@ const std::array kAdapters = {
     Entry{OpenAiAdapter::kSchema, &OpenAiAdapter::make},
     Entry{MockAdapter::kSchema, &MockAdapter::make},
     Entry{AnthropicAdapter::kSchema, &AnthropicAdapter::make},
+    Entry{AzureOpenAiAdapter::kSchema, &AzureOpenAiAdapter::make},
 };
 
 const std::array<config::AdapterSchema, kAdapters.size()> kSchemas = [] {

@@ -165,5 +165,71 @@ TEST(OpenAiAdapter, MaxTokensFieldDefaultsByHost) {
   }
 }
 
+TEST(AzureOpenAiAdapter, DeploymentPathsApiVersionAndKeyHeader) {
+  Built b = build(
+      "  - id: p\n    adapter: azure_openai\n    base_url: https://res.openai.azure.com/openai\n"
+      "    api_key: azure-secret-key-0000000001\n");
+  const ProviderAdapter& a = *b.adapter;
+  EXPECT_EQ(a.wire_protocol(protocol::Operation::kChat), "openai_chat");
+  EXPECT_EQ(a.wire_protocol(protocol::Operation::kEmbeddings), "openai_embeddings");
+  std::string head;
+  codec::HeadWriter writer(head);
+  RequestSpec spec;
+  spec.model = "gpt 4o/mini";  // a deployment name needing escapes
+  spec.content_length = 2;
+  a.write_request_head(spec, "{}", writer);
+  EXPECT_EQ(head.rfind("POST /openai/deployments/gpt%204o%2Fmini/chat/completions"
+                       "?api-version=2024-10-21 HTTP/1.1\r\n",
+                       0),
+            0u)
+      << head;
+  EXPECT_NE(head.find("\r\napi-key: azure-secret-key-0000000001\r\n"), std::string::npos);
+  EXPECT_EQ(head.find("Authorization"), std::string::npos);
+
+  spec.operation = protocol::Operation::kEmbeddings;
+  spec.model = "embed";
+  codec::HeadWriter again(head);
+  a.write_request_head(spec, "{}", again);
+  EXPECT_EQ(head.rfind("POST /openai/deployments/embed/embeddings?api-version=2024-10-21 ", 0), 0u)
+      << head;
+
+  ir::Request r;
+  r.messages.push_back(ir::Message{ir::Role::kUser, {ir::ContentPart::make_text("x")}, {}});
+  r.max_tokens = 9;
+  auto body = a.encode_request(r, "dep", false);
+  ASSERT_TRUE(body.has_value());
+  EXPECT_NE(body->find("\"max_completion_tokens\":9"), std::string::npos) << *body;
+}
+
+TEST(AzureOpenAiAdapter, V1StyleAndRequiredBaseUrl) {
+  Built b = build(
+      "  - id: p\n    adapter: azure_openai\n    base_url: https://res.openai.azure.com/openai\n"
+      "    api_style: v1\n");
+  std::string head = head_for(*b.adapter, false);
+  EXPECT_EQ(head.rfind("POST /openai/v1/chat/completions HTTP/1.1\r\n", 0), 0u) << head;
+
+  config::LoadOptions options;
+  options.getenv = [](const std::string&) -> std::optional<std::string> { return std::nullopt; };
+  auto cfg = load_config_string(
+      "version: 1\nauth: none\nproviders:\n  - id: p\n    adapter: azure_openai\n"
+      "routes:\n  - alias: a\n    provider: p\n    model: m\n",
+      "test.yaml", options);
+  ASSERT_TRUE(cfg.has_value());
+  auto adapter = make_adapter((*cfg)->providers.at(0));
+  ASSERT_FALSE(adapter.has_value());
+  EXPECT_NE(adapter.error().message().find("base_url is required"), std::string::npos);
+}
+
+TEST(AzureOpenAiAdapter, ContentFilterRefusalsKeepTheirCode) {
+  Built b = build(
+      "  - id: p\n    adapter: azure_openai\n    base_url: https://res.openai.azure.com/openai\n");
+  Error filtered = b.adapter->classify_failure(
+      400, HeadersOnly(HeadersOnly::Fields{}),
+      R"({"error":{"message":"The response was filtered due to the prompt triggering Azure OpenAI's content management policy.","type":null,"param":"prompt","code":"content_filter","status":400,"innererror":{"code":"ResponsibleAIPolicyViolation","content_filter_result":{"hate":{"filtered":true,"severity":"high"}}}}})");
+  EXPECT_EQ(filtered.http_status(), 400);
+  EXPECT_EQ(filtered.code(), "content_filter");
+  EXPECT_FALSE(filtered.retryable()) << "a refusal is not retried";
+}
+
 }  // namespace
 }  // namespace sluice::providers

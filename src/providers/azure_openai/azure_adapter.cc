@@ -1,0 +1,88 @@
+#include "providers/azure_openai/azure_adapter.h"
+
+#include <array>
+
+namespace sluice::providers {
+
+namespace {
+
+// https://learn.microsoft.com/azure/ai-services/openai/reference: data plane inference, GA.
+constexpr std::string_view kDefaultApiVersion = "2024-10-21";
+constexpr std::array<std::string_view, 2> kStyles = {"deployments", "v1"};
+constexpr std::array<config::AdapterOption, 2> kOptions = {{
+    {.name = "api_version",
+     .type = config::AdapterOption::Type::kString,
+     .min = 0,
+     .max = 0,
+     .choices = {}},
+    {.name = "api_style", .type = config::AdapterOption::Type::kChoice, .choices = kStyles},
+}};
+
+// Deployment names are letters, digits, '-', '_' and '.'; anything else is percent-encoded so
+// the request line stays well-formed whatever the route says.
+void append_path_segment(std::string& out, std::string_view segment) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  for (const char c : segment) {
+    const bool plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                       (c >= '0' && c <= '9') || c == '-' || c == '_' || c == '.';
+    if (plain) {
+      out.push_back(c);
+    } else {
+      const auto b = static_cast<unsigned char>(c);
+      out.push_back('%');
+      out.push_back(kHex[b >> 4]);
+      out.push_back(kHex[b & 0xF]);
+    }
+  }
+}
+
+}  // namespace
+
+const config::AdapterSchema AzureOpenAiAdapter::kSchema = {
+    .name = "azure_openai", .network = true, .options = kOptions};
+
+Result<std::unique_ptr<ProviderAdapter>> AzureOpenAiAdapter::make(const config::Provider& p) {
+  if (p.base_url.empty()) {
+    return Error(ErrorKind::kBadRequest,
+                 p.source + ": provider " + p.id +
+                     ": base_url is required for azure_openai "
+                     "(https://<resource>.openai.azure.com/openai)");
+  }
+  std::unique_ptr<AzureOpenAiAdapter> a(new AzureOpenAiAdapter(p));
+  if (auto failed = a->connect_to({}, a->url_)) {
+    return std::move(*failed);
+  }
+  if (!p.api_key.empty()) {
+    a->headers_.emplace_back("api-key", p.api_key);
+    a->secrets_.push_back(p.api_key);
+  }
+  a->add_configured_headers();
+  a->max_completion_tokens_ = true;
+  const std::string* style = p.option("api_style");
+  a->v1_ = style != nullptr && *style == "v1";
+  const std::string* version = p.option("api_version");
+  if (version != nullptr) {
+    a->api_version_ = *version;
+  } else if (!a->v1_) {
+    a->api_version_ = std::string(kDefaultApiVersion);
+  }
+  return std::unique_ptr<ProviderAdapter>(std::move(a));
+}
+
+void AzureOpenAiAdapter::request_target(const RequestSpec& spec, std::string& target) const {
+  const bool embeddings = spec.operation == protocol::Operation::kEmbeddings;
+  target.append(url_.path_prefix);
+  if (v1_) {
+    target.append("/v1");
+  } else {
+    target.append("/deployments/");
+    append_path_segment(target, spec.model);
+  }
+  target.append(embeddings ? "/embeddings" : "/chat/completions");
+  if (!api_version_.empty()) {
+    target.append("?api-version=");
+    append_path_segment(target, api_version_);
+  }
+}
+
+}  // namespace sluice::providers

@@ -1,0 +1,60 @@
+#include "providers/openai_compatible.h"
+
+#include "core/version.h"
+#include "protocol/openai_chat/chat_ingress.h"
+#include "protocol/openai_chat/ir_request.h"
+#include "protocol/openai_chat/ir_response.h"
+#include "protocol/openai_chat/ir_stream.h"
+
+namespace sluice::providers {
+
+protocol::ProtocolId OpenAiCompatibleAdapter::wire_protocol(
+    protocol::Operation operation) const {
+  return operation == protocol::Operation::kEmbeddings ? protocol::openai_chat::kEmbeddingsProtocol
+                                                       : protocol::openai_chat::kChatProtocol;
+}
+
+void OpenAiCompatibleAdapter::add_configured_headers() {
+  for (const auto& [name, value] : config().headers) {
+    headers_.emplace_back(name, value);
+  }
+}
+
+void OpenAiCompatibleAdapter::write_request_head(const RequestSpec& spec,
+                                                 std::string_view /*body*/,
+                                                 codec::HeadWriter& head) const {
+  std::string& out = head.out();
+  out.append("POST ");
+  request_target(spec, out);
+  out.append(" HTTP/1.1\r\n");
+  head.field("Host", url_.host_header).field("User-Agent", kUserAgent);
+  for (const auto& [name, value] : headers_) {
+    head.field(name, value);
+  }
+  head.field("Content-Type", "application/json")
+      .field("Accept", spec.stream ? "text/event-stream" : "application/json")
+      .field("x-request-id", spec.request_id);
+  for (const auto& [name, value] : spec.forwarded) {
+    head.field(name, value);
+  }
+  head.field("Content-Length", spec.content_length);
+  head.end();
+}
+
+Result<std::string> OpenAiCompatibleAdapter::encode_request(const ir::Request& request,
+                                                            std::string_view model,
+                                                            bool stream) const {
+  protocol::openai_chat::EncodeOptions options;
+  options.use_max_completion_tokens = max_completion_tokens_;
+  return protocol::openai_chat::encode_request(request, model, stream, options);
+}
+
+Result<ir::Response> OpenAiCompatibleAdapter::decode_response(std::string_view body) const {
+  return protocol::openai_chat::decode_response(body);
+}
+
+std::unique_ptr<protocol::StreamDecoder> OpenAiCompatibleAdapter::make_stream_decoder() const {
+  return std::make_unique<protocol::openai_chat::StreamDecoder>();
+}
+
+}  // namespace sluice::providers

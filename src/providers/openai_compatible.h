@@ -1,0 +1,43 @@
+#pragma once
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "providers/adapter.h"
+#include "providers/base_url.h"
+
+namespace sluice::providers {
+
+// What every adapter speaking the OpenAI wire protocol shares (OpenAI itself, OpenAI-compatible
+// servers, Azure OpenAI): Chat Completions and Embeddings, the OpenAI IR codecs for translation,
+// fixed headers (authentication and configured ones) written on every request. Subclasses say
+// where the request goes (request_target) and build headers_ / secrets_ in their make().
+class OpenAiCompatibleAdapter : public ProviderAdapter {
+ public:
+  protocol::ProtocolId wire_protocol(protocol::Operation operation) const override;
+  void write_request_head(const RequestSpec& spec, std::string_view body,
+                          codec::HeadWriter& head) const override;
+  Result<std::string> encode_request(const ir::Request& request, std::string_view model,
+                                     bool stream) const override;
+  Result<ir::Response> decode_response(std::string_view body) const override;
+  std::unique_ptr<protocol::StreamDecoder> make_stream_decoder() const override;
+  std::span<const std::string> secrets() const override { return secrets_; }
+
+ protected:
+  using ProviderAdapter::ProviderAdapter;
+
+  // Appends the request target (path and query) for `spec` after the request line's method.
+  virtual void request_target(const RequestSpec& spec, std::string& target) const = 0;
+  // Adds the configured `headers` of the provider after the authentication header.
+  void add_configured_headers();
+
+  BaseUrl url_;
+  std::vector<std::pair<std::string, std::string>> headers_;  // auth + configured headers
+  std::vector<std::string> secrets_;
+  // Send a translated request's output limit as max_completion_tokens (see OpenAiAdapter).
+  bool max_completion_tokens_ = false;
+};
+
+}  // namespace sluice::providers
