@@ -1,10 +1,28 @@
 #include "protocol/openai_chat/chat_ingress.h"
 
+#include <chrono>
+
+#include "core/clock.h"
 #include "protocol/openai_chat/chat_request.h"
 #include "protocol/openai_chat/ir_request.h"
+#include "protocol/openai_chat/response_encoder.h"
+#include "protocol/openai_chat/stream_encoder.h"
 #include "protocol/openai_chat/stream_monitor.h"
 
 namespace sluice::protocol::openai_chat {
+
+namespace {
+
+// The `created` of a translated answer: Unix seconds of the real calendar clock. A label for
+// the caller, not a decision, so the codec reads RealClock rather than taking a Clock (the
+// IngressCodec interface has none to give).
+std::int64_t unix_now() {
+  return std::chrono::duration_cast<std::chrono::seconds>(
+             RealClock::instance().wall_now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
 
 Result<IngressRequest> ChatIngress::decode(std::string_view body,
                                            const codec::RequestHead& /*head*/) const {
@@ -28,16 +46,16 @@ std::string ChatIngress::passthrough_body(const IngressRequest& request,
                               /*force_include_usage=*/true);
 }
 
-Result<std::string> ChatIngress::encode_response(const ir::Response& /*response*/,
-                                                 bool& /*usage_clamped*/) const {
-  return Error(ErrorKind::kInternal,
-               "answering an OpenAI chat caller from an upstream of another protocol is not "
-               "supported yet")
-      .with_code("translation_unsupported");
+Result<std::string> ChatIngress::encode_response(const ir::Response& response,
+                                                 bool& usage_clamped) const {
+  usage_clamped = false;
+  return openai_chat::encode_response(response,
+                                      response.created != 0 ? response.created : unix_now());
 }
 
-std::unique_ptr<StreamEncoder> ChatIngress::make_stream_encoder(const IngressRequest&) const {
-  return nullptr;
+std::unique_ptr<protocol::StreamEncoder> ChatIngress::make_stream_encoder(
+    const IngressRequest& request) const {
+  return std::make_unique<openai_chat::StreamEncoder>(request.include_usage, unix_now());
 }
 
 std::unique_ptr<StreamSniffer> ChatIngress::make_stream_sniffer(

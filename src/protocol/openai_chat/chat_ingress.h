@@ -10,10 +10,8 @@ inline constexpr ProtocolId kEmbeddingsProtocol = "openai_embeddings";
 
 // POST /v1/chat/completions: OpenAI Chat Completions callers. Passthrough is the fast path:
 // the body is validated in one SAX pass (chat_request.h) and spliced for the upstream; the IR
-// is decoded (ir_request.h) only when the upstream speaks another protocol.
-//
-// Not implemented yet (the protocols issue): answering an OpenAI caller from an upstream of
-// another protocol; encode_response and make_stream_encoder fail with kInternal until then.
+// is decoded (ir_request.h) only when the upstream speaks another protocol, whose answers are
+// then written back in OpenAI's shape by response_encoder.h and stream_encoder.h.
 class ChatIngress final : public OpenAiIngress {
  public:
   ProtocolId protocol() const override { return kChatProtocol; }
@@ -28,9 +26,14 @@ class ChatIngress final : public OpenAiIngress {
   std::string passthrough_body(const IngressRequest& request,
                                std::string_view upstream_model) const override;
 
+  // A chat.completion (response_encoder.h). `created` is the upstream's time when the IR has
+  // one, else now. Every IR usage is expressible in OpenAI's terms: usage_clamped stays false.
   Result<std::string> encode_response(const ir::Response& response,
                                       bool& usage_clamped) const override;
-  std::unique_ptr<StreamEncoder> make_stream_encoder(const IngressRequest& request) const override;
+  // An openai_chat::StreamEncoder (stream_encoder.h) with the caller's include_usage and
+  // `created` = now.
+  std::unique_ptr<protocol::StreamEncoder> make_stream_encoder(
+      const IngressRequest& request) const override;
   std::unique_ptr<StreamSniffer> make_stream_sniffer(const IngressRequest& request) const override;
 };
 
