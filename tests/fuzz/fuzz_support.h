@@ -2,7 +2,8 @@
 
 // Shared by the libFuzzer targets in this folder (README.md): invariant checks that stop the
 // run, the input layout of the SSE-driven targets, and checkers for the contracts of
-// ir/stream_event.h and of the Anthropic SSE that anthropic::StreamEncoder writes.
+// ir/stream_event.h, of the Anthropic SSE that anthropic::StreamEncoder writes and of the
+// OpenAI chunk SSE that openai_chat::StreamEncoder writes.
 
 #include <algorithm>
 #include <cstddef>
@@ -20,6 +21,10 @@
 #include "codec/sse.h"
 #include "ir/stream_event.h"
 #include "protocol/anthropic/stream_encoder.h"
+#include "protocol/openai_chat/ir_response.h"
+#include "protocol/openai_chat/ir_stream.h"
+#include "protocol/openai_chat/response_encoder.h"
+#include "protocol/openai_chat/stream_encoder.h"
 #include "protocol/stream.h"
 
 namespace sluice::fuzz {
@@ -76,7 +81,8 @@ inline void check_model(std::string_view body, std::string_view model) {
 // chunks, so chunk boundaries are fuzzed along with the bytes.
 //   bits 0-2: n, the number of chunk-length bytes that follow (byte b = a chunk of b + 1
 //             bytes; the lengths repeat until the payload is used up). n = 0: one chunk.
-//   bits 3-7: free for the target (sse_parser_fuzz: the event size limit).
+//   bits 3-7: free for the target (sse_parser_fuzz: the event size limit; the *_stream_fuzz
+//             targets: bit 3 set = the OpenAI caller did not ask for usage).
 // A recorded SSE file becomes a seed by prefixing one 0x00 byte (scripts/run-fuzz.sh does).
 struct SplitInput {
   std::uint8_t flags = 0;  // bits 3-7 of the first byte, shifted down
@@ -277,14 +283,194 @@ class AnthropicSseChecker {
   std::uint64_t next_block_ = 0;
 };
 
+// The OpenAI Chat Completions SSE that openai_chat::StreamEncoder promises: events of exactly
+// "data: <one-line payload>\n\n"; payloads are JSON objects or [DONE]. Chunks share id (a
+// "chatcmpl-" id), object "chat.completion.chunk", created and model; the first is the role
+// chunk; each has one choice (index 0) and "usage":null exactly when the caller asked for usage;
+// one finish chunk (empty delta, string finish_reason) after all content; then, only with
+// include_usage, a usage chunk ("choices":[]); then [DONE]. An {"error":{...}} event ends the
+// stream instead. Nothing follows [DONE] or the error.
+class OpenAiSseChecker {
+ public:
+  explicit OpenAiSseChecker(bool include_usage) : include_usage_(include_usage) {}
+
+  // `out` is what one encode() call appended: whole events only.
+  void feed(std::string_view out) {
+    bytes_.append(out);
+    while (!out.empty()) {
+      check(state_ != State::kEnded, "openai encoder output after [DONE] or error", out);
+      check(out.starts_with("data: "), "openai encoder output: expected 'data: '", out);
+      const std::size_t end = out.find("\n\n");
+      check(end != std::string_view::npos, "openai encoder event not ended by a blank line");
+      const std::string_view payload = out.substr(6, end - 6);
+      out.remove_prefix(end + 2);
+      check(payload.find('\n') == std::string_view::npos &&
+                payload.find('\r') == std::string_view::npos,
+            "openai encoder payload spans lines", payload);
+      if (payload == "[DONE]") {
+        check(finishes_ == 1, "[DONE] without exactly one finish chunk");
+        state_ = State::kEnded;
+        continue;
+      }
+      const boost::json::value v = expect_json(payload, "openai encoder data not JSON");
+      check(v.is_object(), "openai encoder data is not an object", payload);
+      on_object(v.as_object(), payload);
+    }
+  }
+
+  // After the last encode(): [DONE] or an error ended the stream.
+  void at_end(const protocol::openai_chat::StreamEncoder& encoder) const {
+    check(state_ == State::kEnded, "openai encoder output does not end with [DONE] or error");
+    check(encoder.finished(), "openai encoder not finished after kDone or kError");
+    check(errored_ == encoder.error().has_value(), "openai error event and error() disagree");
+  }
+
+  // Everything written so far.
+  const std::string& bytes() const { return bytes_; }
+
+ private:
+  enum class State { kBefore, kChunks, kUsage, kEnded };
+
+  void on_object(const boost::json::object& o, std::string_view payload) {
+    if (const auto* e = o.if_contains("error")) {
+      const auto* m = e->is_object() ? e->as_object().if_contains("message") : nullptr;
+      check(m != nullptr && m->is_string(), "openai error event without a message", payload);
+      state_ = State::kEnded;
+      errored_ = true;
+      return;
+    }
+    const auto* id = o.if_contains("id");
+    check(id != nullptr && id->is_string() && id->get_string().starts_with("chatcmpl-"),
+          "chunk id is not a chatcmpl- id", payload);
+    const auto* object = o.if_contains("object");
+    check(
+        object != nullptr && object->is_string() && object->get_string() == "chat.completion.chunk",
+        "chunk object is not chat.completion.chunk", payload);
+    const auto* created = o.if_contains("created");
+    const auto* model = o.if_contains("model");
+    check(created != nullptr && created->is_number() && model != nullptr && model->is_string(),
+          "chunk lacks created or model", payload);
+    if (first_.empty()) {
+      first_ = boost::json::object{{"id", *id}, {"created", *created}, {"model", *model}};
+    }
+    check(
+        first_.at("id") == *id && first_.at("created") == *created && first_.at("model") == *model,
+        "chunks disagree on id, created or model", payload);
+    const auto* choices = o.if_contains("choices");
+    check(choices != nullptr && choices->is_array(), "chunk without a choices array", payload);
+    const auto* usage = o.if_contains("usage");
+    if (choices->as_array().empty()) {
+      check(include_usage_ && state_ == State::kChunks && finishes_ == 1,
+            "usage chunk not asked for, or not after the finish chunk", payload);
+      check(usage != nullptr && usage->is_object(), "usage chunk without usage", payload);
+      state_ = State::kUsage;
+      return;
+    }
+    check(state_ != State::kUsage, "chunk after the usage chunk", payload);
+    check(include_usage_ ? (usage != nullptr && usage->is_null()) : usage == nullptr,
+          "\"usage\":null present without include_usage or missing with it", payload);
+    check(choices->as_array().size() == 1 && choices->as_array()[0].is_object(),
+          "chunk with other than one choice", payload);
+    const boost::json::object& choice = choices->as_array()[0].as_object();
+    const auto* delta = choice.if_contains("delta");
+    const auto* finish = choice.if_contains("finish_reason");
+    check(delta != nullptr && delta->is_object() && finish != nullptr,
+          "choice without delta or finish_reason", payload);
+    if (state_ == State::kBefore) {
+      const boost::json::object role{{"role", "assistant"}, {"content", ""}};
+      check(delta->as_object() == role, "first chunk is not the role chunk", payload);
+      state_ = State::kChunks;
+      return;
+    }
+    if (!finish->is_null()) {
+      check(finish->is_string() && delta->as_object().empty() && finishes_ == 0,
+            "finish chunk with content, or a second one", payload);
+      ++finishes_;
+      return;
+    }
+    check(finishes_ == 0, "content after the finish chunk", payload);
+    check(delta->as_object().size() == 1, "content chunk without exactly one delta field", payload);
+  }
+
+  bool include_usage_;
+  State state_ = State::kBefore;
+  int finishes_ = 0;
+  bool errored_ = false;
+  boost::json::object first_;
+  std::string bytes_;
+};
+
+// What an OpenAI client keeps of an IR stream, folded per kind, as the OpenAI chunk stream can
+// carry it. Folding the IR before openai_chat::StreamEncoder with `as_openai` and the IR that
+// openai_chat::StreamDecoder reads back from its output must agree.
+struct OpenAiView {
+  std::string id;
+  std::string model;
+  std::string text;
+  std::string reasoning;
+  std::vector<std::string> arguments;
+  std::vector<std::string> tool_heads;
+  ir::FinishReason finish = ir::FinishReason::kUnset;
+  std::optional<ir::Usage> usage;
+
+  // `as_openai`: apply the encoder's rules (chatcmpl- id, tool-id fallback, finish vocabulary,
+  // no cache-write count) to IR that has not been through it.
+  void on(const ir::StreamEvent& e, bool as_openai) {
+    using K = ir::StreamEventKind;
+    switch (e.kind) {
+      case K::kStart:
+        id = as_openai ? protocol::openai_chat::completion_id(e.id) : e.id;
+        model = e.model;
+        break;
+      case K::kTextDelta:
+        text += e.text;
+        break;
+      case K::kReasoningDelta:
+        reasoning += e.text;
+        break;
+      case K::kToolCallStart:
+        tool_heads.push_back(
+            (as_openai && e.id.empty() ? id + "_call_" + std::to_string(e.index) : e.id) + "|" +
+            e.name);
+        arguments.emplace_back();
+        break;
+      case K::kToolCallDelta:
+        if (e.index < arguments.size()) {
+          arguments[e.index] += e.text;
+        }
+        break;
+      case K::kUsage:
+        usage = e.usage;
+        if (as_openai) {
+          usage->cache_write_tokens = 0;
+        }
+        break;
+      case K::kFinish:
+        finish = as_openai ? protocol::openai_chat::finish_reason_from_openai(
+                                 protocol::openai_chat::finish_reason_to_openai(e.finish))
+                           : e.finish;
+        break;
+      default:
+        break;
+    }
+  }
+
+  bool operator==(const OpenAiView&) const = default;
+};
+
 // Runs a stream decoder over the SSE events of `in`, checks its IR against the ordering
-// contract and translates every IR event to Anthropic SSE, checking that output as well. The
-// passthrough sniffer of the same protocol watches the same events.
+// contract and translates every IR event to Anthropic SSE and to OpenAI chunk SSE, checking both
+// outputs; the OpenAI output is decoded again and must say what the IR said. The passthrough
+// sniffer of the same protocol watches the same events.
 inline void translate_stream(const SplitInput& in, protocol::StreamDecoder& decoder,
                              protocol::StreamSniffer& sniffer) {
   IrStreamChecker ir_check;
   protocol::anthropic::StreamEncoder encoder;
   AnthropicSseChecker sse_check;
+  const bool include_usage = (in.flags & 1u) == 0;
+  protocol::openai_chat::StreamEncoder openai(include_usage, 1'700'000'000);
+  OpenAiSseChecker openai_check(include_usage);
+  OpenAiView view;
   std::vector<ir::StreamEvent> batch;
   std::string out;
   auto deliver = [&] {
@@ -293,6 +479,10 @@ inline void translate_stream(const SplitInput& in, protocol::StreamDecoder& deco
       out.clear();
       encoder.encode(e, out);
       sse_check.feed(out);
+      out.clear();
+      openai.encode(e, out);
+      openai_check.feed(out);
+      view.on(e, /*as_openai=*/true);
     }
     batch.clear();
   };
@@ -307,6 +497,29 @@ inline void translate_stream(const SplitInput& in, protocol::StreamDecoder& deco
   ir_check.at_end();
   check(decoder.finished(), "decoder not finished after on_end");
   sse_check.at_end(encoder);
+  openai_check.at_end(openai);
+  if (!openai.error()) {
+    if (!include_usage) {
+      view.usage.reset();
+    }
+    protocol::openai_chat::StreamDecoder again;
+    std::vector<ir::StreamEvent> events;
+    OpenAiView read_back;
+    codec::SseParser parser;
+    codec::SseEvent ev;
+    parser.feed(openai_check.bytes());
+    while (parser.next(ev) == codec::SseParser::Status::kEvent) {
+      again.on_event(ev, events);
+    }
+    again.on_end(events);
+    check(!events.empty() && events.back().kind == ir::StreamEventKind::kDone,
+          "openai encoder output does not decode to a complete stream", openai_check.bytes());
+    for (const ir::StreamEvent& e : events) {
+      read_back.on(e, /*as_openai=*/false);
+    }
+    check(read_back == view, "openai encoder output decodes to other content",
+          openai_check.bytes());
+  }
   // Whatever the sniffer kept must still be readable (ASan: no views into dead events).
   const std::string finish_reason(sniffer.finish_reason());
   (void)finish_reason;

@@ -1,8 +1,9 @@
 // protocol/openai_chat/ir_stream.h: StreamDecoder on the SSE events of arbitrary bytes (cut
 // into fuzzed chunks, fuzz_support.h SplitInput), then on_end. Its IR must keep the ordering
 // contract of ir/stream_event.h, and anthropic::StreamEncoder must turn that IR into
-// well-formed Anthropic SSE (the OpenAI upstream -> Anthropic caller path). The passthrough
-// StreamMonitor sees the same events.
+// well-formed Anthropic SSE (the OpenAI upstream -> Anthropic caller path). The same IR goes
+// through openai_chat::StreamEncoder, whose output must decode back to the same content
+// (fuzz_support.h translate_stream). The passthrough StreamMonitor sees the same events.
 
 #include <cstddef>
 #include <cstdint>
