@@ -1,7 +1,9 @@
 // Micro-benchmarks for protocol translation (Anthropic callers, OpenAI-compatible upstreams):
 //   - streams: recorded OpenAI chunk streams -> SseParser -> openai_chat::StreamDecoder -> IR
 //     -> anthropic::StreamEncoder, reported as upstream events per second on one core (the
-//     mission's bar is 500k events/s per core);
+//     mission's bar is 500k events/s per core); and the other direction (OpenAI callers,
+//     Anthropic upstreams): a recorded Anthropic stream -> anthropic::StreamDecoder -> IR ->
+//     openai_chat::StreamEncoder;
 //   - requests: Anthropic body -> IR -> OpenAI body, small and ~100k-token prompts;
 //   - responses: OpenAI chat.completion -> IR -> Anthropic message.
 // Inputs are the recorded fixtures from tests/fixtures, plus a synthetic long text stream
@@ -20,10 +22,12 @@
 #include "ir/stream_event.h"
 #include "protocol/anthropic/messages_request.h"
 #include "protocol/anthropic/messages_response.h"
+#include "protocol/anthropic/stream_decoder.h"
 #include "protocol/anthropic/stream_encoder.h"
 #include "protocol/openai_chat/ir_request.h"
 #include "protocol/openai_chat/ir_response.h"
 #include "protocol/openai_chat/ir_stream.h"
+#include "protocol/openai_chat/stream_encoder.h"
 
 namespace {
 
@@ -66,10 +70,12 @@ std::string make_text_stream(int deltas) {
 
 // Translates one whole stream the way the gateway's relay does: one feed per network read
 // (`read_size` bytes), decode each event, encode the IR events. Returns upstream events.
-std::size_t translate_stream(std::string_view stream, std::size_t read_size, std::string& out) {
+// Default: an OpenAI upstream for an Anthropic caller.
+template <typename Decoder = chat::StreamDecoder, typename Encoder = anthropic::StreamEncoder>
+std::size_t translate_stream(std::string_view stream, std::size_t read_size, std::string& out,
+                             Encoder encoder = Encoder()) {
   SseParser parser(4 * 1024 * 1024);
-  chat::StreamDecoder decoder;
-  anthropic::StreamEncoder encoder;
+  Decoder decoder;
   std::vector<sluice::ir::StreamEvent> events;
   std::size_t count = 0;
   SseEvent ev;
@@ -93,17 +99,26 @@ std::size_t translate_stream(std::string_view stream, std::size_t read_size, std
   return count;
 }
 
-void run_stream(benchmark::State& state, const std::string& stream) {
+// Returns the upstream events translated.
+template <typename Translate>
+std::size_t run_stream(benchmark::State& state, const std::string& stream, Translate translate) {
   std::string out;
   out.reserve(64 * 1024);
   std::size_t events = 0;
   for (auto _ : state) {
-    events += translate_stream(stream, static_cast<std::size_t>(state.range(0)), out);
+    events += translate(stream, static_cast<std::size_t>(state.range(0)), out);
     benchmark::DoNotOptimize(out.data());
   }
   state.counters["events/s"] =
       benchmark::Counter(static_cast<double>(events), benchmark::Counter::kIsRate);
   state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * stream.size()));
+  return events;
+}
+
+void run_stream(benchmark::State& state, const std::string& stream) {
+  run_stream(state, stream, [](std::string_view s, std::size_t read_size, std::string& out) {
+    return translate_stream(s, read_size, out);
+  });
 }
 
 void BM_TranslateStream_Text(benchmark::State& state) {
@@ -156,6 +171,20 @@ void BM_TranslateStream_RecordedParallelTools(benchmark::State& state) {
   run_stream(state, stream);
 }
 BENCHMARK(BM_TranslateStream_RecordedParallelTools)->Arg(4096);
+
+// OpenAI caller, Anthropic upstream: the recorded thinking stream (a thinking block, its
+// signature, ~95 text deltas; live padding and pings) -> anthropic::StreamDecoder -> IR ->
+// openai_chat::StreamEncoder with include_usage. Items = upstream events.
+void BM_TranslateStream_AnthropicToOpenAi(benchmark::State& state) {
+  static const std::string stream = read_fixture("anthropic/stream-thinking-signature.sse");
+  const std::size_t events =
+      run_stream(state, stream, [](std::string_view s, std::size_t read_size, std::string& out) {
+        return translate_stream<anthropic::StreamDecoder>(
+            s, read_size, out, chat::StreamEncoder(/*include_usage=*/true, 1'700'000'000));
+      });
+  state.SetItemsProcessed(static_cast<std::int64_t>(events));
+}
+BENCHMARK(BM_TranslateStream_AnthropicToOpenAi)->Arg(4096)->Arg(512);
 
 std::string anthropic_request(std::size_t prompt_bytes) {
   std::string text;
