@@ -452,6 +452,18 @@ function recordedEvent(events, name) {
   return e.data;
 }
 
+/** Starts, around the enclosing describe, a second mock replaying tests/fixtures/<dir>. */
+function fixtureMock(dir) {
+  let m;
+  before(async () => {
+    m = await startMock({ fixtures: path.join(fixturesDir, dir) });
+  });
+  after(async () => {
+    await m?.stop();
+  });
+  return () => m;
+}
+
 async function post(m, p, body, headers = {}) {
   return fetch(`${m.url}${p}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body });
 }
@@ -483,6 +495,23 @@ function geminiJson(extra = {}) {
   });
 }
 
+const RESPONSES = '/v1/responses';
+
+function responsesJson(extra = {}) {
+  return JSON.stringify({
+    model: 'gpt-mock',
+    instructions: 'Be brief.',
+    input: [{ role: 'user', content: [{ type: 'input_text', text: 'Say hello, please' }] }],
+    ...extra,
+  });
+}
+
+/** The error object of an OpenAI error body, after checking its keys. */
+function openaiErrorOf(json) {
+  assert.deepEqual(Object.keys(json.error).sort(), ['code', 'message', 'param', 'type']);
+  return json.error;
+}
+
 /**
  * The protocols the mock speaks, for the tests that every one of them must pass. `path` and
  * `body` build a request (stream or not); `prelude` is how many events a generated stream
@@ -497,10 +526,7 @@ const PROTOCOLS = [
     path: () => CHAT,
     body: (stream) => chatJson(stream ? { stream: true } : {}),
     prelude: 1,
-    error: (json) => {
-      assert.deepEqual(Object.keys(json.error).sort(), ['code', 'message', 'param', 'type']);
-      return json.error;
-    },
+    error: openaiErrorOf,
     isReply: (json) => json.object === 'chat.completion',
     terminator: (e) => e.data === '[DONE]',
   },
@@ -529,6 +555,15 @@ const PROTOCOLS = [
     },
     isReply: (json) => Array.isArray(json.candidates),
     terminator: null,
+  },
+  {
+    name: 'OpenAI Responses',
+    path: () => RESPONSES,
+    body: (stream) => responsesJson(stream ? { stream: true } : {}),
+    prelude: 4,
+    error: openaiErrorOf,
+    isReply: (json) => json.object === 'response',
+    terminator: (e) => e.event === 'response.completed',
   },
 ];
 
@@ -649,14 +684,7 @@ for (const proto of PROTOCOLS) {
 }
 
 describe('Anthropic Messages', () => {
-  // A second mock that replays the Anthropic recordings.
-  let fx;
-  before(async () => {
-    fx = await startMock({ fixtures: path.join(fixturesDir, 'anthropic') });
-  });
-  after(async () => {
-    await fx?.stop();
-  });
+  const fx = fixtureMock('anthropic');
 
   const recordedText = JSON.parse(readFixture('anthropic/message-text.json'));
   const recordedTool = JSON.parse(readFixture('anthropic/message-tool-use.json'));
@@ -878,9 +906,9 @@ describe('Anthropic Messages', () => {
 
   test('recorded streams replay byte for byte; disconnect-after counts every event', async (t) => {
     const recorded = readFixture('anthropic/stream-text.sse');
-    const res = await post(fx, MESSAGES, anthropicJson({ stream: true }), { 'x-mock-fixture': 'stream-text' });
+    const res = await post(fx(), MESSAGES, anthropicJson({ stream: true }), { 'x-mock-fixture': 'stream-text' });
     assert.equal(await res.text(), recorded);
-    const c = await RawConnection.open(fx.port);
+    const c = await RawConnection.open(fx().port);
     t.after(() => c.destroy());
     await c.write(
       rawRequest('POST', MESSAGES, {
@@ -898,13 +926,7 @@ describe('Anthropic Messages', () => {
 });
 
 describe('Gemini', () => {
-  let fx; // replays tests/fixtures/gemini
-  before(async () => {
-    fx = await startMock({ fixtures: path.join(fixturesDir, 'gemini') });
-  });
-  after(async () => {
-    await fx?.stop();
-  });
+  const fx = fixtureMock('gemini');
 
   const GENERATE = `${GEMINI_MODEL}:generateContent`;
   const STREAM = `${GEMINI_MODEL}:streamGenerateContent`;
@@ -1083,13 +1105,208 @@ describe('Gemini', () => {
 
   test('recorded streams replay byte for byte, CRLF included', async (t) => {
     const recorded = readFixture('gemini/stream-text.sse');
-    const res = await post(fx, `${STREAM}?alt=sse`, geminiJson(), { 'x-mock-fixture': 'stream-text' });
+    const res = await post(fx(), `${STREAM}?alt=sse`, geminiJson(), { 'x-mock-fixture': 'stream-text' });
     assert.equal(await res.text(), recorded);
-    const c = await RawConnection.open(fx.port);
+    const c = await RawConnection.open(fx().port);
     t.after(() => c.destroy());
     await c.write(rawRequest('POST', `${STREAM}?alt=sse`, { headers: { 'x-mock-fixture': 'stream-text' }, body: geminiJson() }));
     const r = await c.readResponse();
     assert.deepEqual(r.chunks, splitSse(recorded));
     assert.ok(r.chunks.every((ch) => ch.endsWith('}\r\n\r\n')));
+  });
+});
+
+describe('OpenAI Responses', () => {
+  const fx = fixtureMock('openai-responses');
+
+  const recordedText = JSON.parse(readFixture('openai-responses/response-text.json'));
+  const recordedCall = JSON.parse(readFixture('openai-responses/response-function-call.json'));
+  // The March-2025-era recordings lack the newer response fields and carry "billing".
+  const newerFields = ['completed_at', 'frequency_penalty', 'presence_penalty', 'prompt_cache_retention'];
+  const olderFields = ['billing', 'billing.payer'];
+  // "Be brief." (9) + "Say hello, please" (17) characters.
+  const inputTokens = Math.floor((9 + 17) / 4) + 1;
+
+  test('a text response has the recorded shape and echoes the request fields', async () => {
+    const res = await post(mock, RESPONSES, responsesJson({ tools: recordedText.tools, tool_choice: 'none', metadata: { run: 'x' } }), {
+      authorization: 'Bearer sk-test',
+      'x-mock-events': '3',
+    });
+    assert.equal(res.status, 200);
+    const body = await res.json();
+    assertShape(body, recordedText, { extra: [...newerFields, 'metadata.run'], missing: olderFields });
+    assert.equal(body.id, 'resp_mock_1');
+    assert.equal(body.object, 'response');
+    assert.equal(body.status, 'completed');
+    assert.equal(body.model, 'gpt-mock');
+    assert.equal(body.instructions, 'Be brief.');
+    assert.deepEqual(body.metadata, { run: 'x' });
+    assert.deepEqual(body.tools, recordedText.tools);
+    assert.equal(body.tool_choice, 'none');
+    assert.deepEqual(body.output, [
+      {
+        id: 'msg_mock_1',
+        type: 'message',
+        status: 'completed',
+        content: [{ type: 'output_text', annotations: [], logprobs: [], text: 'Mock reply w1 w2 w3' }],
+        role: 'assistant',
+      },
+    ]);
+    assert.deepEqual(body.usage, {
+      input_tokens: inputTokens,
+      input_tokens_details: { cached_tokens: 0 },
+      output_tokens: 5,
+      output_tokens_details: { reasoning_tokens: 0 },
+      total_tokens: inputTokens + 5,
+    });
+    const stats = await mock.stats();
+    assert.equal(stats.responses_requests, 1);
+    assert.equal(stats.chat_requests, 0);
+    assert.equal(stats.last_request.headers.authorization, 'Bearer sk-test');
+  });
+
+  test('function tools: a function_call item for the first one, or the one tool_choice names', async () => {
+    let body = await (await post(mock, RESPONSES, responsesJson({ tools: recordedCall.tools }))).json();
+    assertShape(body, recordedCall, { extra: newerFields, missing: olderFields });
+    assert.deepEqual(body.output, [
+      { id: 'fc_mock_1', type: 'function_call', status: 'completed', arguments: '{"mock":true}', call_id: 'call_mock_1', name: 'get_capital' },
+    ]);
+    assert.equal(body.usage.output_tokens, 3);
+
+    const tools = [{ type: 'web_search' }, { type: 'function', name: 'f1', parameters: {} }, { type: 'function', name: 'f2', parameters: {} }];
+    body = await (await post(mock, RESPONSES, responsesJson({ tools }))).json();
+    assert.equal(body.output[0].name, 'f1', 'the first function tool, not the first tool');
+    body = await (await post(mock, RESPONSES, responsesJson({ tools, tool_choice: { type: 'function', name: 'f2' } }))).json();
+    assert.equal(body.output[0].name, 'f2');
+    body = await (await post(mock, RESPONSES, responsesJson({ tools, tool_choice: 'none' }))).json();
+    assert.equal(body.output[0].type, 'message');
+    body = await (await post(mock, RESPONSES, responsesJson({ tools: [{ type: 'web_search' }] }))).json();
+    assert.equal(body.output[0].type, 'message');
+  });
+
+  test('a stream sends the recorded events in order, each with its sequence_number, without [DONE]', async () => {
+    const recorded = parseSse(readFixture('openai-responses/stream-text.sse'));
+    const res = await post(mock, RESPONSES, responsesJson({ stream: true }), { 'x-mock-events': '4' });
+    assert.equal(res.headers.get('content-type'), 'text/event-stream');
+    const text = await res.text();
+    assert.ok(!text.includes('[DONE]'));
+    const events = parseSse(text);
+    assert.deepEqual(eventOrder(events.map((e) => e.event)), eventOrder(recorded.map((e) => e.event)));
+    assert.deepEqual(events.map((e) => e.data.sequence_number), events.map((_, i) => i));
+    for (const e of events) {
+      assert.match(e.raw, /^event: [a-z_.]+\ndata: .*\n\n$/);
+      assert.equal(e.data.type, e.event);
+      const missing = e.event === 'response.output_text.delta' ? ['obfuscation'] : [];
+      assertShape(e.data, recordedEvent(recorded, e.event), { missing }, e.event);
+    }
+    const deltas = events.filter((e) => e.event === 'response.output_text.delta').map((e) => e.data.delta);
+    assert.deepEqual(deltas, ['Mock reply w1', ' w2', ' w3', ' w4']);
+    assert.equal(events.find((e) => e.event === 'response.output_text.done').data.text, 'Mock reply w1 w2 w3 w4');
+    assert.equal(events[0].data.response.status, 'in_progress');
+    assert.equal(events[0].data.response.usage, null);
+    const completed = events.at(-1).data.response;
+    assert.equal(completed.status, 'completed');
+    assert.equal(completed.usage.output_tokens, 6);
+    // The completed response is the one stored for GET.
+    const stored = await fetch(`${mock.url}${RESPONSES}/resp_mock_1`);
+    assert.deepEqual(await stored.json(), completed);
+  });
+
+  test('a function call streams function_call_arguments deltas as recorded', async () => {
+    const recorded = parseSse(readFixture('openai-responses/stream-reasoning-function-call.sse'));
+    // The recording reasons first; the mock only calls the function.
+    const calls = recorded.filter((e) => e.data.item?.type !== 'reasoning');
+    const res = await post(mock, RESPONSES, responsesJson({ stream: true, tools: [{ type: 'function', name: 'final_result', parameters: {} }] }));
+    const events = parseSse(await res.text());
+    assert.deepEqual(eventOrder(events.map((e) => e.event)), eventOrder(calls.map((e) => e.event)));
+    for (const e of events.filter((x) => !x.event.startsWith('response.') || x.data.item || x.data.item_id)) {
+      const missing = e.event.endsWith('.delta') ? ['obfuscation'] : [];
+      assertShape(e.data, recordedEvent(calls, e.event), { missing }, e.event);
+    }
+    const added = events.find((e) => e.event === 'response.output_item.added').data.item;
+    assert.deepEqual(added, { id: 'fc_mock_1', type: 'function_call', status: 'in_progress', arguments: '', call_id: 'call_mock_1', name: 'final_result' });
+    const fragments = events.filter((e) => e.event === 'response.function_call_arguments.delta').map((e) => e.data.delta);
+    assert.deepEqual(JSON.parse(fragments.join('')), { mock: true });
+    assert.equal(events.find((e) => e.event === 'response.function_call_arguments.done').data.arguments, '{"mock":true}');
+    assert.equal(events.at(-1).data.response.output[0].status, 'completed');
+  });
+
+  test('GET …/responses/{id} returns stored responses; previous_response_id must name one', async () => {
+    const first = await (await post(mock, RESPONSES, responsesJson())).json();
+    const got = await fetch(`${mock.url}/openai${RESPONSES}/${first.id}`);
+    assert.equal(got.status, 200);
+    assert.deepEqual(await got.json(), first);
+
+    const unknown = await fetch(`${mock.url}${RESPONSES}/resp_unknown`);
+    assert.equal(unknown.status, 404);
+    assert.deepEqual(await unknown.json(), {
+      error: { message: "Response with id 'resp_unknown' not found.", type: 'invalid_request_error', param: null, code: null },
+    });
+
+    const next = await post(mock, RESPONSES, responsesJson({ previous_response_id: first.id, input: 'And again' }));
+    assert.equal(next.status, 200);
+    assert.equal((await next.json()).previous_response_id, first.id);
+    const dangling = await post(mock, RESPONSES, responsesJson({ previous_response_id: 'resp_gone', stream: true }));
+    assert.equal(dangling.status, 400);
+    assert.deepEqual(await dangling.json(), {
+      error: {
+        message: "Previous response with id 'resp_gone' not found.",
+        type: 'invalid_request_error',
+        param: 'previous_response_id',
+        code: 'previous_response_not_found',
+      },
+    });
+
+    // "store": false keeps nothing; faults apply to GET too; reset forgets everything.
+    const unstored = await (await post(mock, RESPONSES, responsesJson({ store: false }))).json();
+    assert.equal(unstored.store, false);
+    assert.equal((await fetch(`${mock.url}${RESPONSES}/${unstored.id}`)).status, 404);
+    const failing = await fetch(`${mock.url}${RESPONSES}/${first.id}`, { headers: { 'x-mock-status': '503' } });
+    assert.equal(failing.status, 503);
+    assert.equal((await failing.json()).error.type, 'server_error');
+    assert.equal((await mock.stats()).responses_requests, 8);
+    await mock.reset();
+    assert.equal((await fetch(`${mock.url}${RESPONSES}/${first.id}`)).status, 404);
+  });
+
+  test('the store keeps the last 1000 responses', async () => {
+    const total = 1001;
+    for (let i = 0; i < total; i += 50) {
+      const batch = [];
+      for (let j = i; j < Math.min(i + 50, total); j++) {
+        batch.push(post(mock, RESPONSES, responsesJson(), { 'x-mock-events': '0' }).then((r) => r.text()));
+      }
+      await Promise.all(batch);
+    }
+    const statuses = await Promise.all(
+      ['resp_mock_1', 'resp_mock_2', `resp_mock_${total}`].map(async (id) => (await fetch(`${mock.url}${RESPONSES}/${id}`)).status),
+    );
+    assert.deepEqual(statuses, [404, 200, 200]);
+  });
+
+  test('invalid requests and wrong methods get OpenAI errors', async () => {
+    let res = await post(mock, RESPONSES, JSON.stringify({ input: 'hi' }));
+    assert.equal(res.status, 400);
+    assert.equal((await res.json()).error.param, 'model');
+    res = await post(mock, RESPONSES, JSON.stringify({ model: 'gpt-mock', input: 42 }));
+    assert.equal(res.status, 400);
+    assert.deepEqual((await res.json()).error, {
+      message: "Invalid type for 'input': expected a string or an array of input items.",
+      type: 'invalid_request_error',
+      param: 'input',
+      code: null,
+    });
+    res = await fetch(`${mock.url}${RESPONSES}`);
+    assert.equal(res.status, 405);
+    await res.text();
+    res = await post(mock, `${RESPONSES}/resp_mock_1`, responsesJson());
+    assert.equal(res.status, 405);
+    await res.text();
+  });
+
+  test('recorded streams replay byte for byte', async () => {
+    const recorded = readFixture('openai-responses/stream-text.sse');
+    const res = await post(fx(), RESPONSES, responsesJson({ stream: true }), { 'x-mock-fixture': 'stream-text' });
+    assert.equal(await res.text(), recorded);
   });
 });

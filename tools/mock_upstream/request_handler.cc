@@ -1,6 +1,7 @@
 #include "request_handler.h"
 
 #include <ctime>
+#include <optional>
 
 #include "anthropic_responder.h"
 #include "chat_responder.h"
@@ -8,6 +9,7 @@
 #include "error_bodies.h"
 #include "fixture.h"
 #include "gemini_responder.h"
+#include "responses_responder.h"
 #include "trailing_response.h"
 
 namespace sluice::mock {
@@ -21,6 +23,8 @@ enum class Endpoint : std::uint8_t {
   kAnthropicCountTokens,
   kGeminiGenerate,
   kGeminiStream,
+  kResponses,
+  kStoredResponse,
   kUnknown,
 };
 
@@ -47,6 +51,10 @@ EndpointInfo info_of(Endpoint e) {
     case Endpoint::kGeminiGenerate:
     case Endpoint::kGeminiStream:
       return {"POST", Dialect::kGemini, &Stats::gemini_requests};
+    case Endpoint::kResponses:
+      return {"POST", Dialect::kOpenAI, &Stats::responses_requests};
+    case Endpoint::kStoredResponse:
+      return {"GET", Dialect::kOpenAI, &Stats::responses_requests};
     case Endpoint::kUnknown:
       break;
   }
@@ -60,17 +68,30 @@ bool ends_with(std::string_view s, std::string_view suffix) {
 // An endpoint and what its path names besides it.
 struct Route {
   Endpoint endpoint = Endpoint::kUnknown;
-  // The Gemini model ("gemini-2.0-flash" in …/models/gemini-2.0-flash:generateContent).
+  // The Gemini model ("gemini-2.0-flash" in …/models/gemini-2.0-flash:generateContent),
+  // or the id in …/responses/{id}.
   std::string_view arg;
 };
 
-// …/models/{model}:{method} (Gemini API and Vertex AI paths alike).
-Route gemini_route(std::string_view path) {
+// The last segment of `path` when the segments before it end with `parent` ("/models").
+std::optional<std::string_view> segment_under(std::string_view path, std::string_view parent) {
   std::size_t slash = path.rfind('/');
-  if (slash == std::string_view::npos || !ends_with(path.substr(0, slash), "/models")) {
+  if (slash == std::string_view::npos || !ends_with(path.substr(0, slash), parent)) {
+    return std::nullopt;
+  }
+  return path.substr(slash + 1);
+}
+
+// …/models/{model}:{method} (Gemini API and Vertex AI paths alike), …/responses/{id}.
+Route parameterised_route(std::string_view path) {
+  if (auto id = segment_under(path, "/responses")) {
+    return {Endpoint::kStoredResponse, *id};
+  }
+  auto found = segment_under(path, "/models");
+  if (!found) {
     return {};
   }
-  std::string_view segment = path.substr(slash + 1);
+  std::string_view segment = *found;
   std::size_t colon = segment.rfind(':');
   if (colon == 0 || colon == std::string_view::npos) {
     return {};
@@ -96,6 +117,7 @@ Route route_of(std::string_view path) {
       {"/embeddings", Endpoint::kEmbeddings},
       {"/messages/count_tokens", Endpoint::kAnthropicCountTokens},
       {"/messages", Endpoint::kAnthropicMessages},
+      {"/responses", Endpoint::kResponses},
       {"/models", Endpoint::kModels},
   };
   for (const auto& [suffix, endpoint] : kSuffixes) {
@@ -103,7 +125,7 @@ Route route_of(std::string_view path) {
       return {endpoint, {}};
     }
   }
-  return gemini_route(path);
+  return parameterised_route(path);
 }
 
 Reply error_reply(Dialect dialect, const Error& error) {
@@ -135,7 +157,8 @@ constexpr std::string_view kModelsBody =
     R"("owned_by":"sluice-mock"}]})";
 
 // The normal reply of a known endpoint, or its validation error.
-Result<Reply> respond(const Route& route, const MockRequest& request, const ReplySpec& spec) {
+Result<Reply> respond(const Route& route, const MockRequest& request, const ReplySpec& spec,
+                      ResponseStore& responses) {
   switch (route.endpoint) {
     case Endpoint::kChat:
       return respond_chat(request.body, spec);
@@ -154,6 +177,10 @@ Result<Reply> respond(const Route& route, const MockRequest& request, const Repl
                             query_param(request.target, "alt") == "sse"
                                 ? GeminiFraming::kSse
                                 : GeminiFraming::kJsonArray);
+    case Endpoint::kResponses:
+      return respond_responses(request.body, spec, responses);
+    case Endpoint::kStoredResponse:
+      return respond_stored_response(route.arg, responses);
     case Endpoint::kUnknown:
       break;
   }
@@ -222,6 +249,7 @@ Reply RequestHandler::handle_control(const MockRequest& request) const {
       return error_reply(Dialect::kOpenAI, method_not_allowed(request));
     }
     stats_.reset();
+    responses_.clear();
     return body_reply(R"({"ok":true})");
   }
   return error_reply(Dialect::kOpenAI,
@@ -286,7 +314,7 @@ Reply RequestHandler::handle_api(const MockRequest& request, const Faults& fault
   }
   ReplySpec spec{number, static_cast<std::int64_t>(std::time(nullptr)), faults.events,
                  faults.omit_done, faults.stream_error};
-  auto reply = respond(route, request, spec);
+  auto reply = respond(route, request, spec, responses_);
   if (!reply) {
     return error_reply(info.dialect, reply.error());
   }

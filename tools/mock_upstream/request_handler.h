@@ -7,6 +7,7 @@
 #include "faults.h"
 #include "mock_request.h"
 #include "reply.h"
+#include "responses_responder.h"
 #include "stats.h"
 
 namespace sluice::mock {
@@ -20,7 +21,7 @@ struct MockConfig {
 };
 
 // Turns requests into replies. Pure logic, no I/O except reading fixture files; safe to
-// call from several threads at once (shared state lives in Stats).
+// call from several threads at once (shared state lives in Stats and the ResponseStore).
 class RequestHandler {
  public:
   // `stats` must outlive the handler.
@@ -36,6 +37,8 @@ class RequestHandler {
 
   MockConfig config_;
   Stats& stats_;
+  // Responses API objects for GET …/responses/{id}; /_mock/reset empties it.
+  mutable ResponseStore responses_;
 };
 
 }  // namespace sluice::mock

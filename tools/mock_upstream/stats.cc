@@ -66,9 +66,9 @@ void Stats::count_key(std::string_view key) {
 void Stats::reset() {
   for (auto* c :
        {&requests_total, &chat_requests, &embedding_requests, &model_requests, &anthropic_requests,
-        &gemini_requests, &gemini_keys_in_header, &gemini_keys_in_query, &streams_completed,
-        &streams_aborted, &streams_disconnected, &requests_aborted, &trailing_responses_sent,
-        &connections_accepted, &internal_errors}) {
+        &gemini_requests, &gemini_keys_in_header, &gemini_keys_in_query, &responses_requests,
+        &streams_completed, &streams_aborted, &streams_disconnected, &requests_aborted,
+        &trailing_responses_sent, &connections_accepted, &internal_errors}) {
     c->store(0, std::memory_order_relaxed);
   }
   std::lock_guard lock(mu_);
@@ -94,6 +94,7 @@ std::string Stats::to_json() const {
   o["gemini_requests"] = load(gemini_requests);
   o["gemini_keys_in_header"] = load(gemini_keys_in_header);
   o["gemini_keys_in_query"] = load(gemini_keys_in_query);
+  o["responses_requests"] = load(responses_requests);
   o["active_streams"] = load(active_streams);
   o["streams_completed"] = load(streams_completed);
   o["streams_aborted"] = load(streams_aborted);

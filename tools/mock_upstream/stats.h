@@ -30,6 +30,8 @@ class Stats {
   std::atomic<std::uint64_t> gemini_requests{0};
   std::atomic<std::uint64_t> gemini_keys_in_header{0};  // x-goog-api-key
   std::atomic<std::uint64_t> gemini_keys_in_query{0};   // ?key=
+  // POST …/responses and GET …/responses/{id}.
+  std::atomic<std::uint64_t> responses_requests{0};
   std::atomic<std::uint64_t> streams_completed{0};
   // The peer closed before the stream finished (seen while writing or while waiting).
   std::atomic<std::uint64_t> streams_aborted{0};
