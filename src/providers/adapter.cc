@@ -5,6 +5,7 @@
 #include <boost/json/value.hpp>
 
 #include "codec/json_read.h"
+#include "core/version.h"
 
 namespace sluice::providers {
 namespace json = boost::json;
@@ -99,6 +100,23 @@ Awaitable<Result<std::unique_ptr<Exchange>>> ProviderAdapter::call_in_process(
     boost::asio::any_io_executor, const InProcessRequest&, Cancellation&) const {
   co_return Error(ErrorKind::kInternal,
                   "provider '" + id() + "' has no in-process implementation");
+}
+
+void ProviderAdapter::write_common_fields(
+    const RequestSpec& spec, std::string_view host,
+    std::span<const std::pair<std::string, std::string>> fixed, codec::HeadWriter& head) const {
+  head.field("Host", host).field("User-Agent", kUserAgent);
+  for (const auto& [name, value] : fixed) {
+    head.field(name, value);
+  }
+  head.field("Content-Type", "application/json")
+      .field("Accept", spec.stream ? "text/event-stream" : "application/json")
+      .field("x-request-id", spec.request_id);
+  for (const auto& [name, value] : spec.forwarded) {
+    head.field(name, value);
+  }
+  head.field("Content-Length", spec.content_length);
+  head.end();
 }
 
 std::optional<Error> ProviderAdapter::connect_to(std::string_view default_base_url, BaseUrl& url) {

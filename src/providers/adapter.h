@@ -113,6 +113,14 @@ class ProviderAdapter {
  protected:
   explicit ProviderAdapter(const config::Provider& config) : config_(&config) {}
 
+  // Writes the fields every JSON-over-HTTP provider request carries after its request line:
+  // Host, User-Agent, `fixed` (authentication and configured headers), Content-Type, Accept
+  // (SSE for streams), x-request-id, the forwarded caller headers, Content-Length, and the
+  // blank line.
+  void write_common_fields(const RequestSpec& spec, std::string_view host,
+                           std::span<const std::pair<std::string, std::string>> fixed,
+                           codec::HeadWriter& head) const;
+
   // Network adapters: parses base_url (or `default_base_url` when none is configured) into
   // `url` and builds endpoint_. Errors name the provider's source location.
   std::optional<Error> connect_to(std::string_view default_base_url, BaseUrl& url);

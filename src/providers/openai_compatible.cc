@@ -1,6 +1,5 @@
 #include "providers/openai_compatible.h"
 
-#include "core/version.h"
 #include "protocol/openai_chat/chat_ingress.h"
 #include "protocol/openai_chat/ir_request.h"
 #include "protocol/openai_chat/ir_response.h"
@@ -27,18 +26,7 @@ void OpenAiCompatibleAdapter::write_request_head(const RequestSpec& spec,
   out.append("POST ");
   request_target(spec, out);
   out.append(" HTTP/1.1\r\n");
-  head.field("Host", url_.host_header).field("User-Agent", kUserAgent);
-  for (const auto& [name, value] : headers_) {
-    head.field(name, value);
-  }
-  head.field("Content-Type", "application/json")
-      .field("Accept", spec.stream ? "text/event-stream" : "application/json")
-      .field("x-request-id", spec.request_id);
-  for (const auto& [name, value] : spec.forwarded) {
-    head.field(name, value);
-  }
-  head.field("Content-Length", spec.content_length);
-  head.end();
+  write_common_fields(spec, url_.host_header, headers_, head);
 }
 
 Result<std::string> OpenAiCompatibleAdapter::encode_request(const ir::Request& request,

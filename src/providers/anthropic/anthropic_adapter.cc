@@ -2,7 +2,6 @@
 
 #include <array>
 
-#include "core/version.h"
 #include "protocol/anthropic/messages_ingress.h"
 #include "protocol/anthropic/messages_response.h"
 #include "protocol/anthropic/stream_decoder.h"
@@ -62,20 +61,8 @@ protocol::ProtocolId AnthropicAdapter::wire_protocol(protocol::Operation operati
 
 void AnthropicAdapter::write_request_head(const RequestSpec& spec, std::string_view /*body*/,
                                           codec::HeadWriter& head) const {
-  head.request_line("POST", url_.path_prefix, "/messages")
-      .field("Host", url_.host_header)
-      .field("User-Agent", kUserAgent);
-  for (const auto& [name, value] : headers_) {
-    head.field(name, value);
-  }
-  head.field("Content-Type", "application/json")
-      .field("Accept", spec.stream ? "text/event-stream" : "application/json")
-      .field("x-request-id", spec.request_id);
-  for (const auto& [name, value] : spec.forwarded) {
-    head.field(name, value);
-  }
-  head.field("Content-Length", spec.content_length);
-  head.end();
+  head.request_line("POST", url_.path_prefix, "/messages");
+  write_common_fields(spec, url_.host_header, headers_, head);
 }
 
 Result<std::string> AnthropicAdapter::encode_request(const ir::Request& /*request*/,
