@@ -92,6 +92,9 @@ std::string format_access_log(const RequestContext& ctx) {
   if (ctx.usage_clamped > 0) {
     field("usage_clamped").number(static_cast<std::uint64_t>(ctx.usage_clamped));
   }
+  if (ctx.dropped_events > 0) {
+    field("dropped_events").number(static_cast<std::uint64_t>(ctx.dropped_events));
+  }
   if (last != nullptr) {
     field("upstream").ch('[');
     bool first = true;

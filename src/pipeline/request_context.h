@@ -90,6 +90,9 @@ struct RequestContext {
   // Usage reports the caller's protocol could not express exactly and got clamped (metering
   // anomaly: the record keeps the upstream's figures).
   std::uint32_t usage_clamped = 0;
+  // Upstream events or answer parts the caller's protocol has no place for, left out by a
+  // documented rule (the protocol folder's README) rather than silently.
+  std::uint32_t dropped_events = 0;
   std::chrono::microseconds first_token{-1};  // since `started`, streams only
 
   // The attempt that produced the answer (the last one), or null before any attempt.

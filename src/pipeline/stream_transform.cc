@@ -97,6 +97,7 @@ class Translation final : public StreamTransform {
     ctx.finish_reason = std::string(finish_reason_);
     ctx.events = upstream_events_;
     ctx.usage_clamped += encoder_->usage_clamped();
+    ctx.dropped_events += encoder_->dropped_events();
   }
 
  private:

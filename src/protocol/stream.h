@@ -50,6 +50,9 @@ class StreamEncoder {
   // upstream whose cache counts exceed its input). The caller got the clamped figures; metering
   // keeps the IR figures and counts the anomaly.
   virtual std::uint32_t usage_clamped() const { return 0; }
+  // Events this protocol has no place for and that were left out by a documented rule (e.g.
+  // reasoning signatures towards OpenAI Chat Completions). Reported per request, never silent.
+  virtual std::uint32_t dropped_events() const { return 0; }
 };
 
 // Passthrough: watches a stream relayed verbatim (caller and upstream speak the same protocol)

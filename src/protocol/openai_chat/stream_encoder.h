@@ -63,7 +63,7 @@ class StreamEncoder final : public protocol::StreamEncoder {
   const std::optional<Error>& error() const override { return error_; }
   // IR events the stream could not carry and left out (reasoning signatures, redacted
   // reasoning). The stream itself stays valid; the count is for the access log.
-  std::uint32_t dropped_events() const { return dropped_; }
+  std::uint32_t dropped_events() const override { return dropped_; }
 
  private:
   // Writes the role chunk the first time; builds head_ and tail_.
