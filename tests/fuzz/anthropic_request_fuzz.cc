@@ -1,13 +1,15 @@
 // protocol/anthropic/messages_request.h: decode_request on arbitrary bytes, strict and not.
 // Strict mode only adds rejections, so what it accepts the default mode accepts too. An
 // accepted request must translate (openai_chat::encode_request, the Anthropic caller ->
-// OpenAI upstream path) into valid JSON carrying the upstream model.
+// OpenAI upstream path) into valid JSON carrying the upstream model, and encode back to
+// Anthropic (anthropic::encode_request) as check_anthropic_encoding expects.
 
 #include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
 
+#include "anthropic_encoding_check.h"
 #include "fuzz_support.h"
 #include "protocol/anthropic/messages_request.h"
 #include "protocol/openai_chat/ir_request.h"
@@ -28,5 +30,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   const std::string up = oc::encode_request(*lax, kUpstreamModel, lax->stream);
   sluice::fuzz::check_model(up, kUpstreamModel);
+  sluice::fuzz::check_anthropic_encoding(*lax, lax->stream);
   return 0;
 }

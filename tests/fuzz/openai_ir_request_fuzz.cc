@@ -1,12 +1,14 @@
 // protocol/openai_chat/ir_request.h: decode_request on arbitrary bytes. What it accepts must
 // encode (streaming or not, either output-limit field) to valid JSON carrying the upstream
-// model, and that body must decode again.
+// model, and that body must decode again. It must also translate to Anthropic (the OpenAI
+// caller -> Anthropic upstream path) as check_anthropic_encoding expects.
 
 #include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
 
+#include "anthropic_encoding_check.h"
 #include "fuzz_support.h"
 #include "protocol/openai_chat/ir_request.h"
 
@@ -32,5 +34,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     check(again.has_value(), "encode_request wrote a body decode_request rejects",
           again ? up : again.error().message() + " in " + up);
   }
+  sluice::fuzz::check_anthropic_encoding(*req, req->stream);
   return 0;
 }
