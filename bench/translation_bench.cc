@@ -4,7 +4,8 @@
 //     mission's bar is 500k events/s per core); and the other direction (OpenAI callers,
 //     Anthropic upstreams): a recorded Anthropic stream -> anthropic::StreamDecoder -> IR ->
 //     openai_chat::StreamEncoder;
-//   - requests: Anthropic body -> IR -> OpenAI body, small and ~100k-token prompts;
+//   - requests: Anthropic body -> IR -> OpenAI body, small and ~100k-token prompts; and IR ->
+//     Anthropic body alone (the OpenAI caller -> Anthropic upstream direction);
 //   - responses: OpenAI chat.completion -> IR -> Anthropic message.
 // Inputs are the recorded fixtures from tests/fixtures, plus a synthetic long text stream
 // built from the shape of a recorded chunk.
@@ -22,6 +23,7 @@
 #include "ir/stream_event.h"
 #include "protocol/anthropic/messages_request.h"
 #include "protocol/anthropic/messages_response.h"
+#include "protocol/anthropic/request_encoder.h"
 #include "protocol/anthropic/stream_decoder.h"
 #include "protocol/anthropic/stream_encoder.h"
 #include "protocol/openai_chat/ir_request.h"
@@ -221,6 +223,27 @@ void BM_TranslateRequest_100kTokens(benchmark::State& state) {
   run_request(state, body);
 }
 BENCHMARK(BM_TranslateRequest_100kTokens);
+
+// anthropic::encode_request alone: the IR is decoded once, outside the loop. Arg: prompt bytes
+// (40, and ~100k tokens).
+void BM_EncodeAnthropicRequest(benchmark::State& state) {
+  const std::string body = anthropic_request(static_cast<std::size_t>(state.range(0)));
+  auto ir = anthropic::decode_request(body);
+  if (!ir) {
+    state.SkipWithError("decode failed");
+    return;
+  }
+  for (auto _ : state) {
+    auto up = anthropic::encode_request(*ir, "claude-sonnet-4-5", false);
+    if (!up) {
+      state.SkipWithError("encode failed");
+      return;
+    }
+    benchmark::DoNotOptimize(up->data());
+  }
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * body.size()));
+}
+BENCHMARK(BM_EncodeAnthropicRequest)->Arg(40)->Arg(390 * 1024);
 
 void BM_TranslateResponse(benchmark::State& state) {
   static const std::string body = read_fixture("openai-chat/chat-completion-text.json");
