@@ -199,3 +199,108 @@ describe('Anthropic caller, Anthropic upstream: passthrough', () => {
     }
   });
 });
+
+describe('OpenAI caller, Anthropic upstream: translation', () => {
+  const openai = async () => {
+    const { default: OpenAI } = await import('openai');
+    return new OpenAI({ apiKey: GATEWAY_KEY, baseURL: gw.baseUrl, maxRetries: 0 });
+  };
+
+  test('non-stream: the upstream gets a Messages request; the SDK gets a chat.completion with exact usage', async () => {
+    const client = await openai();
+    const r = await client.chat.completions.create(
+      {
+        model: 'claude-test',
+        max_tokens: 50,
+        temperature: 0.5,
+        messages: [
+          { role: 'system', content: 'Be brief.' },
+          { role: 'user', content: 'hello' },
+        ],
+      },
+      { headers: { 'x-mock-events': '3' } },
+    );
+    assert.equal(r.object, 'chat.completion');
+    assert.equal(r.choices[0].message.content, 'Mock reply w1 w2 w3');
+    assert.equal(r.choices[0].finish_reason, 'stop');
+    const { last_request: lr } = await mock.stats();
+    assert.match(lr.target, /\/v1\/messages$/);
+    assert.equal(lr.headers['x-api-key'], PROVIDER_KEY);
+    const sent = JSON.parse(lr.body);
+    assert.equal(sent.model, 'claude-sonnet-4-5');
+    assert.equal(sent.max_tokens, 50);
+    assert.equal(sent.temperature, 0.5);
+    assert.equal(sent.messages.length, 1);
+    assert.equal(sent.messages[0].role, 'user');
+    const text = (c) => (typeof c === 'string' ? c : c.map((b) => b.text ?? '').join(''));
+    assert.equal(text(sent.messages[0].content), 'hello');
+    assert.ok(JSON.stringify(sent.system).includes('Be brief.'), JSON.stringify(sent.system));
+    const entry = await gw.waitForLog((e) => e.alias === 'claude-test' && e.api === 'openai');
+    assert.equal(entry.upstream[0].passthrough, false);
+    assert.equal(r.usage.prompt_tokens, entry.usage.input_tokens);
+    assert.equal(r.usage.completion_tokens, entry.usage.output_tokens);
+  });
+
+  test('stream: chunks in order, usage when asked for, [DONE]', async () => {
+    const client = await openai();
+    const stream = await client.chat.completions.create(
+      { model: 'claude-test', stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content: 'hi' }] },
+      { headers: { 'x-mock-events': '4' } },
+    );
+    let text = '';
+    let usage;
+    let finish;
+    for await (const chunk of stream) {
+      text += chunk.choices[0]?.delta?.content ?? '';
+      finish = chunk.choices[0]?.finish_reason ?? finish;
+      usage = chunk.usage ?? usage;
+    }
+    assert.equal(text, 'Mock reply w1 w2 w3 w4');
+    assert.equal(finish, 'stop');
+    assert.ok(usage && usage.prompt_tokens > 0 && usage.completion_tokens > 0, JSON.stringify(usage));
+    const entry = await gw.waitForLog((e) => e.alias === 'claude-test' && e.api === 'openai' && e.stream === true);
+    assert.equal(entry.outcome, 'complete');
+    assert.equal(usage.prompt_tokens, entry.usage.input_tokens);
+    assert.equal(usage.completion_tokens, entry.usage.output_tokens);
+  });
+
+  test('tools: the call comes back with the upstream id, and the result goes back under the same id', async () => {
+    const client = await openai();
+    const tools = [{ type: 'function', function: { name: 'lookup', description: 'd', parameters: { type: 'object', properties: {} } } }];
+    const first = await client.chat.completions.create({
+      model: 'claude-test',
+      messages: [{ role: 'user', content: 'look it up' }],
+      tools,
+    });
+    const call = first.choices[0].message.tool_calls[0];
+    assert.equal(first.choices[0].finish_reason, 'tool_calls');
+    assert.equal(call.function.name, 'lookup');
+    assert.deepEqual(JSON.parse(call.function.arguments), { mock: true });
+    await client.chat.completions.create({
+      model: 'claude-test',
+      tools,
+      messages: [
+        { role: 'user', content: 'look it up' },
+        first.choices[0].message,
+        { role: 'tool', tool_call_id: call.id, content: 'found it' },
+      ],
+    });
+    const { last_request: lr } = await mock.stats();
+    const sent = JSON.parse(lr.body);
+    const assistant = sent.messages.find((m) => m.role === 'assistant');
+    const toolUse = assistant.content.find((b) => b.type === 'tool_use');
+    const result = sent.messages.at(-1).content.find((b) => b.type === 'tool_result');
+    assert.equal(result.tool_use_id, toolUse.id, 'the result answers the call it belongs to');
+    assert.equal(sent.tools[0].name, 'lookup');
+  });
+
+  test('an upstream error reaches the OpenAI SDK in OpenAI shape with its status', async () => {
+    const client = await openai();
+    await assert.rejects(
+      client.chat.completions.create({ model: 'claude-test', messages: [{ role: 'user', content: 'x' }] }, {
+        headers: { 'x-mock-status': '529' },
+      }),
+      (err) => err.status === 529 && typeof err.error?.message === 'string',
+    );
+  });
+});

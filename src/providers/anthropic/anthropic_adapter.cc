@@ -4,6 +4,7 @@
 
 #include "protocol/anthropic/messages_ingress.h"
 #include "protocol/anthropic/messages_response.h"
+#include "protocol/anthropic/request_encoder.h"
 #include "protocol/anthropic/stream_decoder.h"
 
 namespace sluice::providers {
@@ -14,7 +15,7 @@ constexpr std::string_view kDefaultBaseUrl = "https://api.anthropic.com/v1";
 // https://docs.claude.com/en/api/versioning: the version header every request must carry.
 constexpr std::string_view kDefaultVersion = "2023-06-01";
 
-constexpr std::array<config::AdapterOption, 2> kOptions = {{
+constexpr std::array<config::AdapterOption, 3> kOptions = {{
     {.name = "anthropic_version",
      .type = config::AdapterOption::Type::kString,
      .min = 0,
@@ -24,6 +25,11 @@ constexpr std::array<config::AdapterOption, 2> kOptions = {{
      .type = config::AdapterOption::Type::kUnsigned,
      .min = 1,
      .max = 1'000'000,
+     .choices = {}},
+    {.name = "adaptive_thinking",
+     .type = config::AdapterOption::Type::kBool,
+     .min = 0,
+     .max = 0,
      .choices = {}},
 }};
 
@@ -48,6 +54,9 @@ Result<std::unique_ptr<ProviderAdapter>> AnthropicAdapter::make(const config::Pr
   for (const auto& [name, value] : p.headers) {
     a->headers_.emplace_back(name, value);
   }
+  if (const std::string* adaptive = p.option("adaptive_thinking")) {
+    a->adaptive_thinking_ = *adaptive == "true";
+  }
   if (const std::string* max = p.option("default_max_tokens")) {
     a->default_max_tokens_ = static_cast<std::uint32_t>(std::stoul(*max));  // validated
   }
@@ -65,13 +74,12 @@ void AnthropicAdapter::write_request_head(const RequestSpec& spec, std::string_v
   write_common_fields(spec, url_.host_header, headers_, head);
 }
 
-Result<std::string> AnthropicAdapter::encode_request(const ir::Request& /*request*/,
-                                                     std::string_view /*model*/,
-                                                     bool /*stream*/) const {
-  return Error(ErrorKind::kBadRequest,
-               "provider '" + id() + "' speaks Anthropic Messages; requests from this API "
-                                     "cannot be translated to it yet")
-      .with_code("translation_unsupported");
+Result<std::string> AnthropicAdapter::encode_request(const ir::Request& request,
+                                                     std::string_view model, bool stream) const {
+  protocol::anthropic::EncodeOptions options;
+  options.default_max_tokens = default_max_tokens_;
+  options.adaptive_thinking = adaptive_thinking_;
+  return protocol::anthropic::encode_request(request, model, stream, options);
 }
 
 Result<ir::Response> AnthropicAdapter::decode_response(std::string_view body) const {

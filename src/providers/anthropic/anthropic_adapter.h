@@ -19,6 +19,10 @@ namespace sluice::providers {
 //   anthropic_version    the `anthropic-version` header (default 2023-06-01, the current one)
 //   default_max_tokens   max_tokens for translated requests that carry none (Anthropic requires
 //                        it; OpenAI and Gemini callers may omit it). Default 4096.
+//   adaptive_thinking    translated reasoning requests use {"type":"adaptive"} thinking plus
+//                        output_config.effort instead of a token budget (models that refuse
+//                        budget_tokens). Default false.
+// Translation rules (IR -> Messages) are protocol/anthropic/request_encoder.h's.
 class AnthropicAdapter final : public ProviderAdapter {
  public:
   static const config::AdapterSchema kSchema;
@@ -42,6 +46,7 @@ class AnthropicAdapter final : public ProviderAdapter {
   std::vector<std::pair<std::string, std::string>> headers_;  // auth, version, configured
   std::vector<std::string> secrets_;
   std::uint32_t default_max_tokens_ = 4096;
+  bool adaptive_thinking_ = false;
 };
 
 }  // namespace sluice::providers
