@@ -288,15 +288,19 @@ Awaitable<void> ModelCall::relay_failure(const RouteRuntime& route, providers::E
 }
 
 Result<std::unique_ptr<StreamTransform>> ModelCall::make_transform(const RouteRuntime& route,
-                                                                  bool passthrough) const {
+                                                                  bool passthrough) {
   const protocol::IngressCodec& ingress = *ctx_.ingress;
   const providers::ProviderAdapter& adapter = *route.provider->adapter;
   if (passthrough) {
     if (auto sniffer = ingress.make_stream_sniffer(request_)) {
       return make_passthrough(ingress, std::move(sniffer));
     }
-  } else if (auto encoder = ingress.make_stream_encoder(request_)) {
-    return make_translation(ingress, adapter.make_stream_decoder(), std::move(encoder));
+  } else {
+    // What an encoder may have to state before the upstream reports usage (see ingress.h).
+    request_.estimated_input_tokens = request_.body.size() / 4 + 1;
+    if (auto encoder = ingress.make_stream_encoder(request_)) {
+      return make_translation(ingress, adapter.make_stream_decoder(), std::move(encoder));
+    }
   }
   return Error(ErrorKind::kInternal, "streams cannot be relayed between " +
                                          std::string(ingress.protocol()) + " and " +

@@ -59,7 +59,7 @@ class ModelCall {
                                bool passthrough);
   // The stream transform the (ingress, adapter) pair calls for.
   Result<std::unique_ptr<StreamTransform>> make_transform(const RouteRuntime& route,
-                                                          bool passthrough) const;
+                                                          bool passthrough);
   // A complete answer in the caller's protocol (verbatim, or decoded and re-encoded); records
   // usage, finish reason and outcome. No I/O.
   Result<std::string> answer_body(const RouteRuntime& route, std::string body, bool passthrough);

@@ -49,6 +49,10 @@ struct IngressRequest {
   bool spliceable = false;
   std::uint32_t codec_flags = 0;  // private to the codec that decoded the request
   std::optional<ir::Request> ir;
+  // The gateway's estimate of the prompt's tokens (about 4 bytes of request body per token),
+  // for protocols that must state input usage before the upstream has reported it (Anthropic's
+  // message_start). Filled by the pipeline before a stream encoder is made.
+  std::uint64_t estimated_input_tokens = 0;
 };
 
 // An error answer in a protocol's own shape.
@@ -77,6 +81,11 @@ class IngressCodec {
   // The endpoint this codec serves: exact path and method.
   virtual std::string_view path() const = 0;
   virtual std::string_view method() const { return "POST"; }
+  // Whether this codec serves `path` (the request target without its query). The default is
+  // an exact match with path(); protocols whose paths carry a parameter (Gemini's
+  // /v1beta/models/{model}:generateContent) override it. registry.cc find_ingress asks every
+  // codec in registration order, so a pattern must not claim another codec's exact path.
+  virtual bool matches(std::string_view path) const { return this->path() == path; }
 
   // The gateway key the caller presented, "" when none. The default reads
   // `Authorization: Bearer <key>`, then `x-api-key`, then `api-key` (the headers the OpenAI,

@@ -103,8 +103,8 @@ Result<std::string> MessagesIngress::encode_response(const ir::Response& respons
 }
 
 std::unique_ptr<protocol::StreamEncoder> MessagesIngress::make_stream_encoder(
-    const IngressRequest&) const {
-  return std::make_unique<StreamEncoder>();
+    const IngressRequest& request) const {
+  return std::make_unique<StreamEncoder>(request.estimated_input_tokens);
 }
 
 std::unique_ptr<protocol::StreamSniffer> MessagesIngress::make_stream_sniffer(

@@ -182,7 +182,10 @@ void StreamEncoder::start_message(std::string& out) {
     return;
   }
   started_ = true;
-  const WireUsage usage = wire_usage();
+  WireUsage usage = wire_usage();
+  if (!has_usage_) {
+    usage.input_tokens = estimated_input_tokens_;  // the upstream has not reported it yet
+  }
   begin_event(out, "message_start");
   codec::JsonWriter w(out);
   w.raw(R"(,"message":{"id":)")

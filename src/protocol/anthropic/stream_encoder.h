@@ -20,8 +20,11 @@ namespace sluice::protocol::anthropic {
 //   message_start      deferred from kStart to the first event that has something to say
 //                      (a kUsage, content, kFinish, kDone), so an upstream that reports input
 //                      usage up front (Anthropic) gets it into message_start without delaying
-//                      any text. When usage is not known yet (OpenAI sends it last) the usage
-//                      in message_start is zeros.
+//                      any text. When usage is not known yet (OpenAI sends it last),
+//                      message_start carries the gateway's estimate of the input tokens (given
+//                      to the constructor; several frameworks read input usage only there, so
+//                      0 would be wrong) and output_tokens 0; message_delta carries the exact
+//                      figures once the upstream reports them.
 //   content_block_*    blocks numbered from 0 in emission order; text, thinking (thinking_delta,
 //                      signature_delta), redacted_thinking (start + stop), tool_use (start with
 //                      "input":{}, input_json_delta, stop). Text and thinking deltas are written
@@ -47,6 +50,8 @@ namespace sluice::protocol::anthropic {
 class StreamEncoder final : public protocol::StreamEncoder {
  public:
   StreamEncoder() = default;
+  explicit StreamEncoder(std::uint64_t estimated_input_tokens)
+      : estimated_input_tokens_(estimated_input_tokens) {}
 
   // Appends the bytes for `event` to `out` (possibly none).
   void encode(const ir::StreamEvent& event, std::string& out) override;
@@ -118,6 +123,7 @@ class StreamEncoder final : public protocol::StreamEncoder {
   bool finished_ = false;
   std::optional<Error> error_;
   std::uint32_t usage_clamped_ = 0;
+  std::uint64_t estimated_input_tokens_ = 0;
 };
 
 }  // namespace sluice::protocol::anthropic

@@ -665,3 +665,51 @@ TEST(StreamEncoder, ToolIdsAreDeterministicAcrossStreams) {
 
 }  // namespace
 }  // namespace sluice::protocol::anthropic
+
+namespace sluice::protocol::anthropic {
+namespace {
+
+// Several frameworks read input usage only from message_start. When the upstream reports usage
+// last (OpenAI), message_start carries the gateway's estimate and message_delta the exact
+// figures; when the upstream reported it first (Anthropic), message_start has the real ones.
+TEST(StreamEncoderEstimate, MessageStartCarriesTheEstimateUntilTheUpstreamReports) {
+  auto run = [](std::vector<ir::StreamEvent> events) {
+    StreamEncoder encoder(/*estimated_input_tokens=*/250);
+    std::string out;
+    for (const ir::StreamEvent& e : events) {
+      encoder.encode(e, out);
+    }
+    return out;
+  };
+  auto make = [](ir::StreamEventKind kind) {
+    ir::StreamEvent e;
+    e.kind = kind;
+    return e;
+  };
+  ir::StreamEvent start = make(ir::StreamEventKind::kStart);
+  start.id = "c1";
+  start.model = "m";
+  ir::StreamEvent text = make(ir::StreamEventKind::kTextDelta);
+  text.text = "hi";
+  ir::StreamEvent usage = make(ir::StreamEventKind::kUsage);
+  usage.usage = ir::Usage{.input_tokens = 12, .output_tokens = 3};
+  ir::StreamEvent finish = make(ir::StreamEventKind::kFinish);
+  finish.finish = ir::FinishReason::kStop;
+
+  const std::string late = run({start, text, finish, usage, make(ir::StreamEventKind::kDone)});
+  const auto start_at = late.find("event: message_start");
+  const auto delta_at = late.find("event: message_delta");
+  ASSERT_NE(start_at, std::string::npos);
+  ASSERT_NE(delta_at, std::string::npos);
+  EXPECT_NE(late.substr(start_at, delta_at - start_at).find(R"("input_tokens":250)"),
+            std::string::npos)
+      << late;
+  EXPECT_NE(late.substr(delta_at).find(R"("input_tokens":12)"), std::string::npos) << late;
+
+  const std::string early = run({start, usage, text, finish, make(ir::StreamEventKind::kDone)});
+  EXPECT_NE(early.find(R"("input_tokens":12)"), std::string::npos);
+  EXPECT_EQ(early.find(R"("input_tokens":250)"), std::string::npos) << early;
+}
+
+}  // namespace
+}  // namespace sluice::protocol::anthropic
