@@ -103,7 +103,7 @@ describe('errors before the model call', () => {
   for (const [name, b, field] of [
     ['messages missing', { model: 'gpt-test', max_tokens: 5 }, 'messages'],
     ['max_tokens not an integer', body({ max_tokens: 'ten' }), 'max_tokens'],
-    ['bad role', body({ messages: [{ role: 'system', content: 'x' }] }), 'role'],
+    ['bad role', body({ messages: [{ role: 'tool', content: 'x' }] }), 'role'],
     ['unknown block type', body({ messages: [{ role: 'user', content: [{ type: 'video' }] }] }), 'type'],
     ['model missing', { max_tokens: 5, messages: [{ role: 'user', content: 'x' }] }, 'model'],
   ]) {
@@ -215,5 +215,31 @@ describe('translated calls', () => {
     });
     assertAnthropicError(r, 429, 'rate_limit_error');
     assert.match(r.json.error.message, /quota/);
+  });
+});
+
+describe('what Claude Code sends', () => {
+  test('system entries inside messages and output_config.effort are mapped, not rejected', async () => {
+    const r = await postJson(gw, '/v1/messages', {
+      model: 'gpt-test',
+      max_tokens: 32,
+      messages: [
+        { role: 'user', content: 'first' },
+        { role: 'assistant', content: 'ok' },
+        { role: 'system', content: 'The available tools changed.' },
+        { role: 'user', content: 'second' },
+      ],
+      output_config: { effort: 'high' },
+      context_management: { edits: [] },
+    }, { headers: { 'anthropic-beta': 'context-management-2025-06-27' } });
+    assert.equal(r.status, 200, r.text);
+    const { last_request: lr } = await mock.stats();
+    const sent = JSON.parse(lr.body);
+    assert.deepEqual(sent.messages.map((m) => m.role), ['user', 'assistant', 'system', 'user']);
+    assert.equal(sent.messages[2].content, 'The available tools changed.');
+    assert.equal(sent.reasoning_effort, 'high');
+    assert.equal(lr.headers['anthropic-beta'], undefined, 'an OpenAI upstream has no use for it');
+    const entry = await gw.waitForLog((e) => e.request_id === r.headers.get('x-request-id'));
+    assert.equal(entry.ignored_fields, 1, 'context_management: a documented drop, counted');
   });
 });

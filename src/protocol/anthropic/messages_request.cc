@@ -276,6 +276,7 @@ class RequestDecoder {
     SLUICE_ANTHROPIC_TRY(optional_bool(root, "stream", "", out.stream));
     SLUICE_ANTHROPIC_TRY(metadata(root, out));
     SLUICE_ANTHROPIC_TRY(thinking(root, out));
+    SLUICE_ANTHROPIC_TRY(output_config(root, out));
 
     for (const json::key_value_pair& kv : root) {
       if (!known_top_level(view(kv.key()))) {
@@ -292,9 +293,10 @@ class RequestDecoder {
 
  private:
   static bool known_top_level(std::string_view key) {
-    static constexpr std::array<std::string_view, 13> kKnown = {
-        "model", "max_tokens", "messages",       "system", "tools",    "tool_choice", "temperature",
-        "top_p", "top_k",      "stop_sequences", "stream", "metadata", "thinking"};
+    static constexpr std::array<std::string_view, 14> kKnown = {
+        "model",  "max_tokens", "messages", "system",   "tools",         "tool_choice",
+        "temperature", "top_p", "top_k",    "stop_sequences", "stream", "metadata",
+        "thinking", "output_config"};
     for (std::string_view k : kKnown) {
       if (k == key) {
         return true;
@@ -342,12 +344,18 @@ class RequestDecoder {
     if (!role) {
       return std::move(role).error();
     }
+    Where where = Where::kMessage;
     if (*role == "user") {
       out.role = ir::Role::kUser;
     } else if (*role == "assistant") {
       out.role = ir::Role::kAssistant;
+    } else if (*role == "system") {
+      // Claude Code sends system entries inside `messages` (its mid-conversation instructions
+      // beta). They hold text, like the top-level system prompt.
+      out.role = ir::Role::kSystem;
+      where = Where::kSystem;
     } else {
-      return bad(join(path, "role"), "Input should be 'user' or 'assistant'");
+      return bad(join(path, "role"), "Input should be 'user', 'assistant' or 'system'");
     }
     const json::value* content = o.if_contains("content");
     const std::string content_path = join(path, "content");
@@ -366,8 +374,7 @@ class RequestDecoder {
     const json::array& blocks = content->get_array();
     out.content.resize(blocks.size());
     for (std::size_t j = 0; j < blocks.size(); ++j) {
-      SLUICE_ANTHROPIC_TRY(
-          block(blocks[j], join(content_path, j), Where::kMessage, out.content[j]));
+      SLUICE_ANTHROPIC_TRY(block(blocks[j], join(content_path, j), where, out.content[j]));
     }
     return {};
   }
@@ -735,6 +742,33 @@ class RequestDecoder {
     }
     out.reasoning.enabled = true;
     out.reasoning.budget_tokens = *b;
+    return {};
+  }
+
+  // output_config.effort (what Claude Code sends to pick a reasoning level) -> the IR's
+  // reasoning effort, which OpenAI-compatible targets send as reasoning_effort. Other members
+  // (e.g. format) have no place in the IR: counted as ignored fields, or rejected when strict.
+  Result<void> output_config(const json::object& root, ir::Request& out) {
+    const json::value* v = field(root, "output_config");
+    if (v == nullptr) {
+      return {};
+    }
+    if (!v->is_object()) {
+      return bad("output_config", kNotObject);
+    }
+    for (const json::key_value_pair& kv : v->get_object()) {
+      const std::string_view key = view(kv.key());
+      if (key == "effort") {
+        if (!kv.value().is_string()) {
+          return bad("output_config.effort", "Input should be a valid string");
+        }
+        out.reasoning.effort = std::string(view(kv.value().get_string()));
+      } else if (options_.strict) {
+        return bad("output_config." + std::string(key), "Extra inputs are not permitted");
+      } else if (stats_ != nullptr) {
+        ++stats_->ignored_fields;
+      }
+    }
     return {};
   }
 

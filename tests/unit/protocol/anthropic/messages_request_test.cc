@@ -273,8 +273,13 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{msgs("[]"), "messages", "messages: at least one message is required"},
         BadCase{msgs("[1]"), "messages.0", "messages.0: Input should be a valid dictionary"},
         BadCase{msgs(R"([{"content":"x"}])"), "messages.0.role", "messages.0.role: Field required"},
-        BadCase{msgs(R"([{"role":"system","content":"x"}])"), "messages.0.role",
-                "messages.0.role: Input should be 'user' or 'assistant'"},
+        BadCase{msgs(R"([{"role":"tool","content":"x"}])"), "messages.0.role",
+                "messages.0.role: Input should be 'user', 'assistant' or 'system'"},
+        BadCase{msgs(R"([{"role":"system","content":[{"type":"image","source":{"type":"url","url":"u"}}]}])"),
+                "messages.0.content.0.type",
+                "messages.0.content.0.type: Input tag 'image' found using 'type' does not match any of the expected tags: 'text'"},
+        BadCase{R"({"model":"m","max_tokens":10,"messages":[{"role":"user","content":"x"}],"output_config":{"effort":3}})",
+                "output_config.effort", "output_config.effort: Input should be a valid string"},
         BadCase{msgs(R"([{"role":"user"}])"), "messages.0.content",
                 "messages.0.content: Field required"},
         BadCase{msgs(R"([{"role":"user","content":5}])"), "messages.0.content",
@@ -395,6 +400,34 @@ TEST(DecodeRequest, NeverThrowsOnTruncatedBodies) {
     auto r = decode_request(std::string_view(body).substr(0, n));
     EXPECT_FALSE(r.has_value()) << n;
   }
+}
+
+
+// What Claude Code sends today is accepted and mapped (issue: protocols): system entries inside
+// `messages` and output_config.effort.
+TEST(DecodeRequest, ClaudeCodeSystemMessagesAndEffort) {
+  DecodeStats stats;
+  auto r = decode_request(
+      R"({"model":"m","max_tokens":100,"messages":[{"role":"user","content":"a"},)"
+      R"({"role":"system","content":"tools changed"},{"role":"assistant","content":"b"},)"
+      R"({"role":"system","content":[{"type":"text","text":"again"}]},{"role":"user","content":"c"}],)"
+      R"("output_config":{"effort":"high","format":{"type":"json_schema"}}})",
+      {}, &stats);
+  ASSERT_TRUE(r.has_value()) << r.error().message();
+  ASSERT_EQ(r->messages.size(), 5u);
+  EXPECT_EQ(r->messages[1].role, ir::Role::kSystem);
+  EXPECT_EQ(r->messages[1].content.at(0).text, "tools changed");
+  EXPECT_EQ(r->messages[3].role, ir::Role::kSystem);
+  EXPECT_EQ(r->messages[3].content.at(0).text, "again");
+  EXPECT_EQ(r->reasoning.effort, "high");
+  EXPECT_EQ(stats.ignored_fields, 1u) << "output_config.format has no place in the IR";
+  DecodeOptions strict;
+  strict.strict = true;
+  auto rejected = decode_request(
+      R"({"model":"m","max_tokens":1,"messages":[{"role":"user","content":"a"}],"output_config":{"format":{}}})",
+      strict);
+  ASSERT_FALSE(rejected.has_value());
+  EXPECT_EQ(rejected.error().param(), "output_config.format");
 }
 
 }  // namespace
