@@ -3,6 +3,7 @@
 #include <memory>
 
 #include "providers/adapter.h"
+#include "providers/mock/mock_provider.h"
 
 namespace sluice::providers {
 
@@ -11,8 +12,11 @@ namespace sluice::providers {
 // same wire protocols as the openai adapter, so everything the pipeline does around an upstream
 // (passthrough, translation, metering) runs unchanged against it.
 //
-// Options: `mock.embedding_dimensions` (vector width, default 8) and `mock.chunk_interval_ms`
-// (pause between streamed chunks, default 0).
+// Options: `mock.embedding_dimensions` (vector width, default 8), `mock.chunk_interval_ms`
+// (pause between streamed chunks, default 0) and `mock.protocol` (the wire protocol its chat
+// answers are in: openai_chat (default), anthropic_messages, gemini or openai_responses; a
+// caller of the same protocol then gets passthrough, any other caller translation, exactly as
+// with a real provider of that protocol). Embeddings are always OpenAI-shaped.
 class MockAdapter final : public ProviderAdapter {
  public:
   static const config::AdapterSchema kSchema;
@@ -32,7 +36,10 @@ class MockAdapter final : public ProviderAdapter {
  private:
   explicit MockAdapter(const config::Provider& provider) : ProviderAdapter(provider) {}
 
+  Result<MockReply> answer_in_protocol(std::string_view body, bool stream) const;
+
   std::uint32_t embedding_dimensions_ = 8;
+  protocol::ProtocolId protocol_;  // of chat answers
   std::chrono::milliseconds chunk_interval_{0};
 };
 
