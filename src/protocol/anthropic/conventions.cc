@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "codec/json_compact.h"
 #include "codec/json_writer.h"
 
 namespace sluice::protocol::anthropic {
@@ -179,56 +180,7 @@ ir::FinishReason finish_reason(std::string_view stop_reason) {
 }
 
 void append_compact_json(std::string& out, const json::value& value) {
-  codec::JsonWriter w(out);
-  switch (value.kind()) {
-    case json::kind::null:
-      w.null();
-      return;
-    case json::kind::bool_:
-      w.boolean(value.get_bool());
-      return;
-    case json::kind::int64:
-      w.number(value.get_int64());
-      return;
-    case json::kind::uint64:
-      w.number(value.get_uint64());
-      return;
-    case json::kind::double_:
-      w.number(value.get_double());
-      return;
-    case json::kind::string: {
-      const json::string& s = value.get_string();
-      w.string(std::string_view(s.data(), s.size()));
-      return;
-    }
-    case json::kind::array: {
-      w.ch('[');
-      bool first = true;
-      for (const json::value& v : value.get_array()) {
-        if (!first) {
-          w.ch(',');
-        }
-        first = false;
-        append_compact_json(out, v);
-      }
-      w.ch(']');
-      return;
-    }
-    case json::kind::object: {
-      w.ch('{');
-      bool first = true;
-      for (const json::key_value_pair& kv : value.get_object()) {
-        if (!first) {
-          w.ch(',');
-        }
-        first = false;
-        w.key(std::string_view(kv.key().data(), kv.key().size()));
-        append_compact_json(out, kv.value());
-      }
-      w.ch('}');
-      return;
-    }
-  }
+  codec::append_compact_json(out, value);
 }
 
 }  // namespace sluice::protocol::anthropic

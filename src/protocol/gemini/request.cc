@@ -1,0 +1,833 @@
+#include "protocol/gemini/request.h"
+
+#include <array>
+#include <cmath>
+#include <limits>
+#include <unordered_map>
+#include <vector>
+
+#include <boost/json/monotonic_resource.hpp>
+
+#include "codec/json_compact.h"
+#include "codec/json_read.h"
+#include "codec/json_writer.h"
+#include "protocol/gemini/conventions.h"
+#include "protocol/gemini/parts.h"
+#include "protocol/gemini/wire_json.h"
+
+namespace sluice::protocol::gemini {
+namespace json = boost::json;
+using wire::member;
+using wire::string_member;
+
+namespace {
+
+constexpr std::string_view kEmptySchema = R"({"type":"object"})";
+constexpr std::string_view kSystemPrefix = "System: ";
+
+using wire::index;
+using wire::join;
+using wire::untranslatable;
+
+Error bad(std::string path, std::string_view problem) {
+  return wire::request_error(std::move(path), problem);
+}
+
+// proto3 JSON names are lowerCamelCase; the API also takes the snake_case field names.
+std::string camel_of(std::string_view key) {
+  std::string out;
+  out.reserve(key.size());
+  bool upper = false;
+  for (char c : key) {
+    if (c == '_') {
+      upper = true;
+    } else {
+      out.push_back(upper && c >= 'a' && c <= 'z' ? static_cast<char>(c - 'a' + 'A') : c);
+      upper = false;
+    }
+  }
+  return out;
+}
+
+bool one_of(std::string_view key, std::span<const std::string_view> names) {
+  for (std::string_view n : names) {
+    if (n == key) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// Integers, and floats without a fraction (1024.0); values beyond int64 saturate.
+std::optional<std::int64_t> integer(const json::value& v) {
+  if (v.is_int64()) {
+    return v.get_int64();
+  }
+  if (v.is_uint64()) {
+    return std::numeric_limits<std::int64_t>::max();
+  }
+  if (v.is_double()) {
+    const double d = v.get_double();
+    if (!std::isfinite(d) || std::trunc(d) != d) {
+      return std::nullopt;
+    }
+    if (std::fabs(d) >= 9.2e18) {
+      return d > 0 ? std::numeric_limits<std::int64_t>::max()
+                   : std::numeric_limits<std::int64_t>::min();
+    }
+    return static_cast<std::int64_t>(d);
+  }
+  return std::nullopt;
+}
+
+Result<std::uint32_t> count(const json::value& v, std::string path) {
+  auto n = integer(v);
+  if (!n) {
+    return bad(std::move(path), "Invalid value, expected an integer");
+  }
+  if (*n < 0 || *n > std::numeric_limits<std::uint32_t>::max()) {
+    return bad(std::move(path), "Invalid value, out of range");
+  }
+  return static_cast<std::uint32_t>(*n);
+}
+
+// Gemini's Schema (OpenAPI 3.0 subset) names types in upper case; JSON Schema, which the IR
+// and the other protocols carry, in lower case.
+void lower_schema_types(json::value& v) {
+  static constexpr std::array<std::string_view, 7> kTypes = {
+      "STRING", "NUMBER", "INTEGER", "BOOLEAN", "ARRAY", "OBJECT", "NULL"};
+  if (v.is_array()) {
+    for (json::value& e : v.get_array()) {
+      lower_schema_types(e);
+    }
+    return;
+  }
+  if (!v.is_object()) {
+    return;
+  }
+  for (json::key_value_pair& kv : v.get_object()) {
+    json::value& value = kv.value();
+    if (kv.key() == "type" && value.is_string() &&
+        one_of(std::string_view(value.get_string()), kTypes)) {
+      std::string lower(value.get_string().data(), value.get_string().size());
+      for (char& c : lower) {
+        c = static_cast<char>(c - 'A' + 'a');
+      }
+      value = lower;
+    } else {
+      lower_schema_types(value);
+    }
+  }
+}
+
+struct PendingCall {
+  std::string name;
+  std::string id;
+  bool answered = false;
+};
+
+class RequestDecoder final : public parts::CallIds {
+ public:
+  explicit RequestDecoder(DecodeStats* stats) : stats_(stats) {}
+
+  Result<void> decode(const json::object& root, ir::Request& out) {
+    if (auto r = contents(root, out); !r) {
+      return r;
+    }
+    if (auto r = system(root, out); !r) {
+      return r;
+    }
+    if (auto r = tools(root, out); !r) {
+      return r;
+    }
+    if (auto r = tool_config(root, out); !r) {
+      return r;
+    }
+    if (auto r = generation_config(root, out); !r) {
+      return r;
+    }
+    if (member(root, "cachedContent") != nullptr) {
+      return untranslatable("cached_content", "cachedContent");
+    }
+    static constexpr std::array<std::string_view, 8> kKnown = {
+        "contents",         "systemInstruction", "tools", "toolConfig",
+        "generationConfig", "cachedContent",     "model", "safetySettings"};
+    for (const json::key_value_pair& kv : root) {
+      const std::string key = camel_of(std::string_view(kv.key().data(), kv.key().size()));
+      if (!one_of(key, kKnown) || key == "safetySettings") {
+        ignore();
+      }
+    }
+    return {};
+  }
+
+  std::string call_id(std::string_view given, std::size_t part, std::string_view name) override {
+    std::string id = given.empty() ? request_call_id(content_, part) : std::string(given);
+    if (model_turn_) {
+      pending_.push_back({std::string(name), id, false});
+    }
+    return id;
+  }
+
+  Result<std::string> response_id(std::string_view given, std::string_view name,
+                                  const std::string& path) override {
+    for (PendingCall& call : pending_) {
+      const bool match = given.empty() ? call.name == name : call.id == given;
+      if (!call.answered && match) {
+        call.answered = true;
+        return call.id;
+      }
+    }
+    if (!given.empty()) {
+      return std::string(given);
+    }
+    return bad(path, "function response '" + std::string(name) +
+                         "' answers no functionCall of that name in the model turn before it");
+  }
+
+ private:
+  void ignore() {
+    if (stats_ != nullptr) {
+      ++stats_->ignored_fields;
+    }
+  }
+
+  Result<void> contents(const json::object& root, ir::Request& out) {
+    const json::value* v = member(root, "contents");
+    if (v == nullptr) {
+      return bad("contents", "contents is not specified");
+    }
+    if (!v->is_array() || v->get_array().empty()) {
+      return bad("contents", "contents is not specified");
+    }
+    const json::array& arr = v->get_array();
+    out.messages.resize(arr.size());
+    for (std::size_t i = 0; i < arr.size(); ++i) {
+      const std::string path = index("contents", i);
+      if (!arr[i].is_object()) {
+        return bad(path, "Invalid value, expected a Content object");
+      }
+      const json::object& c = arr[i].get_object();
+      ir::Message& m = out.messages[i];
+      const std::string_view role = string_member(c, "role").value_or("");
+      if (role.empty() || role == "user") {
+        m.role = ir::Role::kUser;
+      } else if (role == "model") {
+        m.role = ir::Role::kAssistant;
+      } else {
+        return bad(join(path, "role"), "Please use a valid role: user, model.");
+      }
+      const json::value* parts = member(c, "parts");
+      if (parts == nullptr) {
+        return bad(join(path, "parts"), "contents.parts must not be empty.");
+      }
+      content_ = i;
+      model_turn_ = m.role == ir::Role::kAssistant;
+      if (model_turn_) {
+        pending_.clear();  // responses answer the calls of the latest model turn
+      }
+      if (auto r = parts::read_parts(*parts, parts::Source::kCaller, join(path, "parts"), *this,
+                                     m.content);
+          !r) {
+        return r;
+      }
+    }
+    return {};
+  }
+
+  Result<void> system(const json::object& root, ir::Request& out) {
+    const json::value* v = member(root, "systemInstruction");
+    if (v == nullptr) {
+      return {};
+    }
+    const std::string path = "system_instruction";
+    if (!v->is_object()) {
+      return bad(path, "Invalid value, expected a Content object");
+    }
+    const json::value* parts = member(v->get_object(), "parts");
+    if (parts == nullptr) {
+      return {};
+    }
+    if (!parts->is_array()) {
+      return bad(join(path, "parts"), "Invalid value, expected a list of Part");
+    }
+    const json::array& arr = parts->get_array();
+    for (std::size_t i = 0; i < arr.size(); ++i) {
+      const json::value* text =
+          arr[i].is_object() ? member(arr[i].get_object(), "text") : nullptr;
+      if (text == nullptr || !text->is_string()) {
+        return bad(index(join(path, "parts"), i),
+                   "only text parts can be translated in a system instruction");
+      }
+      if (!text->get_string().empty()) {
+        out.system.push_back(ir::ContentPart::make_text(std::string(text->get_string())));
+      }
+    }
+    return {};
+  }
+
+  Result<void> tools(const json::object& root, ir::Request& out) {
+    const json::value* v = member(root, "tools");
+    if (v == nullptr) {
+      return {};
+    }
+    if (!v->is_array()) {
+      return bad("tools", "Invalid value, expected a list of Tool");
+    }
+    const json::array& arr = v->get_array();
+    for (std::size_t i = 0; i < arr.size(); ++i) {
+      const std::string path = index("tools", i);
+      if (!arr[i].is_object()) {
+        return bad(path, "Invalid value, expected a Tool object");
+      }
+      for (const json::key_value_pair& kv : arr[i].get_object()) {
+        const std::string key = camel_of(std::string_view(kv.key().data(), kv.key().size()));
+        if (key != "functionDeclarations" && !kv.value().is_null()) {
+          return untranslatable(join(path, key), key);
+        }
+      }
+      const json::value* decls = member(arr[i].get_object(), "functionDeclarations");
+      if (decls == nullptr) {
+        continue;
+      }
+      const std::string decls_path = join(path, "function_declarations");
+      if (!decls->is_array()) {
+        return bad(decls_path, "Invalid value, expected a list of FunctionDeclaration");
+      }
+      const json::array& list = decls->get_array();
+      for (std::size_t k = 0; k < list.size(); ++k) {
+        if (auto r = declaration(list[k], index(decls_path, k), out); !r) {
+          return r;
+        }
+      }
+    }
+    return {};
+  }
+
+  Result<void> declaration(const json::value& v, const std::string& path, ir::Request& out) {
+    if (!v.is_object()) {
+      return bad(path, "Invalid value, expected a FunctionDeclaration object");
+    }
+    const json::object& d = v.get_object();
+    ir::Tool tool;
+    auto name = string_member(d, "name");
+    if (!name || name->empty()) {
+      return bad(join(path, "name"), "a function declaration needs a name");
+    }
+    tool.name.assign(*name);
+    tool.description.assign(string_member(d, "description").value_or(""));
+    const json::value* schema = member(d, "parameters");
+    const json::value* json_schema = member(d, "parametersJsonSchema");
+    if (schema != nullptr && json_schema != nullptr) {
+      return bad(join(path, "parameters"),
+                 "parameters and parametersJsonSchema are mutually exclusive");
+    }
+    if (schema != nullptr) {
+      if (!schema->is_object()) {
+        return bad(join(path, "parameters"), "Invalid value, expected a Schema object");
+      }
+      json::value copy(*schema);
+      lower_schema_types(copy);
+      codec::append_compact_json(tool.parameters, copy);
+    } else if (json_schema != nullptr) {
+      if (!json_schema->is_object()) {
+        return bad(join(path, "parameters_json_schema"), "Invalid value, expected an object");
+      }
+      codec::append_compact_json(tool.parameters, *json_schema);
+    } else {
+      tool.parameters = kEmptySchema;
+    }
+    out.tools.push_back(std::move(tool));
+    return {};
+  }
+
+  Result<void> tool_config(const json::object& root, ir::Request& out) {
+    bool bad_type = false;
+    const json::object* config = wire::object_member(root, "toolConfig", bad_type);
+    const json::object* calling =
+        config != nullptr ? wire::object_member(*config, "functionCallingConfig", bad_type)
+                          : nullptr;
+    const std::string path = "tool_config.function_calling_config";
+    if (bad_type) {
+      return bad(path, "Invalid value, expected an object");
+    }
+    if (calling == nullptr) {
+      return {};
+    }
+    const std::string_view mode = string_member(*calling, "mode").value_or("MODE_UNSPECIFIED");
+    std::vector<std::string_view> allowed;
+    if (const json::value* names = member(*calling, "allowedFunctionNames")) {
+      if (!names->is_array()) {
+        return bad(join(path, "allowed_function_names"), "Invalid value, expected a list");
+      }
+      for (const json::value& n : names->get_array()) {
+        if (!n.is_string()) {
+          return bad(join(path, "allowed_function_names"), "Invalid value, expected a string");
+        }
+        allowed.emplace_back(n.get_string().data(), n.get_string().size());
+      }
+    }
+    ir::ToolChoice& choice = out.tool_choice;
+    const bool restricts = mode == "ANY" || mode == "VALIDATED";
+    if (!allowed.empty() && !restricts) {
+      return bad(join(path, "allowed_function_names"),
+                 "allowed_function_names may only be set with mode ANY or VALIDATED");
+    }
+    if (mode == "AUTO" || mode == "VALIDATED") {
+      choice.mode = ir::ToolChoiceMode::kAuto;
+    } else if (mode == "NONE") {
+      choice.mode = ir::ToolChoiceMode::kNone;
+    } else if (mode == "ANY") {
+      choice.mode = ir::ToolChoiceMode::kRequired;
+    } else if (mode != "MODE_UNSPECIFIED") {
+      return bad(join(path, "mode"), "Invalid value, expected AUTO, ANY, NONE or VALIDATED");
+    }
+    if (mode == "ANY" && allowed.size() == 1) {
+      choice.mode = ir::ToolChoiceMode::kNamed;
+      choice.name.assign(allowed.front());
+    } else if (!allowed.empty()) {
+      // The model may call only these: the other declarations are left out.
+      std::erase_if(out.tools, [&](const ir::Tool& t) {
+        for (std::string_view n : allowed) {
+          if (n == t.name) {
+            return false;
+          }
+        }
+        return true;
+      });
+    }
+    return {};
+  }
+
+  Result<void> generation_config(const json::object& root, ir::Request& out) {
+    const json::value* v = member(root, "generationConfig");
+    if (v == nullptr) {
+      return {};
+    }
+    const std::string base = "generation_config";
+    if (!v->is_object()) {
+      return bad(base, "Invalid value, expected a GenerationConfig object");
+    }
+    const json::object& g = v->get_object();
+    if (const json::value* n = member(g, "maxOutputTokens")) {
+      auto c = count(*n, join(base, "max_output_tokens"));
+      if (!c) {
+        return std::move(c).error();
+      }
+      out.max_tokens = *c;
+    }
+    for (auto [key, field, target] :
+         {std::tuple{"temperature", "temperature", &out.temperature},
+          std::tuple{"topP", "top_p", &out.top_p}}) {
+      if (const json::value* n = member(g, key)) {
+        if (!n->is_number()) {
+          return bad(join(base, field), "Invalid value, expected a number");
+        }
+        *target = n->to_number<double>();
+      }
+    }
+    if (const json::value* n = member(g, "topK")) {
+      auto c = count(*n, join(base, "top_k"));
+      if (!c) {
+        return std::move(c).error();
+      }
+      out.top_k = *c;
+    }
+    if (const json::value* s = member(g, "stopSequences")) {
+      if (!s->is_array()) {
+        return bad(join(base, "stop_sequences"), "Invalid value, expected a list of strings");
+      }
+      for (const json::value& e : s->get_array()) {
+        if (!e.is_string()) {
+          return bad(join(base, "stop_sequences"), "Invalid value, expected a string");
+        }
+        out.stop.emplace_back(e.get_string().data(), e.get_string().size());
+      }
+    }
+    if (const json::value* n = member(g, "candidateCount")) {
+      auto c = count(*n, join(base, "candidate_count"));
+      if (!c) {
+        return std::move(c).error();
+      }
+      if (*c > 1) {
+        return untranslatable(join(base, "candidate_count"), "candidateCount above 1");
+      }
+    }
+    if (auto mime = string_member(g, "responseMimeType"); mime && *mime != "text/plain") {
+      return untranslatable(join(base, "response_mime_type"), "responseMimeType " +
+                                                                  std::string(*mime));
+    }
+    for (std::string_view key : {"responseSchema", "responseJsonSchema"}) {
+      if (member(g, key) != nullptr) {
+        return untranslatable(join(base, key), key);
+      }
+    }
+    if (auto r = thinking(g, base, out); !r) {
+      return r;
+    }
+    static constexpr std::array<std::string_view, 10> kKnown = {
+        "maxOutputTokens",  "temperature",    "topP",           "topK",
+        "stopSequences",    "candidateCount", "responseMimeType", "responseSchema",
+        "responseJsonSchema", "thinkingConfig"};
+    for (const json::key_value_pair& kv : g) {
+      if (!one_of(camel_of(std::string_view(kv.key().data(), kv.key().size())), kKnown)) {
+        ignore();
+      }
+    }
+    return {};
+  }
+
+  Result<void> thinking(const json::object& g, const std::string& base, ir::Request& out) {
+    bool bad_type = false;
+    const json::object* t = wire::object_member(g, "thinkingConfig", bad_type);
+    const std::string path = join(base, "thinking_config");
+    if (bad_type) {
+      return bad(path, "Invalid value, expected a ThinkingConfig object");
+    }
+    if (t == nullptr) {
+      return {};
+    }
+    ir::Reasoning& r = out.reasoning;
+    if (const json::value* inc = member(*t, "includeThoughts")) {
+      if (!inc->is_bool()) {
+        return bad(join(path, "include_thoughts"), "Invalid value, expected a boolean");
+      }
+      r.enabled = inc->get_bool();
+    }
+    if (auto level = string_member(*t, "thinkingLevel")) {
+      static constexpr std::array<std::string_view, 4> kLevels = {"MINIMAL", "LOW", "MEDIUM",
+                                                                  "HIGH"};
+      if (!one_of(*level, kLevels)) {
+        return bad(join(path, "thinking_level"),
+                   "Invalid value, expected MINIMAL, LOW, MEDIUM or HIGH");
+      }
+      r.enabled = true;
+      r.effort.assign(*level);
+      for (char& c : r.effort) {
+        c = static_cast<char>(c - 'A' + 'a');
+      }
+    }
+    if (const json::value* b = member(*t, "thinkingBudget")) {
+      auto n = integer(*b);
+      if (!n || *n < -1 || *n > std::numeric_limits<std::uint32_t>::max()) {
+        return bad(join(path, "thinking_budget"), "Invalid value, expected -1, 0 or a budget");
+      }
+      if (*n == 0) {
+        r.enabled = false;
+        r.budget_tokens = 0;
+      } else {
+        r.enabled = true;
+        if (*n > 0) {
+          r.budget_tokens = static_cast<std::uint32_t>(*n);
+        }
+      }
+    }
+    return {};
+  }
+
+  DecodeStats* stats_;
+  std::size_t content_ = 0;
+  bool model_turn_ = false;
+  std::vector<PendingCall> pending_;
+};
+
+// ---- encoding ----
+
+Error encode_error(std::string message, std::string param) {
+  return Error(ErrorKind::kBadRequest, std::move(message)).with_param(std::move(param));
+}
+
+class RequestEncoder {
+ public:
+  RequestEncoder(const ir::Request& request, const EncodeOptions& options, EncodeStats& stats,
+                 std::string& out)
+      : request_(request), options_(options), stats_(stats), out_(out), w_(out) {}
+
+  Result<void> encode() {
+    for (const ir::Message& m : request_.messages) {
+      for (const ir::ContentPart& p : m.content) {
+        if (p.kind == ir::PartKind::kToolCall && !p.id.empty()) {
+          names_.emplace(p.id, p.name);
+        }
+      }
+    }
+    w_.raw(R"({"contents":[)");
+    std::size_t leading_system = 0;
+    while (leading_system < request_.messages.size() &&
+           request_.messages[leading_system].role == ir::Role::kSystem) {
+      ++leading_system;
+    }
+    std::size_t contents = 0;
+    for (std::size_t i = leading_system; i < request_.messages.size(); ++i) {
+      if (auto r = message(request_.messages[i], contents); !r) {
+        return r;
+      }
+    }
+    if (contents == 0) {
+      return encode_error(
+          "the request has no message with content; Gemini needs at least one Content",
+          "messages");
+    }
+    w_.ch(']');
+    if (auto r = system(leading_system); !r) {
+      return r;
+    }
+    if (auto r = tools(); !r) {
+      return r;
+    }
+    return generation_config();
+  }
+
+ private:
+  Result<void> message(const ir::Message& m, std::size_t& contents) {
+    const std::size_t mark = out_.size();
+    w_.raw(contents > 0 ? "," : "")
+        .raw(m.role == ir::Role::kAssistant ? R"({"role":"model","parts":)"
+                                            : R"({"role":"user","parts":)");
+    std::size_t written = 0;
+    if (m.role == ir::Role::kSystem) {
+      // A system message mid-conversation: user text the model can tell apart.
+      std::vector<ir::ContentPart> prefixed;
+      for (const ir::ContentPart& p : m.content) {
+        if (p.kind != ir::PartKind::kText) {
+          return encode_error("only text can be translated in a system message", "messages");
+        }
+        prefixed.push_back(ir::ContentPart::make_text(std::string(kSystemPrefix) + p.text));
+      }
+      if (auto r = write(prefixed, written); !r) {
+        return r;
+      }
+    } else if (auto r = write(m.content, written); !r) {
+      return r;
+    }
+    if (written == 0) {
+      out_.resize(mark);  // Gemini rejects a Content without parts
+      ++stats_.dropped_empty;
+      return {};
+    }
+    w_.ch('}');
+    ++contents;
+    return {};
+  }
+
+  Result<void> write(std::span<const ir::ContentPart> content, std::size_t& written) {
+    auto lookup = [this](std::string_view id) -> std::string_view {
+      auto it = names_.find(std::string(id));
+      return it == names_.end() ? std::string_view() : std::string_view(it->second);
+    };
+    FunctionRef<std::string_view(std::string_view)> name_of(lookup);
+    parts::WriteOptions o;
+    o.error_kind = ErrorKind::kBadRequest;
+    o.result_name = &name_of;
+    parts::WriteStats ws;
+    auto r = parts::write_parts(out_, content, o, ws, written);
+    stats_.dropped_empty += ws.dropped_empty;
+    stats_.dropped_redacted += ws.dropped_redacted;
+    return r;
+  }
+
+  Result<void> system(std::size_t leading_system) {
+    bool any = false;
+    auto add = [&](const ir::ContentPart& p) -> Result<void> {
+      if (p.kind != ir::PartKind::kText) {
+        return encode_error("only text can be translated in a system prompt", "messages");
+      }
+      if (p.text.empty()) {
+        return {};
+      }
+      w_.raw(any ? "," : R"(,"systemInstruction":{"parts":[)");
+      w_.raw(R"({"text":)").string(p.text).ch('}');
+      any = true;
+      return {};
+    };
+    for (const ir::ContentPart& p : request_.system) {
+      if (auto r = add(p); !r) {
+        return r;
+      }
+    }
+    for (std::size_t i = 0; i < leading_system; ++i) {
+      for (const ir::ContentPart& p : request_.messages[i].content) {
+        if (auto r = add(p); !r) {
+          return r;
+        }
+      }
+    }
+    if (any) {
+      w_.raw("]}");
+    }
+    return {};
+  }
+
+  Result<void> tools() {
+    if (request_.tools.empty()) {
+      return {};
+    }
+    w_.raw(R"(,"tools":[{"functionDeclarations":[)");
+    for (std::size_t i = 0; i < request_.tools.size(); ++i) {
+      const ir::Tool& t = request_.tools[i];
+      const std::string param = "tools[" + std::to_string(i) + "]";
+      if (t.name.empty()) {
+        return encode_error("a tool needs a name", param);
+      }
+      w_.raw(i > 0 ? "," : "").raw(R"({"name":)").string(t.name);
+      if (!t.description.empty()) {
+        w_.raw(R"(,"description":)").string(t.description);
+      }
+      if (!t.parameters.empty() && t.parameters != kEmptySchema) {
+        if (!wire::is_json_object(t.parameters)) {
+          return encode_error("the parameters of tool '" + t.name + "' are not a JSON object",
+                              param);
+        }
+        w_.raw(R"(,"parametersJsonSchema":)").raw(t.parameters);
+      }
+      w_.ch('}');
+    }
+    w_.raw("]}]");
+    const ir::ToolChoice& choice = request_.tool_choice;
+    std::string_view mode;
+    switch (choice.mode) {
+      case ir::ToolChoiceMode::kUnset:
+        return {};
+      case ir::ToolChoiceMode::kAuto:
+        mode = "AUTO";
+        break;
+      case ir::ToolChoiceMode::kNone:
+        mode = "NONE";
+        break;
+      case ir::ToolChoiceMode::kRequired:
+      case ir::ToolChoiceMode::kNamed:
+        mode = "ANY";
+        break;
+    }
+    w_.raw(R"(,"toolConfig":{"functionCallingConfig":{"mode":)").string(mode);
+    if (choice.mode == ir::ToolChoiceMode::kNamed) {
+      w_.raw(R"(,"allowedFunctionNames":[)").string(choice.name).ch(']');
+    }
+    w_.raw("}}");
+    return {};
+  }
+
+  Result<void> generation_config() {
+    std::string g;
+    codec::JsonWriter gw(g);
+    auto field = [&](std::string_view key) -> codec::JsonWriter& {
+      gw.raw(g.empty() ? "{" : ",");
+      return gw.key(key);
+    };
+    if (request_.max_tokens) {
+      field("maxOutputTokens").number(std::uint64_t{*request_.max_tokens});
+    }
+    if (request_.temperature) {
+      field("temperature").number(*request_.temperature);
+    }
+    if (request_.top_p) {
+      field("topP").number(*request_.top_p);
+    }
+    if (request_.top_k) {
+      field("topK").number(std::uint64_t{*request_.top_k});
+    }
+    if (!request_.stop.empty()) {
+      field("stopSequences").ch('[');
+      for (std::size_t i = 0; i < request_.stop.size(); ++i) {
+        gw.raw(i > 0 ? "," : "").string(request_.stop[i]);
+      }
+      gw.ch(']');
+    }
+    const ir::Reasoning& r = request_.reasoning;
+    if (r.enabled) {
+      std::optional<std::uint32_t> budget = r.budget_tokens;
+      if (!budget && !r.effort.empty()) {
+        auto b = effort_budget(r.effort);
+        if (!b) {
+          return std::move(b).error();
+        }
+        budget = *b;
+      }
+      field("thinkingConfig").raw(R"({"includeThoughts":)").boolean(!budget || *budget > 0);
+      if (budget) {
+        gw.raw(R"(,"thinkingBudget":)").number(std::uint64_t{*budget});
+      }
+      gw.ch('}');
+    } else if (r.budget_tokens && *r.budget_tokens == 0) {
+      field("thinkingConfig").raw(R"({"thinkingBudget":0})");
+    }
+    if (!g.empty()) {
+      w_.raw(R"(,"generationConfig":)").raw(g).ch('}');
+    }
+    w_.ch('}');
+    return {};
+  }
+
+  Result<std::uint32_t> effort_budget(std::string_view effort) const {
+    const EffortBudgets& b = options_.effort_budgets;
+    if (effort == "none") {
+      return 0u;
+    }
+    if (effort == "minimal") {
+      return b.minimal;
+    }
+    if (effort == "low") {
+      return b.low;
+    }
+    if (effort == "medium") {
+      return b.medium;
+    }
+    if (effort == "high") {
+      return b.high;
+    }
+    if (effort == "xhigh") {
+      return b.xhigh;
+    }
+    return encode_error("reasoning effort '" + std::string(effort) +
+                            "' is not known; use minimal, low, medium, high or xhigh",
+                        "reasoning_effort");
+  }
+
+  const ir::Request& request_;
+  const EncodeOptions& options_;
+  EncodeStats& stats_;
+  std::string& out_;
+  codec::JsonWriter w_;
+  std::unordered_map<std::string, std::string> names_;
+};
+
+}  // namespace
+
+Result<ir::Request> decode_request(std::string_view body, DecodeStats* stats) {
+  json::monotonic_resource mr;
+  boost::system::error_code ec;
+  json::value doc = codec::parse_json(body, ec, &mr, kMaxJsonDepth);
+  if (ec) {
+    return Error(ErrorKind::kBadRequest, "Invalid JSON payload received. " + ec.message());
+  }
+  if (!doc.is_object()) {
+    return Error(ErrorKind::kBadRequest,
+                 "Invalid JSON payload received. Expected a GenerateContentRequest object.");
+  }
+  ir::Request request;
+  RequestDecoder decoder(stats);
+  if (auto r = decoder.decode(doc.get_object(), request); !r) {
+    return std::move(r).error();
+  }
+  return request;
+}
+
+Result<std::string> encode_request(const ir::Request& request, const EncodeOptions& options,
+                                   EncodeStats* stats) {
+  EncodeStats local;
+  std::string out;
+  std::size_t estimate = 256;
+  for (const ir::Message& m : request.messages) {
+    for (const ir::ContentPart& p : m.content) {
+      estimate += 48 + p.text.size() + p.arguments.size() + p.source.size() + p.signature.size();
+    }
+  }
+  out.reserve(estimate);
+  RequestEncoder encoder(request, options, stats != nullptr ? *stats : local, out);
+  if (auto r = encoder.encode(); !r) {
+    return std::move(r).error();
+  }
+  return out;
+}
+
+}  // namespace sluice::protocol::gemini
