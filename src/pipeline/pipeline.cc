@@ -1,5 +1,7 @@
 #include "pipeline/pipeline.h"
 
+#include <algorithm>
+
 #include "config/config.h"
 #include "pipeline/error_reply.h"
 #include "pipeline/model_call.h"
@@ -21,9 +23,24 @@ constexpr OpsEndpoint kOps[] = {
     {"/healthz", "GET", Endpoint::kHealth, false},
     {"/readyz", "GET", Endpoint::kReady, false},
     {"/v1/models", "GET", Endpoint::kModels, true},
+    {"/v1beta/models", "GET", Endpoint::kModels, true},  // Gemini's list (its codec claims it)
 };
 
 std::string_view path_of(std::string_view target) { return target.substr(0, target.find('?')); }
+
+// The target as the access log keeps it: the value of a `key` query parameter (Gemini callers
+// may send their gateway key that way) is masked.
+std::string loggable_target(std::string_view target) {
+  std::string out(target);
+  for (std::size_t at = out.find('?'); at != std::string::npos; at = out.find('&', at + 1)) {
+    if (std::string_view(out).substr(at + 1).starts_with("key=")) {
+      const std::size_t begin = at + 5;
+      const std::size_t end = std::min(out.find('&', begin), out.size());
+      out.replace(begin, end - begin, "[redacted]");
+    }
+  }
+  return out;
+}
 
 }  // namespace
 
@@ -42,7 +59,7 @@ void Pipeline::begin(RequestContext& ctx) const {
 void Pipeline::on_request_line(RequestContext& ctx, std::string_view method,
                                std::string_view target) const {
   ctx.method = std::string(method);
-  ctx.path = std::string(target);
+  ctx.path = loggable_target(target);
   const std::string_view path = path_of(target);
   ctx.endpoint = Endpoint::kNone;
   ctx.ingress = protocol::find_ingress(path);

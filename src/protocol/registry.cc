@@ -3,6 +3,7 @@
 #include <array>
 
 #include "protocol/anthropic/messages_ingress.h"
+#include "protocol/gemini/gemini_ingress.h"
 #include "protocol/openai_chat/chat_ingress.h"
 #include "protocol/openai_chat/embeddings_ingress.h"
 
@@ -18,6 +19,7 @@ constexpr std::array kIngress = {
     static_cast<const IngressCodec*>(&kInstance<openai_chat::ChatIngress>),
     static_cast<const IngressCodec*>(&kInstance<openai_chat::EmbeddingsIngress>),
     static_cast<const IngressCodec*>(&kInstance<anthropic::MessagesIngress>),
+    static_cast<const IngressCodec*>(&kInstance<gemini::GeminiIngress>),
 };
 
 }  // namespace
@@ -26,7 +28,7 @@ std::span<const IngressCodec* const> ingress_codecs() { return kIngress; }
 
 const IngressCodec* find_ingress(std::string_view path) {
   for (const IngressCodec* codec : kIngress) {
-    if (codec->path() == path) {
+    if (codec->matches(path)) {
       return codec;
     }
   }

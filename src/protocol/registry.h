@@ -11,7 +11,7 @@ namespace sluice::protocol {
 // are process-wide constants; the pointers stay valid for the life of the process.
 std::span<const IngressCodec* const> ingress_codecs();
 
-// The codec serving `path` (exact match), or null.
+// The codec serving `path` (IngressCodec::matches, in registration order), or null.
 const IngressCodec* find_ingress(std::string_view path);
 
 // The codec that answers where no codec owns the request (unknown paths, the ops endpoints,
