@@ -43,4 +43,20 @@ Result<BaseUrl> parse_base_url(std::string_view text) {
   return out;
 }
 
+void append_path_segment(std::string& out, std::string_view segment) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  for (const char c : segment) {
+    const bool plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                       (c >= '0' && c <= '9') || c == '-' || c == '_' || c == '.';
+    if (plain) {
+      out.push_back(c);
+    } else {
+      const auto b = static_cast<unsigned char>(c);
+      out.push_back('%');
+      out.push_back(kHex[b >> 4]);
+      out.push_back(kHex[b & 0xF]);
+    }
+  }
+}
+
 }  // namespace sluice::providers

@@ -21,4 +21,9 @@ struct BaseUrl {
 // Parses http(s)://host[:port][/prefix]. Rejects other schemes, userinfo, query, fragment.
 Result<BaseUrl> parse_base_url(std::string_view url);
 
+// Appends `segment` as one URL path segment (a deployment or model name from a route): letters,
+// digits, '-', '_' and '.' as they are, every other byte percent-encoded, so the request line
+// stays well-formed whatever the route says.
+void append_path_segment(std::string& out, std::string_view segment);
+
 }  // namespace sluice::providers

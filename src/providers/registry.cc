@@ -4,6 +4,7 @@
 
 #include "providers/anthropic/anthropic_adapter.h"
 #include "providers/azure_openai/azure_adapter.h"
+#include "providers/gemini/gemini_adapter.h"
 #include "providers/mock/mock_adapter.h"
 #include "providers/openai/openai_adapter.h"
 
@@ -24,6 +25,7 @@ const std::array kAdapters = {
     Entry{MockAdapter::kSchema, &MockAdapter::make},
     Entry{AnthropicAdapter::kSchema, &AnthropicAdapter::make},
     Entry{AzureOpenAiAdapter::kSchema, &AzureOpenAiAdapter::make},
+    Entry{GeminiAdapter::kSchema, &GeminiAdapter::make},
 };
 
 const std::array<config::AdapterSchema, kAdapters.size()> kSchemas = [] {

@@ -18,24 +18,6 @@ constexpr std::array<config::AdapterOption, 2> kOptions = {{
     {.name = "api_style", .type = config::AdapterOption::Type::kChoice, .choices = kStyles},
 }};
 
-// Deployment names are letters, digits, '-', '_' and '.'; anything else is percent-encoded so
-// the request line stays well-formed whatever the route says.
-void append_path_segment(std::string& out, std::string_view segment) {
-  static constexpr char kHex[] = "0123456789ABCDEF";
-  for (const char c : segment) {
-    const bool plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-                       (c >= '0' && c <= '9') || c == '-' || c == '_' || c == '.';
-    if (plain) {
-      out.push_back(c);
-    } else {
-      const auto b = static_cast<unsigned char>(c);
-      out.push_back('%');
-      out.push_back(kHex[b >> 4]);
-      out.push_back(kHex[b & 0xF]);
-    }
-  }
-}
-
 }  // namespace
 
 const config::AdapterSchema AzureOpenAiAdapter::kSchema = {

@@ -231,5 +231,88 @@ TEST(AzureOpenAiAdapter, ContentFilterRefusalsKeepTheirCode) {
   EXPECT_FALSE(filtered.retryable()) << "a refusal is not retried";
 }
 
+TEST(GeminiAdapter, FramesGenerateContentWithTheKeyHeaderAndTheModelInThePath) {
+  Built b = build("  - id: p\n    adapter: gemini\n    api_key: AIza-secret-0000000001\n");
+  const ProviderAdapter& a = *b.adapter;
+  EXPECT_EQ(a.wire_protocol(protocol::Operation::kChat), "gemini");
+  EXPECT_EQ(a.wire_protocol(protocol::Operation::kEmbeddings), "");
+  ASSERT_NE(a.endpoint(), nullptr);
+  EXPECT_EQ(a.endpoint()->host, "generativelanguage.googleapis.com");
+  EXPECT_TRUE(a.endpoint()->tls);
+  std::string head = head_for(a, false);
+  EXPECT_EQ(head.rfind("POST /v1beta/models/m:generateContent HTTP/1.1\r\n", 0), 0u) << head;
+  EXPECT_NE(head.find("\r\nHost: generativelanguage.googleapis.com\r\n"), std::string::npos);
+  EXPECT_NE(head.find("\r\nx-goog-api-key: AIza-secret-0000000001\r\n"), std::string::npos);
+  EXPECT_EQ(head.find("Authorization"), std::string::npos);
+  EXPECT_EQ(head.find("key="), std::string::npos) << "never the key in the URL";
+  head = head_for(a, true);
+  EXPECT_EQ(head.rfind("POST /v1beta/models/m:streamGenerateContent?alt=sse HTTP/1.1\r\n", 0), 0u)
+      << head;
+  EXPECT_NE(head.find("\r\nAccept: text/event-stream\r\n"), std::string::npos);
+  ASSERT_EQ(a.secrets().size(), 1u);
+  EXPECT_TRUE(a.relays_response_header("retry-after"));
+
+  // A configured prefix, a "models/" prefix in the route's model, a name needing escapes.
+  Built local = build("  - id: p\n    adapter: gemini\n    base_url: http://127.0.0.1:9/gemini/v1beta\n");
+  std::string h;
+  codec::HeadWriter writer(h);
+  RequestSpec spec;
+  spec.model = "models/tuned:v2";
+  spec.stream = true;
+  local.adapter->write_request_head(spec, "{}", writer);
+  EXPECT_EQ(h.rfind("POST /gemini/v1beta/models/tuned%3Av2:streamGenerateContent?alt=sse ", 0), 0u)
+      << h;
+  EXPECT_EQ(h.find("x-goog-api-key"), std::string::npos) << "no key configured, none sent";
+}
+
+TEST(GeminiAdapter, TranslatesWithTheGeminiCodecs) {
+  Built b = build("  - id: p\n    adapter: gemini\n");
+  ir::Request r;
+  r.messages.push_back(ir::Message{ir::Role::kUser, {ir::ContentPart::make_text("x")}, {}});
+  r.max_tokens = 9;
+  auto body = b.adapter->encode_request(r, "gemini-2.5-flash", true);
+  ASSERT_TRUE(body.has_value());
+  EXPECT_EQ(*body,
+            R"({"contents":[{"role":"user","parts":[{"text":"x"}]}],)"
+            R"("generationConfig":{"maxOutputTokens":9}})")
+      << "model and stream go into the URL";
+  auto decoded = b.adapter->decode_response(
+      R"({"candidates":[{"content":{"parts":[{"text":"hi"}],"role":"model"},"finishReason":"STOP"}],)"
+      R"("usageMetadata":{"promptTokenCount":3,"candidatesTokenCount":1,"thoughtsTokenCount":2}})");
+  ASSERT_TRUE(decoded.has_value());
+  EXPECT_EQ(decoded->usage, (ir::Usage{3, 3, 0, 0, 2}));
+  EXPECT_NE(b.adapter->make_stream_decoder(), nullptr);
+}
+
+TEST(GeminiAdapter, ClassifiesGeminiErrors) {
+  Built b = build("  - id: p\n    adapter: gemini\n");
+  const ProviderAdapter& a = *b.adapter;
+  Error invalid = a.classify_failure(
+      400, HeadersOnly(HeadersOnly::Fields{}),
+      R"({"error":{"code":400,"message":"Penalty is not enabled for models/gemini-2.5-flash","status":"INVALID_ARGUMENT"}})");
+  EXPECT_EQ(invalid.kind(), ErrorKind::kUpstreamStatus);
+  EXPECT_EQ(invalid.http_status(), 400);
+  EXPECT_EQ(invalid.message(), "Penalty is not enabled for models/gemini-2.5-flash");
+  EXPECT_EQ(invalid.code(), "INVALID_ARGUMENT");
+
+  const char* exhausted =
+      R"({"error":{"code":429,"message":"You exceeded your current quota","status":"RESOURCE_EXHAUSTED",)"
+      R"("details":[{"@type":"type.googleapis.com/google.rpc.QuotaFailure","violations":[]},)"
+      R"({"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"36.5s"}]}})";
+  Error quota = a.classify_failure(429, HeadersOnly(HeadersOnly::Fields{}), exhausted);
+  EXPECT_EQ(quota.code(), "RESOURCE_EXHAUSTED");
+  EXPECT_EQ(quota.retry_after_seconds(), 37u) << "RetryInfo, rounded up";
+  EXPECT_TRUE(quota.retryable());
+  Error header = a.classify_failure(429, HeadersOnly(HeadersOnly::Fields{{"retry-after", "5"}}),
+                                    exhausted);
+  EXPECT_EQ(header.retry_after_seconds(), 5u) << "a Retry-After header wins";
+
+  Error denied = a.classify_failure(
+      403, HeadersOnly(HeadersOnly::Fields{}),
+      R"({"error":{"code":403,"message":"Method doesn't allow unregistered callers","status":"PERMISSION_DENIED"}})");
+  EXPECT_EQ(denied.http_status(), 502);
+  EXPECT_EQ(denied.code(), "upstream_auth_failed");
+}
+
 }  // namespace
 }  // namespace sluice::providers
