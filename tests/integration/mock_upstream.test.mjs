@@ -1310,3 +1310,184 @@ describe('OpenAI Responses', () => {
     assert.equal(await res.text(), recorded);
   });
 });
+
+describe('tool results and scripted tool calls (every protocol)', () => {
+  // For each protocol: a request with a tool, the same conversation ending with the tool's
+  // result, how to read the reply (stream or not) as { call: {name, args} | null, text }, and a
+  // tool choice that demands a call.
+  const chatTools = [{ type: 'function', function: { name: 'lookup', parameters: { type: 'object' } } }];
+  const anthropicTools = [{ name: 'lookup', input_schema: { type: 'object' } }];
+  const geminiTools = [{ functionDeclarations: [{ name: 'lookup' }] }];
+  const responsesTools = [{ type: 'function', name: 'lookup', parameters: { type: 'object' } }];
+  const sseData = (text) => parseSse(text).map((e) => e.data).filter((d) => d && typeof d === 'object');
+  const cases = [
+    {
+      name: 'chat',
+      path: CHAT,
+      ask: (extra) => chatJson({ tools: chatTools, ...extra }),
+      answered: (extra) =>
+        chatJson({
+          tools: chatTools,
+          messages: [
+            { role: 'user', content: 'look it up' },
+            { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'lookup', arguments: '{}' } }] },
+            { role: 'tool', tool_call_id: 'c1', content: 'found' },
+          ],
+          ...extra,
+        }),
+      required: { tool_choice: 'required' },
+      read: (json) => {
+        const m = json.choices[0].message;
+        const c = m.tool_calls?.[0];
+        return { call: c ? { name: c.function.name, args: c.function.arguments } : null, text: m.content };
+      },
+      readStream: (text) => {
+        let args = '';
+        let name = null;
+        let content = '';
+        for (const ch of sseData(text)) {
+          const d = ch.choices[0]?.delta ?? {};
+          content += d.content ?? '';
+          for (const tc of d.tool_calls ?? []) {
+            name = tc.function?.name ?? name;
+            args += tc.function?.arguments ?? '';
+          }
+        }
+        return { call: name ? { name, args } : null, text: content || null };
+      },
+    },
+    {
+      name: 'Anthropic',
+      path: MESSAGES,
+      ask: (extra) => anthropicJson({ tools: anthropicTools, ...extra }),
+      answered: (extra) =>
+        anthropicJson({
+          tools: anthropicTools,
+          messages: [
+            { role: 'user', content: 'look it up' },
+            { role: 'assistant', content: [{ type: 'tool_use', id: 't1', name: 'lookup', input: {} }] },
+            { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't1', content: 'found' }, { type: 'text', text: 'go on' }] },
+          ],
+          ...extra,
+        }),
+      required: { tool_choice: { type: 'any' } },
+      read: (json) => {
+        const b = json.content[0];
+        return b.type === 'tool_use' ? { call: { name: b.name, args: JSON.stringify(b.input) }, text: null } : { call: null, text: b.text };
+      },
+      readStream: (text) => {
+        let name = null;
+        let args = '';
+        let content = '';
+        for (const e of sseData(text)) {
+          if (e.type === 'content_block_start' && e.content_block.type === 'tool_use') {
+            name = e.content_block.name;
+          }
+          args += e.delta?.partial_json ?? '';
+          content += e.delta?.text ?? '';
+        }
+        return { call: name ? { name, args } : null, text: content || null };
+      },
+    },
+    {
+      name: 'Gemini',
+      path: `${GEMINI_MODEL}:generateContent`,
+      streamPath: `${GEMINI_MODEL}:streamGenerateContent?alt=sse`,
+      ask: (extra) => geminiJson({ tools: geminiTools, ...extra }),
+      answered: (extra) =>
+        geminiJson({
+          tools: geminiTools,
+          contents: [
+            { role: 'user', parts: [{ text: 'look it up' }] },
+            { role: 'model', parts: [{ functionCall: { name: 'lookup', args: {} } }] },
+            { role: 'user', parts: [{ functionResponse: { name: 'lookup', response: { result: 'found' } } }] },
+          ],
+          ...extra,
+        }),
+      required: { toolConfig: { functionCallingConfig: { mode: 'ANY' } } },
+      read: (json) => {
+        const p = json.candidates[0].content.parts[0];
+        return p.functionCall ? { call: { name: p.functionCall.name, args: JSON.stringify(p.functionCall.args) }, text: null } : { call: null, text: p.text };
+      },
+      readStream: (text) => {
+        let call = null;
+        let content = '';
+        for (const e of sseData(text)) {
+          const p = e.candidates[0].content.parts[0];
+          if (p.functionCall) {
+            call = { name: p.functionCall.name, args: JSON.stringify(p.functionCall.args) };
+          }
+          content += p.text ?? '';
+        }
+        return { call, text: content || null };
+      },
+    },
+    {
+      name: 'Responses',
+      path: RESPONSES,
+      ask: (extra) => responsesJson({ tools: responsesTools, ...extra }),
+      answered: (extra) =>
+        responsesJson({
+          tools: responsesTools,
+          input: [
+            { role: 'user', content: 'look it up' },
+            { type: 'function_call', call_id: 'c1', name: 'lookup', arguments: '{}' },
+            { type: 'function_call_output', call_id: 'c1', output: 'found' },
+          ],
+          ...extra,
+        }),
+      required: { tool_choice: 'required' },
+      read: (json) => {
+        const item = json.output[0];
+        return item.type === 'function_call' ? { call: { name: item.name, args: item.arguments }, text: null } : { call: null, text: item.content[0].text };
+      },
+      readStream: (text) => {
+        const done = sseData(text).find((e) => e.type === 'response.output_item.done').item;
+        const deltas = sseData(text).filter((e) => e.type === 'response.function_call_arguments.delta').map((e) => e.delta).join('');
+        return done.type === 'function_call' ? { call: { name: done.name, args: deltas }, text: null } : { call: null, text: done.content[0].text };
+      },
+    },
+  ];
+
+  const streamBody = (c, body) => {
+    if (c.streamPath) {
+      return { path: c.streamPath, body };
+    }
+    return { path: c.path, body: JSON.stringify({ ...JSON.parse(body), stream: true }) };
+  };
+
+  for (const c of cases) {
+    test(`${c.name}: a conversation ending with a tool result is answered in words, unless a call is demanded`, async () => {
+      const headers = { 'x-mock-events': '2' };
+      let reply = c.read(await (await post(mock, c.path, c.ask(), headers)).json());
+      assert.equal(reply.call?.name, 'lookup', 'a question with tools gets a call');
+      reply = c.read(await (await post(mock, c.path, c.answered(), headers)).json());
+      assert.deepEqual(reply, { call: null, text: 'Mock reply w1 w2' }, 'the tool result is answered in words');
+      const s = streamBody(c, c.answered());
+      reply = c.readStream(await (await post(mock, s.path, s.body, headers)).text());
+      assert.deepEqual(reply, { call: null, text: 'Mock reply w1 w2' }, 'streams too');
+      reply = c.read(await (await post(mock, c.path, c.answered(c.required), headers)).json());
+      assert.equal(reply.call?.name, 'lookup', 'a demanded call is still made after a tool result');
+    });
+
+    test(`${c.name}: x-mock-tool-name and x-mock-tool-arguments script the call, stream and not`, async () => {
+      const args = { file_path: '/tmp/caf\u00e9 notes.txt', lines: [1, 2] };
+      const headers = { 'x-mock-tool-name': 'Read', 'x-mock-tool-arguments': JSON.stringify(args, null, 1).replace(/\n/g, '') };
+      // Header values are ISO-8859-1 on the wire for fetch; send the UTF-8 bytes as latin1.
+      headers['x-mock-tool-arguments'] = Buffer.from(headers['x-mock-tool-arguments'], 'utf8').toString('latin1');
+      let reply = c.read(await (await post(mock, c.path, c.ask(), headers)).json());
+      assert.equal(reply.call.name, 'Read');
+      assert.deepEqual(JSON.parse(reply.call.args), args);
+      const s = streamBody(c, c.ask());
+      reply = c.readStream(await (await post(mock, s.path, s.body, headers)).text());
+      assert.equal(reply.call.name, 'Read');
+      assert.deepEqual(JSON.parse(reply.call.args), args, 'the fragments add up to the arguments');
+      // Text replies ignore them; a value that is not a JSON object is a 400.
+      reply = c.read(await (await post(mock, c.path, c.answered(), headers)).json());
+      assert.equal(reply.call, null);
+      const bad = await post(mock, c.path, c.ask(), { 'x-mock-tool-arguments': '[1]' });
+      assert.equal(bad.status, 400);
+      assert.match(await bad.text(), /x-mock-tool-arguments/);
+    });
+  }
+});

@@ -17,16 +17,30 @@ constexpr std::string_view kToolUseId = "toolu_mock_1";
 
 Error invalid(std::string message) { return Error(ErrorKind::kBadRequest, std::move(message)); }
 
+// The conversation ends with a tool result: the last message holds a tool_result block
+// (Claude Code adds text blocks beside it).
+bool ends_with_tool_result(const json::object& root) {
+  const auto* messages = array_member(root, "messages");
+  const auto* last = messages && !messages->empty() ? messages->back().if_object() : nullptr;
+  const auto* blocks = last ? array_member(*last, "content") : nullptr;
+  return blocks && std::any_of(blocks->begin(), blocks->end(), [](const json::value& b) {
+           const auto* block = b.if_object();
+           const auto* type = block ? string_member(*block, "type") : nullptr;
+           return type && *type == "tool_result";
+         });
+}
+
 std::optional<std::string> pick_tool(const json::object& root) {
   ToolChoice choice;
   if (const auto* c = object_member(root, "tool_choice")) {
     const auto* type = string_member(*c, "type");
     choice.forbidden = type && *type == "none";
+    choice.required = type && *type == "any";
     if (type && *type == "tool") {
       choice.forced = name_member(*c);
     }
   }
-  return choose_tool(first_tool(root, name_member), choice);
+  return choose_tool(first_tool(root, name_member), choice, ends_with_tool_result(root));
 }
 
 // The fields every message object starts with, up to "content":
@@ -85,9 +99,9 @@ std::string_view stream_error_message(std::string_view type) {
 class AnthropicStream final : public PhasedStream {
  public:
   AnthropicStream(const AnthropicRequest& request, const ReplySpec& spec)
-      : request_(request), spec_(spec) {
+      : request_(request), spec_(spec), fragments_(tool_argument_fragments(tool_arguments(spec_))) {
     std::uint32_t content =
-        request.tool_name ? static_cast<std::uint32_t>(kToolArgumentFragments.size()) : spec.words;
+        request.tool_name ? static_cast<std::uint32_t>(fragments_.size()) : spec.words;
     if (spec.stream_error) {
       set_phases(3, std::min(spec.stream_error->after.value_or(content / 2), content), 1);
     } else {
@@ -124,7 +138,7 @@ class AnthropicStream final : public PhasedStream {
     begin_typed_event(out, "content_block_delta");
     if (request_.tool_name) {
       out += R"(,"index":0,"delta":{"type":"input_json_delta","partial_json":)";
-      append_json_string(out, kToolArgumentFragments[i]);
+      append_json_string(out, fragments_[i]);
     } else {
       out += R"(,"index":0,"delta":{"type":"text_delta","text":")";
       append_reply_piece(out, i + 1);
@@ -160,6 +174,7 @@ class AnthropicStream final : public PhasedStream {
 
   AnthropicRequest request_;
   ReplySpec spec_;
+  std::array<std::string_view, 3> fragments_;  // into spec_
 };
 
 Result<AnthropicRequest> read_anthropic_request(const json::object& obj,
@@ -234,7 +249,7 @@ std::string anthropic_message_body(const AnthropicRequest& request, const ReplyS
   open_message(out, request, spec);
   out += "[";
   if (request.tool_name) {
-    append_tool_use(out, *request.tool_name, kToolArguments);
+    append_tool_use(out, *request.tool_name, tool_arguments(spec));
   } else {
     out += R"({"type":"text","text":")";
     append_reply_text(out, spec.words);
@@ -255,6 +270,9 @@ Result<Reply> respond_anthropic_messages(std::string_view body, const ReplySpec&
   auto request = parse_anthropic_request(body, AnthropicEndpoint::kMessages);
   if (!request) {
     return request.error();
+  }
+  if (request->tool_name && spec.tool_name) {
+    request->tool_name = spec.tool_name;
   }
   if (request->stream) {
     return stream_reply(make_anthropic_stream(*request, spec));

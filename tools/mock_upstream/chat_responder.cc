@@ -24,13 +24,22 @@ std::optional<std::string_view> tool_name_of(const json::value& tool) {
   return name_member(tool);
 }
 
+// The conversation ends with a tool result: a "tool" (or legacy "function") message.
+bool ends_with_tool_result(const json::object& root) {
+  const auto* messages = array_member(root, "messages");
+  const auto* last = messages && !messages->empty() ? messages->back().if_object() : nullptr;
+  const auto* role = last ? string_member(*last, "role") : nullptr;
+  return role && (*role == "tool" || *role == "function");
+}
+
 std::optional<std::string> pick_tool(const json::object& root) {
   ToolChoice choice;
   if (const auto* c = root.if_contains("tool_choice")) {
     choice.forbidden = c->is_string() && c->get_string() == "none";
+    choice.required = c->is_string() && c->get_string() == "required";
     choice.forced = tool_name_of(*c);
   }
-  return choose_tool(first_tool(root, tool_name_of), choice);
+  return choose_tool(first_tool(root, tool_name_of), choice, ends_with_tool_result(root));
 }
 
 void append_usage(std::string& out, std::uint32_t prompt, std::uint32_t completion) {
@@ -75,7 +84,8 @@ std::uint32_t completion_tokens(const ChatRequest& request, const ReplySpec& spe
 class ChatStream final : public PhasedStream {
  public:
   ChatStream(const ChatRequest& request, const ReplySpec& spec)
-      : include_usage_(request.include_usage),
+      : arguments_(tool_arguments(spec)),
+        include_usage_(request.include_usage),
         prompt_tokens_(request.prompt_tokens),
         completion_tokens_(completion_tokens(request, spec)) {
     prefix_ = R"({"id":"chatcmpl-mock-)";
@@ -90,7 +100,8 @@ class ChatStream final : public PhasedStream {
       append_json_string(*tool_name_json_, *request.tool_name);
     }
     // Trailer: the finish chunk, the usage chunk if asked for, [DONE] unless omitted.
-    std::uint32_t counted = tool_name_json_ ? kToolArgumentFragments.size() : spec.words;
+    fragments_ = tool_argument_fragments(arguments_);
+    std::uint32_t counted = tool_name_json_ ? fragments_.size() : spec.words;
     set_phases(1, counted, 1 + (include_usage_ ? 1 : 0) + (spec.omit_done ? 0 : 1));
   }
 
@@ -113,7 +124,7 @@ class ChatStream final : public PhasedStream {
     begin_choice(out);
     if (tool_name_json_) {
       out += R"({"tool_calls":[{"index":0,"function":{"arguments":)";
-      append_json_string(out, kToolArgumentFragments[i]);
+      append_json_string(out, fragments_[i]);
       out += "}}]}";
     } else {
       out += R"({"content":")";
@@ -161,6 +172,8 @@ class ChatStream final : public PhasedStream {
 
   std::string prefix_;
   std::optional<std::string> tool_name_json_;
+  std::string arguments_;
+  std::array<std::string_view, 3> fragments_;  // into arguments_
   bool include_usage_;
   std::uint32_t prompt_tokens_;
   std::uint32_t completion_tokens_;
@@ -222,7 +235,7 @@ std::string chat_completion_body(const ChatRequest& request, const ReplySpec& sp
     out += R"(","type":"function","function":{"name":)";
     append_json_string(out, *request.tool_name);
     out += R"(,"arguments":)";
-    append_json_string(out, kToolArguments);
+    append_json_string(out, tool_arguments(spec));
     out += R"(}}]},"logprobs":null,"finish_reason":"tool_calls"}])";
   } else {
     out += R"("content":")";
@@ -253,6 +266,9 @@ Result<Reply> respond_chat(std::string_view body, const ReplySpec& spec) {
   auto chat = parse_chat_request(body);
   if (!chat) {
     return chat.error();
+  }
+  if (chat->tool_name && spec.tool_name) {
+    chat->tool_name = spec.tool_name;
   }
   if (chat->stream) {
     return stream_reply(make_chat_stream(*chat, spec));

@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <charconv>
 
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+
 namespace sluice::mock {
 namespace {
 
@@ -172,6 +175,15 @@ Result<StreamError> parse_stream_error(std::string_view text) {
   return out;
 }
 
+Result<std::string> parse_tool_arguments(std::string_view text) {
+  boost::system::error_code ec;
+  boost::json::value v = boost::json::parse(text, ec);
+  if (ec || !v.is_object()) {
+    return bad_header("x-mock-tool-arguments", text, "expected a JSON object");
+  }
+  return boost::json::serialize(v);
+}
+
 Result<Faults> parse_faults(const HeaderList& headers, const Faults& defaults) {
   Faults f = defaults;
   static constexpr HeaderField<std::uint32_t> kNumbers[] = {
@@ -262,6 +274,21 @@ Result<Faults> parse_faults(const HeaderList& headers, const Faults& defaults) {
       return list.error();
     }
     f.informational = std::move(*list);
+  }
+
+  if (auto v = find_header(headers, "x-mock-tool-name")) {
+    std::string_view name = trim(*v);
+    if (name.empty()) {
+      return bad_header("x-mock-tool-name", *v, "expected a tool name");
+    }
+    f.tool_name = std::string(name);
+  }
+  if (auto v = find_header(headers, "x-mock-tool-arguments")) {
+    auto arguments = parse_tool_arguments(*v);
+    if (!arguments) {
+      return arguments.error();
+    }
+    f.tool_arguments = std::move(*arguments);
   }
 
   static constexpr HeaderField<bool> kFlags[] = {

@@ -57,6 +57,12 @@ struct Faults {
   bool omit_done = false;
   // x-mock-stream-error: "TYPE" or "N:TYPE" (Anthropic streams).
   std::optional<StreamError> stream_error;
+  // x-mock-tool-name: the tool a generated tool call calls, instead of the one the request
+  // would pick.
+  std::optional<std::string> tool_name;
+  // x-mock-tool-arguments: the arguments of a generated tool call, a JSON object kept as
+  // compact JSON text; empty: {"mock":true}.
+  std::string tool_arguments;
 };
 
 // Largest accepted value of any numeric fault, so a typo cannot make the mock sleep for
@@ -82,6 +88,9 @@ Result<StreamError> parse_stream_error(std::string_view text);
 
 // Prefix of the headers whose suffix names a response header to add: x-mock-set-<name>.
 inline constexpr std::string_view kSetHeaderPrefix = "x-mock-set-";
+
+// Parses an x-mock-tool-arguments value: a JSON object, returned as compact JSON text.
+Result<std::string> parse_tool_arguments(std::string_view text);
 
 // `defaults` overridden by the request's x-mock-* headers. A malformed header value is a
 // kBadRequest error naming the header. The values "none" / "off" / "-1" turn off

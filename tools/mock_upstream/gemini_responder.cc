@@ -1,5 +1,7 @@
 #include "gemini_responder.h"
 
+#include <algorithm>
+
 #include <boost/json.hpp>
 
 #include "json_text.h"
@@ -32,17 +34,29 @@ std::optional<std::string_view> first_function(const json::object& root) {
   return std::nullopt;
 }
 
+// The conversation ends with a tool result: the last content has a functionResponse part.
+bool ends_with_function_response(const json::object& root) {
+  const auto* contents = array_member(root, "contents");
+  const auto* last = contents && !contents->empty() ? contents->back().if_object() : nullptr;
+  const auto* parts = last ? array_member(*last, "parts") : nullptr;
+  return parts && std::any_of(parts->begin(), parts->end(), [](const json::value& p) {
+           const auto* part = p.if_object();
+           return part && part->contains("functionResponse");
+         });
+}
+
 std::optional<std::string> pick_function(const json::object& root) {
   ToolChoice choice;
   const auto* config = object_member(root, "toolConfig");
   const auto* calling = config ? object_member(*config, "functionCallingConfig") : nullptr;
   const auto* mode = calling ? string_member(*calling, "mode") : nullptr;
   choice.forbidden = mode && *mode == "NONE";
+  choice.required = mode && *mode == "ANY";
   const auto* allowed = calling ? array_member(*calling, "allowedFunctionNames") : nullptr;
   if (mode && *mode == "ANY" && allowed && !allowed->empty() && allowed->front().is_string()) {
     choice.forced = allowed->front().get_string();
   }
-  return choose_tool(first_function(root), choice);
+  return choose_tool(first_function(root), choice, ends_with_function_response(root));
 }
 
 // One GenerateContentResponse as compact JSON. `parts` is the JSON of the parts array's
@@ -72,11 +86,11 @@ void append_response(std::string& out, const GeminiRequest& request, std::string
 }
 
 // {"functionCall":{"name":..,"args":{"mock":true}}}
-std::string function_call_part(std::string_view name) {
+std::string function_call_part(std::string_view name, const ReplySpec& spec) {
   std::string out = R"({"functionCall":{"name":)";
   append_json_string(out, name);
   out += R"(,"args":)";
-  out += kToolArguments;
+  out += tool_arguments(spec);
   out += "}}";
   return out;
 }
@@ -100,7 +114,7 @@ class GeminiStream final : public PhasedStream {
     std::string part;
     std::uint32_t tokens = 0;
     if (request_.function_name) {
-      part = function_call_part(*request_.function_name);
+      part = function_call_part(*request_.function_name, spec_);
       tokens = output_tokens(true, spec_.words);
     } else {
       part = R"({"text":")";
@@ -169,7 +183,7 @@ std::string gemini_response_body(const GeminiRequest& request, std::string_view 
                                  const ReplySpec& spec) {
   std::string part;
   if (request.function_name) {
-    part = function_call_part(*request.function_name);
+    part = function_call_part(*request.function_name, spec);
   } else {
     part = R"({"text":")";
     append_reply_text(part, spec.words);
@@ -194,6 +208,9 @@ Result<Reply> respond_gemini(std::string_view body, std::string_view model, cons
   auto request = parse_gemini_request(body);
   if (!request) {
     return request.error();
+  }
+  if (request->function_name && spec.tool_name) {
+    request->function_name = spec.tool_name;
   }
   if (!framing) {
     return body_reply(gemini_response_body(*request, model, spec));

@@ -1,5 +1,7 @@
 #include "reply_content.h"
 
+#include <algorithm>
+
 #include "json_text.h"
 
 namespace sluice::mock {
@@ -15,6 +17,26 @@ void append_word(std::string& out, std::uint32_t i) {
 }
 
 }  // namespace
+
+std::string_view tool_arguments(const ReplySpec& spec) {
+  return spec.tool_arguments.empty() ? kToolArguments : std::string_view(spec.tool_arguments);
+}
+
+std::array<std::string_view, 3> tool_argument_fragments(std::string_view arguments) {
+  if (arguments == kToolArguments) {
+    return kToolArgumentFragments;
+  }
+  // A cut never splits a UTF-8 sequence: it moves past continuation bytes.
+  auto cut = [&](std::size_t at) {
+    while (at < arguments.size() && (static_cast<unsigned char>(arguments[at]) & 0xC0) == 0x80) {
+      ++at;
+    }
+    return at;
+  };
+  std::size_t a = cut(arguments.size() / 3);
+  std::size_t b = std::max(a, cut(arguments.size() * 2 / 3));
+  return {arguments.substr(0, a), arguments.substr(a, b - a), arguments.substr(b)};
+}
 
 std::uint32_t output_tokens(bool tool_call, std::uint32_t words) {
   return tool_call ? kToolOutputTokens : words + 2;
@@ -84,8 +106,8 @@ std::optional<std::string_view> first_tool(const json::object& root, ToolNameRea
 }
 
 std::optional<std::string> choose_tool(std::optional<std::string_view> first,
-                                       const ToolChoice& choice) {
-  if (!first || choice.forbidden) {
+                                       const ToolChoice& choice, bool answered) {
+  if (!first || choice.forbidden || (answered && !choice.forced && !choice.required)) {
     return std::nullopt;
   }
   return std::string(choice.forced.value_or(*first));

@@ -29,6 +29,8 @@ struct ReplySpec {
   std::uint32_t words = 8;   // x-mock-events: the text is "Mock reply w1 .. w<words>"
   bool omit_done = false;    // x-mock-omit-done: the stream ends without its terminator
   std::optional<StreamError> stream_error;  // x-mock-stream-error (Anthropic)
+  std::optional<std::string> tool_name;     // x-mock-tool-name: the tool a tool call calls
+  std::string tool_arguments;               // x-mock-tool-arguments; empty: kToolArguments
 };
 
 // The arguments of every mock tool call, and the three pieces a stream sends them in:
@@ -36,6 +38,13 @@ struct ReplySpec {
 inline constexpr std::string_view kToolArguments = R"({"mock":true})";
 inline constexpr std::array<std::string_view, 3> kToolArgumentFragments = {R"({")", R"(mock":)",
                                                                            "true}"};
+
+// The arguments of a reply's tool call: x-mock-tool-arguments, or kToolArguments.
+std::string_view tool_arguments(const ReplySpec& spec);
+
+// The three pieces a stream sends `arguments` in: kToolArgumentFragments for the default
+// arguments, otherwise cuts near a third and two thirds (at UTF-8 character boundaries).
+std::array<std::string_view, 3> tool_argument_fragments(std::string_view arguments);
 
 // Output tokens of a reply: words + 2 for text, 3 for a tool call.
 std::uint32_t output_tokens(bool tool_call, std::uint32_t words);
@@ -65,6 +74,7 @@ const boost::json::object* object_member(const boost::json::object& obj, std::st
 struct ToolChoice {
   bool forbidden = false;                  // it rules tool calls out ("none")
   std::optional<std::string_view> forced;  // it names the tool to call
+  bool required = false;                   // it demands some call ("required", "any", ANY)
 };
 
 // Reads a tool's name from one entry of a "tools" array; nullopt when it has none.
@@ -78,10 +88,12 @@ std::optional<std::string_view> name_member(const boost::json::value& v);
 // none; nullopt when "tools" is absent, not an array or empty.
 std::optional<std::string_view> first_tool(const boost::json::object& root, ToolNameReader name_of);
 
-// Which tool a reply calls. nullopt (a text reply) when there is no tool or the choice
-// forbids calls; otherwise the forced tool, or else `first`.
+// Which tool a reply calls. nullopt (a text reply) when there is no tool, when the choice
+// forbids calls, or when the conversation ends with a tool result (`answered`: the model
+// has what it asked for and answers in words) and the choice neither names a tool nor
+// requires a call; otherwise the forced tool, or else `first`.
 std::optional<std::string> choose_tool(std::optional<std::string_view> first,
-                                       const ToolChoice& choice);
+                                       const ToolChoice& choice, bool answered);
 
 // A lazily generated stream in three phases: `prelude` events before the content
 // (EventKind::kPrelude), `counted` content events (kCounted: these are what stall-after

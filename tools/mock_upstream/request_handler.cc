@@ -312,8 +312,13 @@ Reply RequestHandler::handle_api(const MockRequest& request, const Faults& fault
   if (request.method != info.method) {
     return error_reply(info.dialect, method_not_allowed(request));
   }
-  ReplySpec spec{number, static_cast<std::int64_t>(std::time(nullptr)), faults.events,
-                 faults.omit_done, faults.stream_error};
+  ReplySpec spec{number,
+                 static_cast<std::int64_t>(std::time(nullptr)),
+                 faults.events,
+                 faults.omit_done,
+                 faults.stream_error,
+                 faults.tool_name,
+                 faults.tool_arguments};
   auto reply = respond(route, request, spec, responses_);
   if (!reply) {
     return error_reply(info.dialect, reply.error());

@@ -27,13 +27,24 @@ std::optional<std::string_view> first_function(const json::object& root) {
   return std::nullopt;
 }
 
+// The conversation ends with a tool result: the last input item is a function_call_output
+// (or another *_call_output: custom tools, computer use, ...).
+bool ends_with_tool_result(const json::object& root) {
+  const auto* input = array_member(root, "input");
+  const auto* last = input && !input->empty() ? input->back().if_object() : nullptr;
+  const auto* type = last ? string_member(*last, "type") : nullptr;
+  return type && type->size() >= 12 &&
+         std::string_view(*type).substr(type->size() - 12) == "_call_output";
+}
+
 std::optional<std::string> pick_tool(const json::object& root) {
   ToolChoice choice;
   if (const auto* c = root.if_contains("tool_choice")) {
     choice.forbidden = c->is_string() && c->get_string() == "none";
+    choice.required = c->is_string() && c->get_string() == "required";
     choice.forced = name_member(*c);
   }
-  return choose_tool(first_function(root), choice);
+  return choose_tool(first_function(root), choice, ends_with_tool_result(root));
 }
 
 // Characters of one input item: its string content or content parts' text, and the
@@ -146,7 +157,7 @@ void append_output_item(std::string& out, const ResponsesRequest& request, const
     out += R"(,"type":"function_call","status":")";
     out += status_of(phase);
     out += R"(","arguments":)";
-    append_json_string(out, phase == Phase::kCompleted ? kToolArguments : "");
+    append_json_string(out, phase == Phase::kCompleted ? tool_arguments(spec) : "");
     out += R"(,"call_id":")";
     out += kCallId;
     out += R"(","name":)";
@@ -243,14 +254,14 @@ constexpr Event kCallTrailer[] = {Event::kArgumentsDone, Event::kItemDone, Event
 class ResponsesStream final : public PhasedStream {
  public:
   ResponsesStream(const ResponsesRequest& request, const ReplySpec& spec)
-      : request_(request), spec_(spec) {
+      : request_(request), spec_(spec), fragments_(tool_argument_fragments(tool_arguments(spec_))) {
     const bool call = request.tool_name.has_value();
     prelude_ = call ? std::span<const Event>(kCallPrelude) : std::span<const Event>(kTextPrelude);
     trailer_ = call ? std::span<const Event>(kCallTrailer) : std::span<const Event>(kTextTrailer);
     if (spec.omit_done) {
       trailer_ = trailer_.first(trailer_.size() - 1);  // without response.completed
     }
-    std::uint32_t counted = call ? kToolArgumentFragments.size() : spec.words;
+    std::uint32_t counted = call ? fragments_.size() : spec.words;
     set_phases(prelude_.size(), counted, trailer_.size());
   }
 
@@ -262,7 +273,7 @@ class ResponsesStream final : public PhasedStream {
     if (request_.tool_name) {
       begin(out, "response.function_call_arguments.delta");
       out += R"(,"delta":)";
-      append_json_string(out, kToolArgumentFragments[i]);
+      append_json_string(out, fragments_[i]);
     } else {
       begin(out, "response.output_text.delta");
       out += R"(,"delta":")";
@@ -291,7 +302,7 @@ class ResponsesStream final : public PhasedStream {
       case Event::kArgumentsDone:
         begin(out, "response.function_call_arguments.done");
         out += R"(,"arguments":)";
-        append_json_string(out, kToolArguments);
+        append_json_string(out, tool_arguments(spec_));
         return end(out);
       case Event::kPartDone:
         return part_event(out, "response.content_part.done", Phase::kCompleted);
@@ -346,6 +357,7 @@ class ResponsesStream final : public PhasedStream {
 
   ResponsesRequest request_;
   ReplySpec spec_;
+  std::array<std::string_view, 3> fragments_;  // into spec_
   std::span<const Event> prelude_;
   std::span<const Event> trailer_;
 };
@@ -404,6 +416,9 @@ Result<Reply> respond_responses(std::string_view body, const ReplySpec& spec,
   auto request = parse_responses_request(body, store);
   if (!request) {
     return request.error();
+  }
+  if (request->tool_name && spec.tool_name) {
+    request->tool_name = spec.tool_name;
   }
   std::string object = response_object(*request, spec);
   if (request->store) {

@@ -70,7 +70,7 @@ class Stats {
   //  "last_request":{method,target,headers,query,body}|null}
   std::string to_json() const;
 
-  static constexpr std::size_t kMaxRecordedBody = 64 * 1024;
+  static constexpr std::size_t kMaxRecordedBody = 1024 * 1024;
 
  private:
   mutable std::mutex mu_;
