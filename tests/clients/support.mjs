@@ -1,0 +1,289 @@
+// Shared set-up for the client suite: one sluice-mock-upstream playing every provider, one
+// gateway in front of it with a real adapter per upstream protocol, and the checks every client
+// test makes on what went through (access log, usage, what the upstream received).
+//
+// Aliases are real model names, as users configure them:
+//   claude-sonnet-4-5  -> adapter anthropic -> the mock's Messages endpoint
+//   gpt-4o-mini        -> adapter openai    -> the mock's Chat Completions endpoint
+//   gemini-2.5-flash   -> adapter gemini    -> the mock's generateContent endpoints
+//   gpt-4.1-resp       -> the built-in mock answering in the Responses protocol (the gateway has
+//                         no Responses upstream adapter, so this is the only Responses passthrough)
+// Every network provider forwards x-mock-* headers, so a client can script the upstream.
+
+import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { after, before, beforeEach } from 'node:test';
+
+import {
+  GATEWAY_KEY,
+  PROVIDER_KEY,
+  makeTempDir,
+  runBinary,
+  sluiceBin,
+  startMock,
+  startSluice,
+  toYaml,
+  waitFor,
+} from '../support/harness.mjs';
+
+export { GATEWAY_KEY, PROVIDER_KEY };
+
+export const ANTHROPIC_MODEL = 'claude-sonnet-4-5';
+export const OPENAI_MODEL = 'gpt-4o-mini';
+export const GEMINI_MODEL = 'gemini-2.5-flash';
+export const RESPONSES_MOCK_MODEL = 'gpt-4.1-resp';
+
+// What each alias's upstream speaks, as the access log's `passthrough` will tell.
+export const UPSTREAM_PROTOCOL = {
+  [ANTHROPIC_MODEL]: 'anthropic',
+  [OPENAI_MODEL]: 'openai_chat',
+  [GEMINI_MODEL]: 'gemini',
+  [RESPONSES_MOCK_MODEL]: 'openai_responses',
+};
+
+function config(mock, { gemini }) {
+  const net = (id, adapter, baseUrl) => ({
+    id,
+    adapter,
+    base_url: baseUrl,
+    api_key: PROVIDER_KEY,
+    forward_headers: ['x-mock-*'],
+  });
+  const providers = [
+    net('anthropic', 'anthropic', mock.baseUrl),
+    net('openai', 'openai', mock.baseUrl),
+    { id: 'responses-mock', adapter: 'mock', mock: { protocol: 'openai_responses' } },
+  ];
+  const routes = [
+    { alias: ANTHROPIC_MODEL, provider: 'anthropic', model: 'claude-sonnet-4-5-20250929' },
+    { alias: OPENAI_MODEL, provider: 'openai', model: 'gpt-4o-mini-2024-07-18' },
+    { alias: RESPONSES_MOCK_MODEL, provider: 'responses-mock', model: 'mock-1' },
+  ];
+  if (gemini) {
+    providers.push(net('gemini', 'gemini', `${mock.url}/v1beta`));
+    routes.push({ alias: GEMINI_MODEL, provider: 'gemini', model: 'gemini-2.5-flash' });
+  }
+  return {
+    version: 1,
+    listen: '127.0.0.1:0',
+    server: { workers: 1, drain_timeout_ms: 2000 },
+    providers,
+    routes,
+    keys: [{ name: 'clients', key: GATEWAY_KEY }],
+  };
+}
+
+// Whether this gateway build knows the gemini adapter: check-config on a file that uses it.
+async function hasGeminiAdapter(mock) {
+  const dir = makeTempDir('sluice-clients-probe-');
+  const file = path.join(dir, 'probe.yaml');
+  writeFileSync(file, toYaml(config(mock, { gemini: true })));
+  const { code, stderr } = await runBinary(sluiceBin, ['check-config', file]);
+  if (code !== 0 && !/adapter/i.test(stderr)) {
+    throw new Error(`check-config failed for another reason than the gemini adapter: ${stderr}`);
+  }
+  return code === 0;
+}
+
+// Whether the gateway serves an ingress path at all: it answers an unknown path with 404
+// "no such endpoint"; any other answer (even an error about the body) means the path exists.
+async function servesPath(gw, p) {
+  const res = await fetch(`${gw.url}${p}`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${GATEWAY_KEY}`, 'x-goog-api-key': GATEWAY_KEY, 'content-type': 'application/json' },
+    body: '{}',
+  });
+  const text = await res.text();
+  return !(res.status === 404 && /no such endpoint/.test(text));
+}
+
+// What the gateway build in SLUICE_BIN offers beyond chat and Messages: the suite skips a test
+// that needs a missing feature, saying so, unless SLUICE_CLIENTS_STRICT=1 makes it fail.
+export const features = {};
+
+const FEATURE_TEXT = {
+  geminiAdapter: 'gemini upstream adapter',
+  geminiIngress: 'Gemini ingress (/v1beta/models/{m}:generateContent)',
+  responsesIngress: 'OpenAI Responses ingress (/v1/responses)',
+};
+
+/** A node:test `skip` option for a test needing these features (see `features`). */
+export function requires(...names) {
+  const missing = names.filter((n) => features[n] === false);
+  if (missing.length === 0 || process.env.SLUICE_CLIENTS_STRICT === '1') {
+    return {};
+  }
+  return { skip: `needs the ${missing.map((n) => FEATURE_TEXT[n]).join(' and ')}, which this gateway build lacks` };
+}
+
+/**
+ * Probes the gateway binary once, before the tests are declared (top-level await), so that
+ * `requires()` can decide skips. Starts and stops its own short-lived mock and gateway.
+ */
+export async function probeFeatures() {
+  const mock = await startMock({ fixtures: false });
+  try {
+    features.geminiAdapter = await hasGeminiAdapter(mock);
+    const gw = await startSluice(config(mock, { gemini: false }));
+    try {
+      features.responsesIngress = await servesPath(gw, '/v1/responses');
+      features.geminiIngress = await servesPath(gw, `/v1beta/models/${OPENAI_MODEL}:generateContent`);
+    } finally {
+      await gw.stop();
+    }
+  } finally {
+    await mock.stop();
+  }
+  return features;
+}
+
+/**
+ * The stack for one test file: registers before/after hooks, resets the mock before each test.
+ * Returns a handle whose gw and mock are set once the stack is up.
+ */
+export function useClientStack() {
+  const stack = { gw: null, mock: null };
+  before(async () => {
+    stack.mock = await startMock({ fixtures: false });
+    stack.gw = await startSluice(config(stack.mock, { gemini: features.geminiAdapter !== false }));
+  });
+  after(async () => {
+    await stack.gw?.stop();
+    await stack.mock?.stop();
+  });
+  beforeEach(async () => {
+    await stack.mock.reset();
+    stack.mark = stack.gw.accessLog().length;
+  });
+  return stack;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The mock's token arithmetic (tools/mock_upstream/README.md), so a test can tell what the
+// upstream reported without trusting the gateway: input = characters of the text / 4 + 1
+// (UTF-8 bytes, as the mock counts), output = words + 2 for text and 3 for a tool call.
+
+const bytes = (s) => Buffer.byteLength(s, 'utf8');
+
+function textChars(content) {
+  if (typeof content === 'string') {
+    return bytes(content);
+  }
+  let n = 0;
+  if (Array.isArray(content)) {
+    for (const part of content) {
+      if (part && typeof part === 'object' && typeof part.text === 'string') {
+        n += bytes(part.text);
+      }
+    }
+  }
+  return n;
+}
+
+/** The input tokens the mock reports for a request body of the given upstream protocol. */
+export function mockInputTokens(protocol, body) {
+  let chars = 0;
+  if (protocol === 'openai_chat') {
+    for (const m of body.messages) {
+      chars += m.content === undefined || m.content === null ? 0 : textChars(m.content);
+    }
+  } else if (protocol === 'anthropic') {
+    if (body.system !== undefined) {
+      chars += textChars(body.system);
+    }
+    for (const m of body.messages) {
+      chars += textChars(m.content);
+    }
+  } else if (protocol === 'gemini') {
+    if (body.systemInstruction?.parts) {
+      chars += textChars(body.systemInstruction.parts);
+    }
+    for (const c of body.contents) {
+      chars += c.parts ? textChars(c.parts) : 0;
+    }
+  } else {
+    throw new Error(`no estimate for ${protocol}`);
+  }
+  return Math.floor(chars / 4) + 1;
+}
+
+export const mockOutputTokens = (toolCall, words) => (toolCall ? 3 : words + 2);
+
+// ---------------------------------------------------------------------------------------------
+// What went through the gateway
+
+/**
+ * Waits (bounded) until the gateway has logged one line per request the mock received since the
+ * last reset (plus `extra` answered without the mock), and returns the lines logged since the
+ * test began. Asserts that every one succeeded: a 2xx status and a complete outcome.
+ */
+export async function gatewayEntries(stack, { extra = 0, minimum = 1 } = {}) {
+  const { requests_total: upstreamRequests } = await stack.mock.stats();
+  const want = Math.max(minimum, upstreamRequests + extra);
+  const entries = await waitFor(
+    () => {
+      const e = stack.gw.accessLog().slice(stack.mark);
+      return e.length >= want ? e : null;
+    },
+    { timeoutMs: 3000, message: `${want} access-log lines` },
+  );
+  for (const e of entries) {
+    assert.ok(e.status >= 200 && e.status < 300, `gateway answered ${e.status} ${e.method} ${e.path}: ${e.error_code ?? ''} ${e.error_message ?? ''}`);
+    if (e.outcome !== undefined) {
+      assert.equal(e.outcome, 'complete', `${e.method} ${e.path} outcome ${e.outcome}: ${e.error_message ?? ''}`);
+    }
+  }
+  return entries;
+}
+
+/** Adds up the usage of access-log lines. */
+export function sumUsage(entries) {
+  const total = { input_tokens: 0, output_tokens: 0 };
+  for (const e of entries) {
+    assert.ok(e.usage, `no usage logged for ${e.path} (${e.alias})`);
+    total.input_tokens += e.usage.input_tokens;
+    total.output_tokens += e.usage.output_tokens;
+  }
+  return total;
+}
+
+/**
+ * Checks the lines of a tool loop that went to `alias`: the first answered with a tool call, the
+ * last with text of `words` words; every output figure is the mock's; the last input figure is
+ * what the mock computed from the body it last received (its `last_request`).
+ */
+export async function assertToolLoopUsage(stack, entries, { alias, words, passthrough }) {
+  const model = entries.filter((e) => e.alias === alias);
+  assert.ok(model.length >= 2, `a tool loop makes at least two model calls, saw ${model.length}`);
+  for (const e of model) {
+    assert.equal(e.upstream[0].passthrough, passthrough, `passthrough for ${alias}`);
+  }
+  // KNOWN GAP: a non-stream answer relayed verbatim logs no finish_reason (the gateway only
+  // reads its usage), so the finish reason is checked where it is logged.
+  const finish = (e, want) => {
+    if (!(e.upstream[0].passthrough && e.stream === false)) {
+      assert.equal(e.finish_reason, want);
+    }
+  };
+  finish(model[0], 'tool_calls');
+  assert.equal(model[0].usage.output_tokens, mockOutputTokens(true, words));
+  const last = model.at(-1);
+  finish(last, 'stop');
+  assert.equal(last.usage.output_tokens, mockOutputTokens(false, words));
+  const protocol = UPSTREAM_PROTOCOL[alias];
+  if (protocol !== 'openai_responses') {
+    const { last_request: lr } = await stack.mock.stats();
+    assert.equal(last.usage.input_tokens, mockInputTokens(protocol, JSON.parse(lr.body)), 'input tokens as the upstream reported them');
+  }
+  return model;
+}
+
+/** The JSON body the mock received last. */
+export async function lastUpstreamBody(stack) {
+  const { last_request: lr } = await stack.mock.stats();
+  assert.ok(lr, 'the upstream received a request');
+  return { ...lr, json: JSON.parse(lr.body) };
+}
+
+export const MOCK_TEXT = (words) => ['Mock reply', ...Array.from({ length: words }, (_, i) => `w${i + 1}`)].join(' ');
