@@ -45,10 +45,13 @@ if ((${#missing[@]})); then
     "${missing[@]}" >/dev/null
 fi
 
-# Node packages for the conformance tests (official SDKs), pinned by package-lock.json.
+# Node packages, pinned by each package-lock.json: tests/ (official SDKs for the integration and
+# conformance tests) and tests/clients/ (Claude Code, AI SDK, LangChain, Agents SDK).
 if [[ $want_test == 1 ]]; then
-  stamp=tests/node_modules/.package-lock.json
-  if [[ ! -f $stamp || tests/package-lock.json -nt $stamp ]]; then
-    (cd tests && npm ci --no-audit --no-fund --loglevel=error)
-  fi
+  for dir in tests tests/clients; do
+    stamp=$dir/node_modules/.package-lock.json
+    if [[ ! -f $stamp || $dir/package-lock.json -nt $stamp ]]; then
+      (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error)
+    fi
+  done
 fi

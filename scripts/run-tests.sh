@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds one preset and runs every test suite against it: unit (GoogleTest via ctest),
-# integration (real binaries, node:test) and conformance (official SDKs, node:test).
+# integration (real binaries, node:test), conformance (official SDKs, node:test) and clients
+# (Claude Code, Vercel AI SDK, LangChain, OpenAI Agents SDK through the gateway, node:test).
 # Ends with one summary line "N passed, N failed". Usage: scripts/run-tests.sh [preset]
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -67,6 +68,7 @@ run_node_suite() {
 }
 run_node_suite integration tests/integration
 run_node_suite conformance tests/conformance
+run_node_suite clients tests/clients
 
 echo
 echo "== test summary ($preset) =="
