@@ -7,6 +7,9 @@
 #include <string_view>
 
 #include <boost/json/basic_parser_impl.hpp>
+#include <boost/json/serialize.hpp>
+
+#include "codec/json_read.h"
 
 // The top-level members of a JSON object that a relay acts on (a request's model, stream flag,
 // limits), read in one SAX pass without a DOM, with where each string value sits so it can be
@@ -216,5 +219,22 @@ inline bool scan_envelope(std::string_view body, std::span<EnvelopeField> fields
 // `body` with the byte range [begin, end) replaced by `value` written as a JSON string.
 std::string splice_json_string(std::string_view body, std::size_t begin, std::size_t end,
                                std::string_view value);
+
+// The JSON object `body` with its top-level "model" set to `model`: spliced into [begin, end)
+// when `spliceable` (EnvelopeField::spliceable() of the "model" field), else through a DOM (an
+// escaped or repeated "model"; rare). A body that is not an object comes back unchanged.
+inline std::string with_model(std::string_view body, bool spliceable, std::size_t begin,
+                              std::size_t end, std::string_view model) {
+  if (spliceable) {
+    return splice_json_string(body, begin, end, model);
+  }
+  boost::system::error_code ec;
+  boost::json::value doc = parse_json(body, ec);
+  if (ec || !doc.is_object()) {
+    return std::string(body);
+  }
+  doc.get_object()["model"] = model;
+  return boost::json::serialize(doc);
+}
 
 }  // namespace sluice::codec

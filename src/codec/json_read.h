@@ -43,4 +43,19 @@ inline std::optional<std::uint64_t> as_count(const boost::json::value& v) {
   return std::nullopt;
 }
 
+// A JSON number as a double, whichever representation Boost.JSON chose; nullopt for anything
+// else (a string, null, a boolean).
+inline std::optional<double> as_number(const boost::json::value& v) {
+  if (v.is_double()) {
+    return v.get_double();
+  }
+  if (v.is_int64()) {
+    return static_cast<double>(v.get_int64());
+  }
+  if (v.is_uint64()) {
+    return static_cast<double>(v.get_uint64());
+  }
+  return std::nullopt;
+}
+
 }  // namespace sluice::codec

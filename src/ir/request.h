@@ -73,6 +73,7 @@ struct Reasoning {
   bool enabled = false;
   std::optional<std::uint32_t> budget_tokens;  // Anthropic thinking.budget_tokens
   std::string effort;                          // OpenAI reasoning_effort: low/medium/high
+  std::string summary;  // OpenAI Responses reasoning.summary (auto/concise/detailed), when given
 };
 
 struct Request {

@@ -53,6 +53,19 @@ struct IngressRequest {
   // for protocols that must state input usage before the upstream has reported it (Anthropic's
   // message_start). Filled by the pipeline before a stream encoder is made.
   std::uint64_t estimated_input_tokens = 0;
+  // The id of an answer stored upstream that this request continues (OpenAI Responses
+  // previous_response_id), "" when none. Only an upstream of this protocol holds that state;
+  // pipeline/affinity.h knows which provider created it.
+  std::string continues;
+};
+
+// A GET of an object an upstream stored under an id for the caller (an OpenAI Responses answer,
+// GET /v1/responses/{id}). Views into the request target.
+struct StoredObjectRef {
+  std::string_view id;
+  // What the upstream is asked for: the target below the protocol's API root, query included
+  // ("/responses/resp_1?include=..."); the adapter puts its base path in front.
+  std::string_view resource;
 };
 
 // An error answer in a protocol's own shape.
@@ -86,6 +99,20 @@ class IngressCodec {
   // /v1beta/models/{model}:generateContent) override it. registry.cc find_ingress asks every
   // codec in registration order, so a pattern must not claim another codec's exact path.
   virtual bool matches(std::string_view path) const { return this->path() == path; }
+
+  // Stored objects: a GET `target` (path and query) that fetches an object an upstream of this
+  // protocol stored for the caller, or nullopt. The pipeline relays such a GET verbatim to the
+  // provider that created the object (pipeline/affinity.h remembers which one).
+  virtual std::optional<StoredObjectRef> match_stored_object(std::string_view /*target*/) const {
+    return std::nullopt;
+  }
+  // The id under which the upstream stored a complete answer relayed verbatim (`body`), so a
+  // later GET can find its provider; "" when nothing was stored (the protocol stores nothing, or
+  // the request asked not to store). StreamSniffer::stored_id() is the same for streams.
+  virtual std::string stored_id_of_body(const IngressRequest& /*request*/,
+                                        std::string_view /*body*/) const {
+    return {};
+  }
 
   // The gateway key the caller presented, "" when none. The default reads
   // `Authorization: Bearer <key>`, then `x-api-key`, then `api-key` (the headers the OpenAI,

@@ -6,6 +6,7 @@
 #include "protocol/gemini/gemini_ingress.h"
 #include "protocol/openai_chat/chat_ingress.h"
 #include "protocol/openai_chat/embeddings_ingress.h"
+#include "protocol/openai_responses/responses_ingress.h"
 
 namespace sluice::protocol {
 
@@ -19,6 +20,7 @@ constexpr std::array kIngress = {
     static_cast<const IngressCodec*>(&kInstance<openai_chat::ChatIngress>),
     static_cast<const IngressCodec*>(&kInstance<openai_chat::EmbeddingsIngress>),
     static_cast<const IngressCodec*>(&kInstance<anthropic::MessagesIngress>),
+    static_cast<const IngressCodec*>(&kInstance<openai_responses::ResponsesIngress>),
     static_cast<const IngressCodec*>(&kInstance<gemini::GeminiIngress>),
 };
 

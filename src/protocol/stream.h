@@ -78,6 +78,9 @@ class StreamSniffer {
   virtual std::string_view finish_reason() const = 0;
   // Events that carried data.
   virtual std::uint64_t events() const = 0;
+  // The id under which the upstream stored this answer for later retrieval (an OpenAI Responses
+  // response id; IngressCodec::match_stored_object), "" when nothing was stored.
+  virtual std::string_view stored_id() const { return {}; }
 };
 
 }  // namespace sluice::protocol

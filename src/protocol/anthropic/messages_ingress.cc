@@ -83,18 +83,8 @@ Result<ir::Request> MessagesIngress::to_ir(IngressRequest& request) const {
 
 std::string MessagesIngress::passthrough_body(const IngressRequest& request,
                                               std::string_view upstream_model) const {
-  if (request.spliceable) {
-    return codec::splice_json_string(request.body, request.model_begin, request.model_end,
-                                     upstream_model);
-  }
-  // Rare shapes (an escaped or repeated "model"): decode() validated the body as an object.
-  boost::system::error_code ec;
-  json::value doc = codec::parse_json(request.body, ec);
-  if (ec || !doc.is_object()) {
-    return std::string(request.body);
-  }
-  doc.get_object()["model"] = upstream_model;
-  return json::serialize(doc);
+  return codec::with_model(request.body, request.spliceable, request.model_begin,
+                           request.model_end, upstream_model);
 }
 
 Result<std::string> MessagesIngress::encode_response(const ir::Response& response,
@@ -113,11 +103,16 @@ std::unique_ptr<protocol::StreamSniffer> MessagesIngress::make_stream_sniffer(
 }
 
 std::optional<ir::Usage> MessagesIngress::usage_of_body(std::string_view body) const {
-  auto decoded = decode_response(body);
-  if (!decoded) {
-    return std::nullopt;
+  return facts_of_body(body).usage;
+}
+
+IngressCodec::BodyFacts MessagesIngress::facts_of_body(std::string_view body) const {
+  BodyFacts facts;
+  if (auto decoded = decode_response(body)) {
+    facts.usage = decoded->usage;
+    facts.finish = decoded->finish;
   }
-  return decoded->usage;
+  return facts;
 }
 
 ErrorReply MessagesIngress::encode_error(const Error& error) const {

@@ -7,6 +7,7 @@
 #include <boost/json/serialize.hpp>
 #include <boost/json/value.hpp>
 
+#include "codec/data_url.h"
 #include "codec/json_read.h"
 #include "codec/json_writer.h"
 
@@ -67,15 +68,8 @@ void write_text_content(JsonWriter& w, const std::vector<ir::ContentPart>& parts
 
 void write_image(JsonWriter& w, const ir::ContentPart& p) {
   w.raw(R"({"type":"image_url","image_url":{"url":")");
-  if (p.image_is_url) {
-    codec::append_json_escaped(w.out(), p.source);
-  } else {
-    // OpenAI takes inline images only as data URLs (RFC 2397).
-    w.raw("data:");
-    codec::append_json_escaped(w.out(), p.media_type);
-    w.raw(";base64,");
-    codec::append_json_escaped(w.out(), p.source);
-  }
+  // OpenAI takes inline images only as data URLs (RFC 2397).
+  codec::append_image_url_escaped(w.out(), p.image_is_url, p.source, p.media_type);
   w.ch('"');
   if (!p.detail.empty()) {
     w.raw(R"(,"detail":)").string(p.detail);
@@ -316,39 +310,6 @@ std::optional<std::uint32_t> as_u32(const json::value& v) {
   return std::nullopt;
 }
 
-std::optional<double> as_double(const json::value& v) {
-  if (v.is_double()) {
-    return v.get_double();
-  }
-  if (v.is_int64()) {
-    return static_cast<double>(v.get_int64());
-  }
-  if (v.is_uint64()) {
-    return static_cast<double>(v.get_uint64());
-  }
-  return std::nullopt;
-}
-
-// `data:<media type>;base64,<payload>` -> media type and payload; false for other URLs.
-bool split_data_url(std::string_view url, ir::ContentPart& part) {
-  if (url.substr(0, 5) != "data:") {
-    return false;
-  }
-  const std::size_t comma = url.find(',');
-  if (comma == std::string_view::npos) {
-    return false;
-  }
-  std::string_view meta = url.substr(5, comma - 5);
-  constexpr std::string_view kB64 = ";base64";
-  if (meta.size() < kB64.size() || meta.substr(meta.size() - kB64.size()) != kB64) {
-    return false;
-  }
-  part.media_type = std::string(meta.substr(0, meta.size() - kB64.size()));
-  part.source = std::string(url.substr(comma + 1));
-  part.image_is_url = false;
-  return true;
-}
-
 // Content (string, null or array of parts) into `out`. `allow_images` for user messages.
 Result<void> decode_content(const json::value* content, bool allow_images,
                             std::vector<ir::ContentPart>& out, const std::string& param) {
@@ -384,7 +345,10 @@ Result<void> decode_content(const json::value* content, bool allow_images,
       ir::ContentPart part;
       part.kind = PartKind::kImage;
       const std::string_view u = url->get_string();
-      if (!split_data_url(u, part)) {
+      if (auto data = codec::parse_base64_data_url(u)) {
+        part.media_type = std::string(data->media_type);
+        part.source = std::string(data->payload);
+      } else {
         part.source = std::string(u);
         part.image_is_url = true;
       }
@@ -625,7 +589,7 @@ Result<ir::Request> decode_request(std::string_view body) {
   using Slot = std::pair<const char*, std::optional<double>*>;
   for (auto [key, slot] : {Slot{"temperature", &req.temperature}, Slot{"top_p", &req.top_p}}) {
     if (const json::value* v = field(*root, key)) {
-      *slot = as_double(*v);
+      *slot = codec::as_number(*v);
       if (!*slot) {
         return bad(std::string("'") + key + "' must be a number", key);
       }

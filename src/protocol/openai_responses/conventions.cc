@@ -1,0 +1,294 @@
+#include "protocol/openai_responses/conventions.h"
+
+#include <limits>
+
+#include "codec/json_read.h"
+#include "codec/json_writer.h"
+
+namespace sluice::protocol::openai_responses {
+namespace json = boost::json;
+
+namespace {
+
+Error protocol_error(std::string message) {
+  return Error(ErrorKind::kUpstreamProtocol, std::move(message));
+}
+
+std::uint64_t saturating_add(std::uint64_t a, std::uint64_t b) {
+  return b > std::numeric_limits<std::uint64_t>::max() - a ? std::numeric_limits<std::uint64_t>::max()
+                                                           : a + b;
+}
+
+// Reads the count at `key` of `o` into `target` when present; false when it is not a count.
+bool read_count(const json::object& o, std::string_view key, std::uint64_t& target) {
+  const json::value* v = o.if_contains(key);
+  if (v == nullptr || v->is_null()) {
+    return true;
+  }
+  auto n = codec::as_count(*v);
+  if (!n) {
+    return false;
+  }
+  target = *n;
+  return true;
+}
+
+}  // namespace
+
+void append_usage_json(std::string& out, const ir::Usage& usage) {
+  codec::JsonWriter w(out);
+  w.raw(R"({"input_tokens":)")
+      .number(usage.input_tokens)
+      .raw(R"(,"input_tokens_details":{"cached_tokens":)")
+      .number(usage.cache_read_tokens)
+      .raw(R"(,"cache_write_tokens":)")
+      .number(usage.cache_write_tokens)
+      .raw(R"(},"output_tokens":)")
+      .number(usage.output_tokens)
+      .raw(R"(,"output_tokens_details":{"reasoning_tokens":)")
+      .number(usage.reasoning_tokens)
+      .raw(R"(},"total_tokens":)")
+      .number(saturating_add(usage.input_tokens, usage.output_tokens))
+      .ch('}');
+}
+
+Result<ir::Usage> read_usage(const json::value& usage) {
+  const json::object* o = usage.if_object();
+  if (o == nullptr) {
+    return protocol_error("upstream usage is not an object");
+  }
+  ir::Usage out;
+  struct Field {
+    const json::object* in;
+    std::string_view key;
+    std::uint64_t* target;
+  };
+  const json::value* in_details = o->if_contains("input_tokens_details");
+  const json::value* out_details = o->if_contains("output_tokens_details");
+  const json::object* in_o = in_details != nullptr ? in_details->if_object() : nullptr;
+  const json::object* out_o = out_details != nullptr ? out_details->if_object() : nullptr;
+  const Field fields[] = {
+      {o, "input_tokens", &out.input_tokens},
+      {o, "output_tokens", &out.output_tokens},
+      {in_o, "cached_tokens", &out.cache_read_tokens},
+      {in_o, "cache_write_tokens", &out.cache_write_tokens},
+      {out_o, "reasoning_tokens", &out.reasoning_tokens},
+  };
+  for (const Field& f : fields) {
+    if (f.in != nullptr && !read_count(*f.in, f.key, *f.target)) {
+      return protocol_error("upstream usage." + std::string(f.key) +
+                            " is not a non-negative integer");
+    }
+  }
+  return out;
+}
+
+std::optional<std::string_view> string_at(const json::object& o, std::string_view key) {
+  const json::value* v = o.if_contains(key);
+  if (v == nullptr || !v->is_string()) {
+    return std::nullopt;
+  }
+  return std::string_view(v->get_string().data(), v->get_string().size());
+}
+
+bool read_reasoning_item(const json::object& item, std::string_view id,
+                         std::vector<ir::ContentPart>& out) {
+  std::string encrypted;
+  if (const json::value* e = item.if_contains("encrypted_content"); e != nullptr && !e->is_null()) {
+    if (!e->is_string()) {
+      return false;
+    }
+    encrypted.assign(e->get_string());
+  }
+  const std::size_t first = out.size();
+  if (const json::value* summary = item.if_contains("summary");
+      summary != nullptr && !summary->is_null()) {
+    if (!summary->is_array()) {
+      return false;
+    }
+    for (const json::value& entry : summary->get_array()) {
+      const json::object* so = entry.if_object();
+      const std::optional<std::string_view> text =
+          so != nullptr ? string_at(*so, "text") : std::nullopt;
+      if (!text) {
+        return false;
+      }
+      ir::ContentPart& part = out.emplace_back();
+      part.kind = ir::PartKind::kReasoning;
+      part.text.assign(*text);
+      part.id.assign(id);
+    }
+  }
+  if (out.size() == first) {
+    ir::ContentPart& part = out.emplace_back();
+    part.kind = encrypted.empty() ? ir::PartKind::kReasoning : ir::PartKind::kRedactedReasoning;
+    part.id.assign(id);
+  }
+  out.back().signature = std::move(encrypted);
+  return true;
+}
+
+std::size_t reasoning_run_end(const std::vector<ir::ContentPart>& parts, std::size_t begin) {
+  auto reasoning = [](const ir::ContentPart& p) {
+    return p.kind == ir::PartKind::kReasoning || p.kind == ir::PartKind::kRedactedReasoning;
+  };
+  std::size_t end = begin + 1;
+  if (parts[begin].id.empty()) {
+    return end;
+  }
+  while (end < parts.size() && reasoning(parts[end]) && parts[end].id == parts[begin].id) {
+    ++end;
+  }
+  return end;
+}
+
+void write_reasoning_item(codec::JsonWriter& w, std::string_view id,
+                          const std::vector<ir::ContentPart>& parts, std::size_t begin,
+                          std::size_t end) {
+  w.raw(R"({"type":"reasoning","id":)").string(id).raw(R"(,"summary":[)");
+  std::string_view encrypted;
+  bool first = true;
+  for (std::size_t k = begin; k < end; ++k) {
+    const ir::ContentPart& p = parts[k];
+    if (!p.signature.empty()) {
+      encrypted = p.signature;
+    }
+    if (p.kind != ir::PartKind::kReasoning || (p.text.empty() && end - begin == 1)) {
+      continue;
+    }
+    w.raw(first ? R"({"type":"summary_text","text":)" : R"(,{"type":"summary_text","text":)")
+        .string(p.text)
+        .ch('}');
+    first = false;
+  }
+  w.ch(']');
+  if (!encrypted.empty()) {
+    w.raw(R"(,"encrypted_content":)").string(encrypted);
+  }
+  w.ch('}');
+}
+
+std::string response_id(std::string_view id) {
+  constexpr std::string_view kPrefix = "resp_";
+  if (id.starts_with(kPrefix)) {
+    return std::string(id);
+  }
+  std::string out(kPrefix);
+  out.append(id);
+  return out;
+}
+
+ir::FinishReason finish_from_status(std::string_view status, std::string_view incomplete_reason,
+                                    bool has_tool_calls) {
+  if (status == "incomplete") {
+    if (incomplete_reason == "max_output_tokens") {
+      return ir::FinishReason::kLength;
+    }
+    if (incomplete_reason == "content_filter") {
+      return ir::FinishReason::kContentFilter;
+    }
+    return ir::FinishReason::kOther;
+  }
+  return has_tool_calls ? ir::FinishReason::kToolCalls : ir::FinishReason::kStop;
+}
+
+std::string_view incomplete_reason(ir::FinishReason finish) {
+  switch (finish) {
+    case ir::FinishReason::kLength:
+      return "max_output_tokens";
+    case ir::FinishReason::kContentFilter:
+      return "content_filter";
+    default:
+      return "";
+  }
+}
+
+Error error_from_wire(const json::object& error) {
+  const std::string_view type = string_at(error, "type").value_or("");
+  const std::string_view code = string_at(error, "code").value_or("");
+  const std::string_view message = string_at(error, "message").value_or("");
+  auto is = [&](std::string_view a, std::string_view b = {}) {
+    return type == a || code == a || (!b.empty() && (type == b || code == b));
+  };
+  int status = 502;
+  if (is("invalid_request_error", "invalid_prompt")) {
+    status = 400;
+  } else if (is("authentication_error", "invalid_api_key")) {
+    status = 401;
+  } else if (is("permission_error")) {
+    status = 403;
+  } else if (is("not_found_error", "model_not_found")) {
+    status = 404;
+  } else if (is("rate_limit_error", "rate_limit_exceeded") || is("insufficient_quota")) {
+    status = 429;
+  } else if (is("server_error")) {
+    status = 500;
+  }
+  Error out(ErrorKind::kUpstreamStatus, status,
+            message.empty() ? std::string("upstream reported an error") : std::string(message));
+  if (!code.empty()) {
+    out.with_code(std::string(code));
+  } else if (!type.empty()) {
+    out.with_code(std::string(type));
+  }
+  if (auto param = string_at(error, "param"); param && !param->empty()) {
+    return std::move(out).with_param(std::string(*param));
+  }
+  return out;
+}
+
+std::string_view error_type(const Error& error) {
+  struct Row {
+    ErrorKind kind;
+    std::string_view type;
+  };
+  static constexpr Row kTypes[] = {
+      {ErrorKind::kBadRequest, "invalid_request_error"},
+      {ErrorKind::kNotFound, "invalid_request_error"},
+      {ErrorKind::kMethodNotAllowed, "invalid_request_error"},
+      {ErrorKind::kPayloadTooLarge, "invalid_request_error"},
+      {ErrorKind::kHeadersTooLarge, "invalid_request_error"},
+      {ErrorKind::kRequestTimeout, "invalid_request_error"},
+      {ErrorKind::kUnauthorized, "authentication_error"},
+      {ErrorKind::kForbidden, "permission_error"},
+      {ErrorKind::kRateLimited, "rate_limit_error"},
+      {ErrorKind::kUpstreamTimeout, "timeout_error"},
+      {ErrorKind::kUpstreamUnreachable, "upstream_error"},
+      {ErrorKind::kUpstreamProtocol, "upstream_error"},
+      {ErrorKind::kUpstreamStatus, "upstream_error"},
+  };
+  for (const Row& row : kTypes) {
+    if (row.kind == error.kind()) {
+      return row.type;
+    }
+  }
+  return "server_error";
+}
+
+int error_status(const Error& error) {
+  const int status = error.http_status();
+  return status >= 400 && status <= 599 ? status : 500;
+}
+
+std::string encode_error(const Error& error) {
+  std::string out;
+  codec::JsonWriter w(out);
+  w.raw(R"({"error":{"message":)").string(error.message());
+  w.raw(R"(,"type":)").string(error_type(error)).raw(R"(,"param":)");
+  error.param().empty() ? w.null() : w.string(error.param());
+  w.raw(R"(,"code":)").string(error.code().empty() ? to_string(error.kind())
+                                                   : std::string_view(error.code()));
+  w.raw("}}");
+  return out;
+}
+
+bool is_error_body(std::string_view body) {
+  boost::system::error_code ec;
+  json::value doc = codec::parse_json(body, ec, {}, 32);
+  const json::object* o = ec ? nullptr : doc.if_object();
+  const json::value* e = o != nullptr ? o->if_contains("error") : nullptr;
+  const json::object* eo = e != nullptr ? e->if_object() : nullptr;
+  return eo != nullptr && string_at(*eo, "message").has_value();
+}
+
+}  // namespace sluice::protocol::openai_responses

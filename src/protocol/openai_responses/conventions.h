@@ -1,0 +1,90 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <boost/json/object.hpp>
+#include <boost/json/value.hpp>
+
+#include "codec/json_writer.h"
+#include "core/error.h"
+#include "core/result.h"
+#include "ir/response.h"
+#include "ir/usage.h"
+#include "protocol/ingress.h"
+
+// What the OpenAI Responses codecs share: the protocol id, usage, ids, statuses and errors.
+// Pure functions; checked against openai/openai-openapi (openapi.yaml: Response, ResponseUsage,
+// ResponseError, ResponseErrorEvent). README.md has the mapping tables.
+namespace sluice::protocol::openai_responses {
+
+// The wire format of POST /v1/responses bodies and their event streams.
+inline constexpr ProtocolId kResponsesProtocol = "openai_responses";
+
+// Maximum JSON nesting accepted from callers and upstreams.
+inline constexpr std::size_t kMaxJsonDepth = 64;
+
+// ResponseUsage <-> IR. Both count the same way: input_tokens includes the cached tokens
+// (input_tokens_details.cached_tokens) and output_tokens includes the reasoning tokens
+// (output_tokens_details.reasoning_tokens), so the figures map one to one:
+//   input_tokens -> input, cached_tokens -> cache_read, cache_write_tokens -> cache_write,
+//   output_tokens -> output, reasoning_tokens -> reasoning.
+// Appends {"input_tokens","input_tokens_details":{"cached_tokens","cache_write_tokens"},
+// "output_tokens","output_tokens_details":{"reasoning_tokens"},"total_tokens"}; total saturates.
+void append_usage_json(std::string& out, const ir::Usage& usage);
+// Reads a `usage` object. kUpstreamProtocol for counts that are not non-negative integers.
+Result<ir::Usage> read_usage(const boost::json::value& usage);
+
+// The string at `key`, or nullopt when absent, null or not a string (views into `o`).
+std::optional<std::string_view> string_at(const boost::json::object& o, std::string_view key);
+
+// Reasoning items <-> IR parts, one rule for requests, answers and streams:
+//   summary_text entries -> one kReasoning each (id = the item id), the item's
+//   encrypted_content the signature of the last one; an item without summary entries -> one
+//   kRedactedReasoning (signature = encrypted_content) when it has encrypted_content, else one
+//   kReasoning with empty text (so the item survives a round trip).
+// read_reasoning_item fails (false) when the summary is not an array of {text} objects or
+// encrypted_content is not a string.
+bool read_reasoning_item(const boost::json::object& item, std::string_view id,
+                         std::vector<ir::ContentPart>& out);
+// The index one past the run of reasoning parts that starts at parts[begin]: consecutive
+// kReasoning / kRedactedReasoning parts with the same non-empty id (a part without id is a run
+// of its own).
+std::size_t reasoning_run_end(const std::vector<ir::ContentPart>& parts, std::size_t begin);
+// {"type":"reasoning","id":..,"summary":[{"type":"summary_text","text":..}..],
+// "encrypted_content":..} for parts[begin, end): a summary_text per kReasoning part except a
+// lone empty one; encrypted_content = the last signature, left out when there is none.
+void write_reasoning_item(codec::JsonWriter& w, std::string_view id,
+                          const std::vector<ir::ContentPart>& parts, std::size_t begin,
+                          std::size_t end);
+
+// "resp_" + id unless it already starts with "resp_" (answers translated from other protocols).
+std::string response_id(std::string_view id);
+
+// How a response ended, from its status and incomplete_details.reason:
+//   completed -> kToolCalls when it holds function calls, else kStop;
+//   incomplete + max_output_tokens -> kLength; + content_filter -> kContentFilter; else kOther.
+ir::FinishReason finish_from_status(std::string_view status, std::string_view incomplete_reason,
+                                    bool has_tool_calls);
+// The inverse: "" for a completed response, else the incomplete_details.reason
+// (kLength -> max_output_tokens, kContentFilter -> content_filter).
+std::string_view incomplete_reason(ir::FinishReason finish);
+
+// An upstream error object ({message, type, code, param}) as a kUpstreamStatus Error; the
+// status comes from the type or code (invalid_request_error 400, authentication_error 401,
+// permission_error 403, not_found 404, rate limits and insufficient_quota 429, server_error
+// 500, else 502). A string code becomes Error::code().
+Error error_from_wire(const boost::json::object& error);
+
+// OpenAI's error body {"error":{"message","type","param","code"}} for `error`, and its status.
+std::string encode_error(const Error& error);
+int error_status(const Error& error);
+// OpenAI's `type` for an error kind (invalid_request_error, rate_limit_error, ...).
+std::string_view error_type(const Error& error);
+// Whether `body` is {"error":{"message":"...",...}}.
+bool is_error_body(std::string_view body);
+
+}  // namespace sluice::protocol::openai_responses

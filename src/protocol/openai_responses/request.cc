@@ -1,0 +1,748 @@
+#include "protocol/openai_responses/request.h"
+
+#include <limits>
+
+#include <boost/json/monotonic_resource.hpp>
+#include <boost/json/serialize.hpp>
+#include <boost/json/value.hpp>
+
+#include "codec/data_url.h"
+#include "codec/json_read.h"
+#include "codec/json_writer.h"
+#include "protocol/openai_responses/conventions.h"
+
+namespace sluice::protocol::openai_responses {
+namespace json = boost::json;
+using codec::JsonWriter;
+using ir::PartKind;
+
+namespace {
+
+constexpr std::string_view kEmptySchema = R"({"type":"object"})";
+// The API's minimum for max_output_tokens (openapi.yaml CreateResponse).
+constexpr std::uint32_t kMinOutputTokens = 16;
+// tool_choice as a string (ToolChoiceOptions).
+constexpr std::pair<std::string_view, ir::ToolChoiceMode> kToolChoiceModes[] = {
+    {"auto", ir::ToolChoiceMode::kAuto},
+    {"none", ir::ToolChoiceMode::kNone},
+    {"required", ir::ToolChoiceMode::kRequired}};
+
+// ---------------------------------------------------------------------------------------------
+// Decoding
+
+Error bad(std::string message, std::string param) {
+  return Error(ErrorKind::kBadRequest, std::move(message)).with_param(std::move(param));
+}
+
+Error bad_type(const std::string& param, std::string_view expected) {
+  return bad("Invalid type for '" + param + "': expected " + std::string(expected) + ".", param);
+}
+
+const json::value* field(const json::object& o, std::string_view key) {
+  const json::value* v = o.if_contains(key);
+  return (v == nullptr || v->is_null()) ? nullptr : v;
+}
+
+std::string text_of(const json::value& v) { return std::string(v.get_string()); }
+
+// One content part of a message or function_call_output: input_text, input_image, and in
+// assistant messages output_text and refusal.
+Result<ir::ContentPart> decode_part(const json::value& v, bool assistant, const std::string& param) {
+  const json::object* o = v.if_object();
+  const json::value* type = o != nullptr ? field(*o, "type") : nullptr;
+  if (type == nullptr || !type->is_string()) {
+    return bad("Missing required parameter: '" + param + ".type'.", param + ".type");
+  }
+  const std::string_view t = type->get_string();
+  const bool text_like = t == "input_text" || (assistant && (t == "output_text" || t == "refusal"));
+  if (text_like) {
+    const char* key = t == "refusal" ? "refusal" : "text";
+    const json::value* text = field(*o, key);
+    if (text == nullptr || !text->is_string()) {
+      return bad_type(param + "." + key, "a string");
+    }
+    return ir::ContentPart::make_text(text_of(*text));
+  }
+  if (t == "input_image" && !assistant) {
+    const json::value* url = field(*o, "image_url");
+    if (url == nullptr || !url->is_string()) {
+      return bad("Image inputs by file_id cannot be translated for this model's upstream; send "
+                 "an image_url ('" + param + "').",
+                 param + ".image_url");
+    }
+    ir::ContentPart part;
+    part.kind = PartKind::kImage;
+    const std::string_view u = url->get_string();
+    if (auto data = codec::parse_base64_data_url(u)) {
+      part.media_type = std::string(data->media_type);
+      part.source = std::string(data->payload);
+    } else {
+      part.source = std::string(u);
+      part.image_is_url = true;
+    }
+    if (const json::value* d = field(*o, "detail"); d != nullptr && d->is_string()) {
+      part.detail = text_of(*d);
+    }
+    return part;
+  }
+  return bad("Content of type '" + std::string(t) + "' cannot be translated for this model's "
+             "upstream ('" + param + "').",
+             param + ".type");
+}
+
+Result<void> decode_content(const json::value& content, bool assistant,
+                            std::vector<ir::ContentPart>& out, const std::string& param) {
+  if (content.is_string()) {
+    out.push_back(ir::ContentPart::make_text(text_of(content)));
+    return {};
+  }
+  if (!content.is_array()) {
+    return bad_type(param, "a string or an array of content parts");
+  }
+  const json::array& parts = content.get_array();
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    auto part = decode_part(parts[i], assistant, param + "[" + std::to_string(i) + "]");
+    if (!part) {
+      return std::move(part).error();
+    }
+    out.push_back(std::move(*part));
+  }
+  return {};
+}
+
+Result<std::string_view> required_string(const json::object& o, std::string_view key,
+                                         const std::string& param) {
+  const json::value* v = field(o, key);
+  if (v == nullptr) {
+    return bad("Missing required parameter: '" + param + "." + std::string(key) + "'.",
+               param + "." + std::string(key));
+  }
+  if (!v->is_string()) {
+    return bad_type(param + "." + std::string(key), "a string");
+  }
+  return std::string_view(v->get_string());
+}
+
+// Builds the IR conversation from input items: consecutive assistant items share one message,
+// consecutive function_call_output items another.
+class InputBuilder {
+ public:
+  explicit InputBuilder(ir::Request& req) : req_(req) {}
+
+  Result<void> item(const json::value& v, const std::string& param) {
+    const json::object* o = v.if_object();
+    if (o == nullptr) {
+      return bad_type(param, "an object");
+    }
+    std::string_view type = "message";
+    if (const json::value* t = field(*o, "type")) {
+      if (!t->is_string()) {
+        return bad_type(param + ".type", "a string");
+      }
+      type = t->get_string();
+    }
+    if (type == "message") {
+      return message(*o, param);
+    }
+    if (type == "function_call") {
+      return function_call(*o, param);
+    }
+    if (type == "function_call_output") {
+      return function_call_output(*o, param);
+    }
+    if (type == "reasoning") {
+      return reasoning(*o, param);
+    }
+    return bad("Input items of type '" + std::string(type) + "' cannot be translated for this "
+               "model's upstream ('" + param + "').",
+               param + ".type");
+  }
+
+ private:
+  Result<void> message(const json::object& o, const std::string& param) {
+    auto role = required_string(o, "role", param);
+    if (!role) {
+      return std::move(role).error();
+    }
+    const json::value* content = field(o, "content");
+    if (content == nullptr) {
+      return bad("Missing required parameter: '" + param + ".content'.", param + ".content");
+    }
+    const std::string cparam = param + ".content";
+    const bool system = *role == "system" || *role == "developer";
+    if (system && req_.messages.empty()) {
+      return decode_content(*content, false, req_.system, cparam);
+    }
+    if (*role == "assistant") {
+      return decode_content(*content, true, assistant().content, cparam);
+    }
+    if (!system && *role != "user") {
+      return bad("Invalid value: '" + std::string(*role) +
+                     "'. Supported values are: 'user', 'assistant', 'system', and 'developer'.",
+                 param + ".role");
+    }
+    ir::Message& m = fresh(system ? ir::Role::kSystem : ir::Role::kUser);
+    return decode_content(*content, false, m.content, cparam);
+  }
+
+  Result<void> function_call(const json::object& o, const std::string& param) {
+    auto call_id = required_string(o, "call_id", param);
+    auto name = call_id ? required_string(o, "name", param) : call_id;
+    auto arguments = name ? required_string(o, "arguments", param) : name;
+    if (!arguments) {
+      return std::move(arguments).error();
+    }
+    ir::ContentPart part;
+    part.kind = PartKind::kToolCall;
+    part.id = std::string(*call_id);
+    part.name = std::string(*name);
+    part.arguments = arguments->empty() ? std::string("{}") : std::string(*arguments);
+    assistant().content.push_back(std::move(part));
+    return {};
+  }
+
+  Result<void> function_call_output(const json::object& o, const std::string& param) {
+    auto call_id = required_string(o, "call_id", param);
+    if (!call_id) {
+      return std::move(call_id).error();
+    }
+    const json::value* output = field(o, "output");
+    if (output == nullptr) {
+      return bad("Missing required parameter: '" + param + ".output'.", param + ".output");
+    }
+    ir::ContentPart result;
+    result.kind = PartKind::kToolResult;
+    result.id = std::string(*call_id);
+    if (auto ok = decode_content(*output, false, result.parts, param + ".output"); !ok) {
+      return ok;
+    }
+    if (open_ != Open::kToolResults) {
+      fresh(ir::Role::kUser);
+      open_ = Open::kToolResults;
+    }
+    req_.messages.back().content.push_back(std::move(result));
+    return {};
+  }
+
+  Result<void> reasoning(const json::object& o, const std::string& param) {
+    auto id = required_string(o, "id", param);
+    if (!id) {
+      return std::move(id).error();
+    }
+    if (!read_reasoning_item(o, *id, assistant().content)) {
+      return bad("Invalid reasoning item: 'summary' must be an array of {\"type\": "
+                 "\"summary_text\", \"text\"} objects and 'encrypted_content' a string ('" +
+                     param + "').",
+                 param);
+    }
+    return {};
+  }
+
+  enum class Open : std::uint8_t { kNone, kAssistant, kToolResults };
+
+  ir::Message& fresh(ir::Role role) {
+    ir::Message& m = req_.messages.emplace_back();
+    m.role = role;
+    open_ = Open::kNone;
+    return m;
+  }
+  ir::Message& assistant() {
+    if (open_ != Open::kAssistant) {
+      fresh(ir::Role::kAssistant);
+      open_ = Open::kAssistant;
+    }
+    return req_.messages.back();
+  }
+
+  ir::Request& req_;
+  Open open_ = Open::kNone;
+};
+
+Result<void> decode_tools(const json::value& tools, ir::Request& req) {
+  if (!tools.is_array()) {
+    return bad_type("tools", "an array");
+  }
+  const json::array& list = tools.get_array();
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const std::string param = "tools[" + std::to_string(i) + "]";
+    const json::object* o = list[i].if_object();
+    const json::value* type = o != nullptr ? field(*o, "type") : nullptr;
+    if (type == nullptr || !type->is_string()) {
+      return bad("Missing required parameter: '" + param + ".type'.", param + ".type");
+    }
+    if (type->get_string() != "function") {
+      return bad("Tools of type '" + text_of(*type) + "' cannot be translated for this model's "
+                 "upstream; only function tools can ('" + param + "').",
+                 param + ".type");
+    }
+    auto name = required_string(*o, "name", param);
+    if (!name) {
+      return std::move(name).error();
+    }
+    ir::Tool tool;
+    tool.name = std::string(*name);
+    if (const json::value* d = field(*o, "description"); d != nullptr && d->is_string()) {
+      tool.description = text_of(*d);
+    }
+    if (const json::value* p = field(*o, "parameters")) {
+      if (!p->is_object()) {
+        return bad_type(param + ".parameters", "an object");
+      }
+      tool.parameters = json::serialize(*p);
+    } else {
+      tool.parameters = std::string(kEmptySchema);
+    }
+    req.tools.push_back(std::move(tool));
+  }
+  return {};
+}
+
+Result<void> decode_tool_choice(const json::value& tc, ir::ToolChoice& choice) {
+  if (tc.is_string()) {
+    for (const auto& [text, mode] : kToolChoiceModes) {
+      if (tc.get_string() == text) {
+        choice.mode = mode;
+        return {};
+      }
+    }
+    return bad("Invalid value: '" + text_of(tc) +
+                   "'. Supported values are: 'none', 'auto', and 'required'.",
+               "tool_choice");
+  }
+  const json::object* o = tc.if_object();
+  const json::value* type = o != nullptr ? field(*o, "type") : nullptr;
+  if (type == nullptr || !type->is_string() || type->get_string() != "function") {
+    return bad("tool_choice other than none, auto, required and {\"type\": \"function\"} cannot "
+               "be translated for this model's upstream.",
+               "tool_choice");
+  }
+  auto name = required_string(*o, "name", "tool_choice");
+  if (!name) {
+    return std::move(name).error();
+  }
+  choice.mode = ir::ToolChoiceMode::kNamed;
+  choice.name = std::string(*name);
+  return {};
+}
+
+Result<void> decode_reasoning(const json::value& v, ir::Reasoning& reasoning) {
+  const json::object* o = v.if_object();
+  if (o == nullptr) {
+    return bad_type("reasoning", "an object");
+  }
+  reasoning.enabled = true;
+  for (auto [key, target] : {std::pair{"effort", &reasoning.effort},
+                             std::pair{"summary", &reasoning.summary}}) {
+    if (const json::value* s = field(*o, key)) {
+      if (!s->is_string()) {
+        return bad_type(std::string("reasoning.") + key, "a string");
+      }
+      *target = text_of(*s);
+    }
+  }
+  if (reasoning.summary.empty()) {  // the deprecated spelling
+    if (const json::value* s = field(*o, "generate_summary"); s != nullptr && s->is_string()) {
+      reasoning.summary = text_of(*s);
+    }
+  }
+  return {};
+}
+
+// Top-level fields read into the IR or handled by the ingress (not counted as ignored).
+bool known_field(std::string_view key) {
+  static constexpr std::string_view kKnown[] = {
+      "model",      "input",       "instructions",         "tools",
+      "tool_choice", "parallel_tool_calls", "max_output_tokens", "temperature",
+      "top_p",      "reasoning",   "stream",               "store",
+      "user",       "safety_identifier", "stream_options",  "previous_response_id"};
+  for (std::string_view k : kKnown) {
+    if (k == key) {
+      return true;
+    }
+  }
+  return false;
+}
+
+Result<void> decode_root(const json::object& root, ir::Request& req) {
+  const json::value* model = field(root, "model");
+  if (model == nullptr || !model->is_string() || model->get_string().empty()) {
+    return bad("Missing required parameter: 'model'.", "model");
+  }
+  req.model = text_of(*model);
+  if (const json::value* instructions = field(root, "instructions")) {
+    if (!instructions->is_string()) {
+      return bad_type("instructions", "a string");
+    }
+    req.system.push_back(ir::ContentPart::make_text(text_of(*instructions)));
+  }
+  if (const json::value* input = field(root, "input")) {
+    if (input->is_string()) {
+      req.messages.emplace_back().content.push_back(ir::ContentPart::make_text(text_of(*input)));
+    } else if (input->is_array()) {
+      InputBuilder builder(req);
+      const json::array& items = input->get_array();
+      for (std::size_t i = 0; i < items.size(); ++i) {
+        if (auto ok = builder.item(items[i], "input[" + std::to_string(i) + "]"); !ok) {
+          return ok;
+        }
+      }
+    } else {
+      return bad_type("input", "a string or an array of input items");
+    }
+  }
+  if (req.messages.empty()) {
+    // Every upstream protocol needs a turn to answer; Responses itself accepts a bare
+    // instructions-only request, which cannot be translated.
+    return bad("'input' must contain at least one item to be translated for this model's "
+               "upstream.",
+               "input");
+  }
+  if (const json::value* tools = field(root, "tools")) {
+    if (auto ok = decode_tools(*tools, req); !ok) {
+      return ok;
+    }
+  }
+  if (const json::value* tc = field(root, "tool_choice")) {
+    if (auto ok = decode_tool_choice(*tc, req.tool_choice); !ok) {
+      return ok;
+    }
+  }
+  if (const json::value* p = field(root, "parallel_tool_calls")) {
+    if (!p->is_bool()) {
+      return bad_type("parallel_tool_calls", "a boolean");
+    }
+    req.tool_choice.disable_parallel_tool_use = !p->get_bool();
+  }
+  if (const json::value* m = field(root, "max_output_tokens")) {
+    auto n = codec::as_count(*m);
+    if (!n || *n > std::numeric_limits<std::uint32_t>::max()) {
+      return bad_type("max_output_tokens", "a non-negative integer");
+    }
+    req.max_tokens = static_cast<std::uint32_t>(*n);
+  }
+  using Slot = std::pair<const char*, std::optional<double>*>;
+  for (auto [key, slot] : {Slot{"temperature", &req.temperature}, Slot{"top_p", &req.top_p}}) {
+    if (const json::value* v = field(root, key)) {
+      *slot = codec::as_number(*v);
+      if (!*slot) {
+        return bad_type(key, "a number");
+      }
+    }
+  }
+  if (const json::value* r = field(root, "reasoning")) {
+    if (auto ok = decode_reasoning(*r, req.reasoning); !ok) {
+      return ok;
+    }
+  }
+  if (const json::value* s = field(root, "stream")) {
+    if (!s->is_bool()) {
+      return bad_type("stream", "a boolean");
+    }
+    req.stream = s->get_bool();
+  }
+  for (const char* key : {"user", "safety_identifier"}) {
+    if (const json::value* u = field(root, key); u != nullptr && u->is_string()) {
+      req.user = text_of(*u);
+      break;
+    }
+  }
+  return {};
+}
+
+// ---------------------------------------------------------------------------------------------
+// Encoding
+
+class RequestWriter {
+ public:
+  RequestWriter(std::string& out, EncodeStats& stats) : w_(out), stats_(stats) {}
+
+  void system(const std::vector<ir::ContentPart>& parts) {
+    if (parts.size() <= 1) {
+      return;  // instructions (see encode_request)
+    }
+    item_open();
+    w_.raw(R"({"role":"system","content":)");
+    text_parts(parts);
+    w_.ch('}');
+  }
+
+  void message(const ir::Message& m) {
+    switch (m.role) {
+      case ir::Role::kSystem:
+        item_open();
+        w_.raw(R"({"role":"system","content":)");
+        text_parts(m.content);
+        w_.ch('}');
+        return;
+      case ir::Role::kUser:
+      case ir::Role::kTool:
+        user(m);
+        return;
+      case ir::Role::kAssistant:
+        assistant(m);
+        return;
+    }
+  }
+
+ private:
+  void item_open() {
+    if (!first_) {
+      w_.ch(',');
+    }
+    first_ = false;
+  }
+
+  // Text and image parts as input content parts.
+  void text_parts(const std::vector<ir::ContentPart>& parts) {
+    w_.ch('[');
+    bool first = true;
+    for (const ir::ContentPart& p : parts) {
+      if (p.kind != PartKind::kText && p.kind != PartKind::kImage) {
+        continue;
+      }
+      if (!first) {
+        w_.ch(',');
+      }
+      first = false;
+      if (p.kind == PartKind::kText) {
+        w_.raw(R"({"type":"input_text","text":)").string(p.text).ch('}');
+        continue;
+      }
+      w_.raw(R"({"type":"input_image","image_url":")");
+      codec::append_image_url_escaped(w_.out(), p.image_is_url, p.source, p.media_type);
+      w_.raw(R"(","detail":)").string(p.detail.empty() ? std::string_view("auto") : p.detail);
+      w_.ch('}');
+    }
+    w_.ch(']');
+  }
+
+  void user(const ir::Message& m) {
+    bool rest = false;
+    for (const ir::ContentPart& p : m.content) {
+      if (p.kind != PartKind::kToolResult) {
+        rest = rest || p.kind == PartKind::kText || p.kind == PartKind::kImage;
+        continue;
+      }
+      item_open();
+      w_.raw(R"({"type":"function_call_output","call_id":)").string(p.id).raw(R"(,"output":)");
+      bool has_image = false;
+      for (const ir::ContentPart& r : p.parts) {
+        has_image = has_image || r.kind == PartKind::kImage;
+      }
+      if (has_image) {
+        text_parts(p.parts);
+      } else {
+        w_.ch('"');
+        for (const ir::ContentPart& r : p.parts) {
+          codec::append_json_escaped(w_.out(), r.text);
+        }
+        w_.ch('"');
+      }
+      w_.ch('}');
+    }
+    if (rest) {
+      item_open();
+      w_.raw(R"({"role":"user","content":)");
+      text_parts(m.content);
+      w_.ch('}');
+    }
+  }
+
+  void assistant(const ir::Message& m) {
+    const std::vector<ir::ContentPart>& parts = m.content;
+    for (std::size_t i = 0; i < parts.size(); ++i) {
+      const ir::ContentPart& p = parts[i];
+      switch (p.kind) {
+        case PartKind::kText:
+          item_open();
+          w_.raw(R"({"role":"assistant","content":)").string(p.text).ch('}');
+          break;
+        case PartKind::kToolCall:
+          item_open();
+          w_.raw(R"({"type":"function_call","call_id":)").string(p.id);
+          w_.raw(R"(,"name":)").string(p.name).raw(R"(,"arguments":)");
+          w_.string(p.arguments.empty() ? std::string_view("{}") : p.arguments).ch('}');
+          break;
+        case PartKind::kReasoning:
+        case PartKind::kRedactedReasoning:
+          i = reasoning(parts, i);
+          break;
+        case PartKind::kImage:
+        case PartKind::kToolResult:
+          break;  // not assistant content; the IR codecs never put them there
+      }
+    }
+  }
+
+  // Writes the reasoning item starting at parts[i]; returns the index of its last part.
+  std::size_t reasoning(const std::vector<ir::ContentPart>& parts, std::size_t i) {
+    const std::size_t end = reasoning_run_end(parts, i);
+    if (parts[i].id.empty()) {
+      ++stats_.dropped_reasoning;
+    } else {
+      item_open();
+      write_reasoning_item(w_, parts[i].id, parts, i, end);
+    }
+    return end - 1;
+  }
+
+  JsonWriter w_;
+  EncodeStats& stats_;
+  bool first_ = true;
+};
+
+// An effort for a token budget (the inverse of the Anthropic encoder's effort budgets).
+std::string_view effort_for_budget(std::uint32_t budget) {
+  if (budget <= 1024) {
+    return "minimal";
+  }
+  if (budget <= 2048) {
+    return "low";
+  }
+  if (budget <= 8192) {
+    return "medium";
+  }
+  return budget <= 16384 ? "high" : "xhigh";
+}
+
+void write_reasoning(JsonWriter& w, const ir::Reasoning& r, EncodeStats& stats) {
+  std::string_view effort = r.effort;
+  if (effort.empty() && r.budget_tokens) {
+    effort = effort_for_budget(*r.budget_tokens);
+    ++stats.dropped_fields;  // the budget itself has no parameter
+  }
+  if (!r.enabled && effort.empty() && r.summary.empty()) {
+    return;
+  }
+  // Callers of other protocols see their reasoning text: ask for a summary unless reasoning is
+  // off or the caller chose one.
+  std::string_view summary = r.summary;
+  if (summary.empty() && effort != "none") {
+    summary = "auto";
+  }
+  w.raw(R"(,"reasoning":{)");
+  bool first = true;
+  if (!effort.empty()) {
+    w.raw(R"("effort":)").string(effort);
+    first = false;
+  }
+  if (!summary.empty()) {
+    w.raw(first ? R"("summary":)" : R"(,"summary":)").string(summary);
+  }
+  w.ch('}');
+}
+
+}  // namespace
+
+Result<ir::Request> decode_request(std::string_view body, DecodeStats* stats) {
+  json::monotonic_resource mr;
+  boost::system::error_code ec;
+  json::value doc = codec::parse_json(body, ec, &mr, kMaxJsonDepth);
+  if (ec) {
+    return bad("We could not parse the JSON body of your request: " + ec.message(), "");
+  }
+  const json::object* root = doc.if_object();
+  if (root == nullptr) {
+    return bad("The request body must be a JSON object.", "");
+  }
+  ir::Request req;
+  if (auto ok = decode_root(*root, req); !ok) {
+    return ok.error();
+  }
+  if (stats != nullptr) {
+    for (const json::key_value_pair& kv : *root) {
+      stats->ignored_fields += known_field(kv.key()) ? 0 : 1;
+    }
+  }
+  return req;
+}
+
+Result<std::string> encode_request(const ir::Request& request, std::string_view upstream_model,
+                                   bool stream, EncodeStats* stats) {
+  EncodeStats local;
+  EncodeStats& st = stats != nullptr ? *stats : local;
+  if (request.max_tokens && *request.max_tokens < kMinOutputTokens) {
+    return bad("max_tokens " + std::to_string(*request.max_tokens) +
+                   " is below 16, the least an OpenAI Responses upstream accepts "
+                   "(max_output_tokens)",
+               "max_tokens");
+  }
+  std::size_t estimate = 256;
+  for (const ir::ContentPart& p : request.system) {
+    estimate += p.text.size() + 32;
+  }
+  for (const ir::Message& m : request.messages) {
+    for (const ir::ContentPart& p : m.content) {
+      estimate += p.text.size() + p.source.size() + p.arguments.size() + p.signature.size() + 96;
+      for (const ir::ContentPart& r : p.parts) {
+        estimate += r.text.size() + r.source.size() + 48;
+      }
+    }
+  }
+  for (const ir::Tool& t : request.tools) {
+    estimate += t.name.size() + t.description.size() + t.parameters.size() + 96;
+  }
+  std::string out;
+  out.reserve(estimate + estimate / 8);
+  JsonWriter w(out);
+  w.raw(R"({"model":)").string(upstream_model);
+  if (request.system.size() == 1) {
+    w.raw(R"(,"instructions":)").string(request.system.front().text);
+  }
+  w.raw(R"(,"input":[)");
+  RequestWriter items(out, st);
+  items.system(request.system);
+  for (const ir::Message& m : request.messages) {
+    items.message(m);
+  }
+  w.ch(']');
+  if (!request.tools.empty()) {
+    w.raw(R"(,"tools":[)");
+    for (std::size_t i = 0; i < request.tools.size(); ++i) {
+      const ir::Tool& t = request.tools[i];
+      w.raw(i == 0 ? R"({"type":"function","name":)" : R"(,{"type":"function","name":)")
+          .string(t.name);
+      if (!t.description.empty()) {
+        w.raw(R"(,"description":)").string(t.description);
+      }
+      w.raw(R"(,"parameters":)").raw(t.parameters.empty() ? kEmptySchema : t.parameters);
+      w.raw(R"(,"strict":false})");
+    }
+    w.ch(']');
+  }
+  if (request.tool_choice.mode == ir::ToolChoiceMode::kNamed) {
+    w.raw(R"(,"tool_choice":{"type":"function","name":)").string(request.tool_choice.name).ch('}');
+  } else {
+    for (const auto& [text, mode] : kToolChoiceModes) {
+      if (mode == request.tool_choice.mode) {
+        w.raw(R"(,"tool_choice":)").string(text);
+      }
+    }
+  }
+  if (request.tool_choice.disable_parallel_tool_use && !request.tools.empty()) {
+    w.raw(R"(,"parallel_tool_calls":false)");
+  }
+  if (request.max_tokens) {
+    w.raw(R"(,"max_output_tokens":)").number(static_cast<std::uint64_t>(*request.max_tokens));
+  }
+  if (request.temperature) {
+    w.raw(R"(,"temperature":)").number(*request.temperature);
+  }
+  if (request.top_p) {
+    w.raw(R"(,"top_p":)").number(*request.top_p);
+  }
+  write_reasoning(w, request.reasoning, st);
+  if (!request.user.empty()) {
+    w.raw(R"(,"user":)").string(request.user);
+  }
+  st.dropped_fields += static_cast<std::uint32_t>(!request.stop.empty()) +
+                       static_cast<std::uint32_t>(request.top_k.has_value());
+  w.raw(R"(,"store":false)");
+  if (stream) {
+    w.raw(R"(,"stream":true)");
+  }
+  w.ch('}');
+  return out;
+}
+
+}  // namespace sluice::protocol::openai_responses

@@ -1,0 +1,69 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "core/result.h"
+#include "ir/request.h"
+
+// IR <-> OpenAI Responses request bodies (POST /v1/responses), for translated traffic. A
+// Responses caller whose upstream also speaks Responses is passed through (responses_ingress.h)
+// and never decoded this way. Sans-I/O, stateless, thread-safe. README.md has the tables.
+namespace sluice::protocol::openai_responses {
+
+struct DecodeStats {
+  // Top-level fields the IR cannot carry (metadata, text, truncation, include, ...).
+  std::uint32_t ignored_fields = 0;
+};
+
+// A Responses request body -> IR.
+//   instructions -> system; input as a string -> one user message; input items:
+//     message (type "message" or a bare {role, content}): user -> kUser, leading system and
+//       developer messages -> system, later ones -> kSystem messages, assistant -> kAssistant;
+//       content a string or parts: input_text (and output_text / refusal in assistant
+//       messages) -> kText, input_image (image_url: a data URL -> base64, else a URL;
+//       detail kept) -> kImage;
+//     function_call {call_id, name, arguments} -> kToolCall (id = call_id) in the assistant
+//       turn; function_call_output {call_id, output} -> kToolResult (id = call_id) in a user
+//       message, consecutive outputs in one message; output a string or input_text /
+//       input_image parts;
+//     reasoning {id, summary, encrypted_content} -> in the assistant turn, one kReasoning per
+//       summary_text (id = the item id; one with empty text when the summary is empty); its
+//       encrypted_content is the signature of the last one, or, without any summary text, one
+//       kRedactedReasoning (signature = encrypted_content, id = the item id).
+//   Consecutive assistant items (messages, calls, reasoning) form one assistant message.
+//   tools [{type:"function", name, description, parameters}] -> tools (strict dropped);
+//   tool_choice none/auto/required/{type:"function", name}; parallel_tool_calls false ->
+//   disable_parallel_tool_use; max_output_tokens -> max_tokens; temperature, top_p;
+//   reasoning {effort, summary} -> reasoning.enabled, effort, summary; user (else
+//   safety_identifier) -> user; stream.
+// Counted in stats.ignored_fields: any other top-level field except store, stream_options and
+// previous_response_id (the ingress handles those).
+// Errors (kBadRequest with param, OpenAI's wording): invalid JSON, missing model, input not a
+// string or array, items or parts of a type the IR cannot carry (input_file, file_id images,
+// built-in tool calls, item_reference), tools other than functions, malformed fields.
+Result<ir::Request> decode_request(std::string_view body, DecodeStats* stats = nullptr);
+
+struct EncodeStats {
+  // Reasoning parts left out: only parts carrying a Responses reasoning item id (set by
+  // decode_request / decode_response) can be sent back to a Responses upstream.
+  std::uint32_t dropped_reasoning = 0;
+  // IR fields Responses has no parameter for: stop sequences, top_k, reasoning budget.
+  std::uint32_t dropped_fields = 0;
+};
+
+// IR -> a Responses request body with `model` = upstream_model, the inverse of decode_request:
+//   system: one part -> instructions, several -> a leading system message of input_text parts;
+//   user: its tool results first as function_call_output items (output: the text joined, or
+//   input_text / input_image parts when the result holds an image), then {role:user, content};
+//   assistant: parts in order: reasoning items (consecutive reasoning parts with one id),
+//   {role:assistant, content: text} per text part, function_call items;
+//   tools with "strict":false (Responses defaults function tools to strict mode, which other
+//   protocols' schemas do not expect); "store":false (the gateway keeps no record of translated
+//   answers); "stream":true when `stream`.
+// Errors (kBadRequest): max_tokens below 16 (the API's minimum for max_output_tokens).
+Result<std::string> encode_request(const ir::Request& request, std::string_view upstream_model,
+                                   bool stream, EncodeStats* stats = nullptr);
+
+}  // namespace sluice::protocol::openai_responses

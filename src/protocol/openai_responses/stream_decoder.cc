@@ -1,0 +1,366 @@
+#include "protocol/openai_responses/stream_decoder.h"
+
+#include "codec/json_read.h"
+#include "protocol/openai_responses/conventions.h"
+
+namespace sluice::protocol::openai_responses {
+namespace json = boost::json;
+
+namespace {
+
+// Events that carry nothing the IR needs once the items they belong to are tracked.
+bool ignored(std::string_view type) {
+  static constexpr std::string_view kIgnored[] = {
+      "response.in_progress",
+      "response.queued",
+      "response.content_part.done",
+      "response.output_text.done",
+      "response.refusal.done",
+      "response.reasoning_summary_part.done",
+      "response.reasoning_summary_text.done",
+      "response.reasoning_text.done",
+      "keepalive",
+  };
+  for (std::string_view t : kIgnored) {
+    if (t == type) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// The joined text of the `key` strings of the objects in the array at `array_key` (a message's
+// output_text parts, a reasoning item's summary), separated by `separator`.
+std::string joined(const json::object& item, std::string_view array_key, std::string_view key,
+                   std::string_view separator) {
+  std::string out;
+  const json::value* a = item.if_contains(array_key);
+  if (a == nullptr || !a->is_array()) {
+    return out;
+  }
+  bool first = true;
+  for (const json::value& v : a->get_array()) {
+    const json::object* o = v.if_object();
+    if (auto text = o != nullptr ? string_at(*o, key) : std::nullopt) {
+      if (!first) {
+        out.append(separator);
+      }
+      out.append(*text);
+      first = false;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+void StreamDecoder::on_event(const codec::SseEvent& event, std::vector<ir::StreamEvent>& out) {
+  if (!event.has_data) {
+    return;
+  }
+  decode(event.event, event.data, out);
+}
+
+void StreamDecoder::decode(std::string_view event_name, std::string_view data,
+                           std::vector<ir::StreamEvent>& out) {
+  if (finished_) {
+    return;
+  }
+  boost::system::error_code ec;
+  {
+    json::value doc = codec::parse_json(data, ec, json::storage_ptr(&mr_), kMaxJsonDepth);
+    if (ec || !doc.is_object()) {
+      fail("cannot translate event '" + std::string(event_name) + "': data is not a JSON object",
+           out);
+    } else {
+      const json::object& o = doc.get_object();
+      std::string_view type = event_name;
+      if (type.empty()) {
+        type = string_at(o, "type").value_or("");
+      }
+      dispatch(type, o, out);
+    }
+  }
+  mr_.release();
+}
+
+void StreamDecoder::on_end(std::vector<ir::StreamEvent>& out) {
+  if (!finished_) {
+    fail("upstream stream ended before response.completed", out);
+  }
+}
+
+void StreamDecoder::dispatch(std::string_view type, const json::object& o,
+                             std::vector<ir::StreamEvent>& out) {
+  if (type == "error") {
+    const json::value* nested = o.if_contains("error");
+    fail(error_from_wire(nested != nullptr && nested->is_object() ? nested->get_object() : o),
+         out);
+    return;
+  }
+  if (type == "keepalive") {
+    return;
+  }
+  if (!started_) {
+    // ir/stream_event.h promises kStart first: only the response's own lifecycle events can
+    // start a stream.
+    const bool lifecycle =
+        type == "response.created" || type == "response.in_progress" || type == "response.queued";
+    const json::value* r = o.if_contains("response");
+    if (!lifecycle || r == nullptr || !r->is_object()) {
+      fail("cannot translate " + std::string(type) + " before response.created", out);
+      return;
+    }
+    started_ = true;
+    ir::StreamEvent start;
+    start.kind = ir::StreamEventKind::kStart;
+    start.id.assign(string_at(r->get_object(), "id").value_or(""));
+    start.model.assign(string_at(r->get_object(), "model").value_or(""));
+    out.push_back(std::move(start));
+    return;
+  }
+  if (type == "response.output_text.delta" || type == "response.refusal.delta") {
+    on_delta(o, ItemKind::kMessage, ir::StreamEventKind::kTextDelta, out);
+  } else if (type == "response.function_call_arguments.delta") {
+    on_delta(o, ItemKind::kFunctionCall, ir::StreamEventKind::kToolCallDelta, out);
+  } else if (type == "response.reasoning_summary_text.delta" ||
+             type == "response.reasoning_text.delta") {
+    on_delta(o, ItemKind::kReasoning, ir::StreamEventKind::kReasoningDelta, out);
+  } else if (type == "response.reasoning_summary_part.added") {
+    if (Item* item = item_at(o, ItemKind::kReasoning, type, out)) {
+      if (item->summary_parts++ > 0) {
+        emit(ir::StreamEventKind::kReasoningDelta, "\n\n", 0, out);
+      }
+    }
+  } else if (type == "response.content_part.added") {
+    const json::value* part = o.if_contains("part");
+    const std::string_view part_type =
+        part != nullptr && part->is_object() ? string_at(part->get_object(), "type").value_or("")
+                                             : std::string_view();
+    const ItemKind kind = part_type == "reasoning_text" ? ItemKind::kReasoning : ItemKind::kMessage;
+    if (part_type != "output_text" && part_type != "refusal" && part_type != "reasoning_text") {
+      fail("cannot translate content of type '" + std::string(part_type) + "'", out);
+    } else if (Item* item = item_at(o, kind, type, out); item != nullptr && part->is_object()) {
+      // A part that arrives with text (the API sends them empty) is passed on whole.
+      const std::string_view text = string_at(part->get_object(), part_type == "refusal"
+                                                                     ? "refusal"
+                                                                     : "text")
+                                        .value_or("");
+      if (!text.empty()) {
+        item->streamed = true;
+        emit(kind == ItemKind::kReasoning ? ir::StreamEventKind::kReasoningDelta
+                                          : ir::StreamEventKind::kTextDelta,
+             text, 0, out);
+      }
+    }
+  } else if (type == "response.output_item.added") {
+    on_item_added(o, out);
+  } else if (type == "response.output_item.done") {
+    on_item_done(o, out);
+  } else if (type == "response.function_call_arguments.done") {
+    if (Item* item = item_at(o, ItemKind::kFunctionCall, type, out); item && !item->streamed) {
+      item->streamed = true;
+      emit(ir::StreamEventKind::kToolCallDelta, string_at(o, "arguments").value_or(""),
+           item->tool_index, out);
+    }
+  } else if (type == "response.completed" || type == "response.incomplete") {
+    on_final(o, out);
+  } else if (type == "response.failed") {
+    const json::value* r = o.if_contains("response");
+    const json::value* e =
+        r != nullptr && r->is_object() ? r->get_object().if_contains("error") : nullptr;
+    if (e != nullptr && e->is_object()) {
+      fail(error_from_wire(e->get_object()), out);
+    } else {
+      fail(Error(ErrorKind::kUpstreamStatus, 502, "the upstream response failed")
+               .with_code("response_failed"),
+           out);
+    }
+  } else if (type == "response.created") {
+    fail("cannot translate a second response.created", out);
+  } else if (!ignored(type)) {
+    fail("cannot translate event '" + std::string(type) + "'", out);
+  }
+}
+
+void StreamDecoder::on_item_added(const json::object& o, std::vector<ir::StreamEvent>& out) {
+  const json::value* index = o.if_contains("output_index");
+  const auto at = index != nullptr ? codec::as_count(*index) : std::nullopt;
+  const json::value* iv = o.if_contains("item");
+  if (!at || *at >= kMaxItems || iv == nullptr || !iv->is_object()) {
+    fail("cannot translate response.output_item.added: missing or out-of-range output_index or "
+         "item",
+         out);
+    return;
+  }
+  if (*at < items_.size() && items_[*at].kind != ItemKind::kNone) {
+    fail("cannot translate response.output_item.added: output_index " + std::to_string(*at) +
+             " added twice",
+         out);
+    return;
+  }
+  if (*at >= items_.size()) {
+    items_.resize(*at + 1);
+  }
+  const json::object& item = iv->get_object();
+  const std::string_view type = string_at(item, "type").value_or("");
+  Item& slot = items_[*at];
+  if (type == "message") {
+    slot.kind = ItemKind::kMessage;
+  } else if (type == "reasoning") {
+    slot.kind = ItemKind::kReasoning;
+  } else if (type == "function_call") {
+    const auto call_id = string_at(item, "call_id");
+    const auto name = string_at(item, "name");
+    if (!call_id || !name) {
+      fail("cannot translate a function_call item without call_id and name", out);
+      return;
+    }
+    slot.kind = ItemKind::kFunctionCall;
+    slot.tool_index = tools_++;
+    ir::StreamEvent start;
+    start.kind = ir::StreamEventKind::kToolCallStart;
+    start.index = slot.tool_index;
+    start.id.assign(*call_id);
+    start.name.assign(*name);
+    out.push_back(std::move(start));
+    const std::string_view arguments = string_at(item, "arguments").value_or("");
+    if (!arguments.empty()) {
+      slot.streamed = true;
+      emit(ir::StreamEventKind::kToolCallDelta, arguments, slot.tool_index, out);
+    }
+  } else {
+    fail("cannot translate output item '" + std::string(type) + "'", out);
+  }
+}
+
+void StreamDecoder::on_item_done(const json::object& o, std::vector<ir::StreamEvent>& out) {
+  const json::value* iv = o.if_contains("item");
+  const std::string_view type = iv != nullptr && iv->is_object()
+                                    ? string_at(iv->get_object(), "type").value_or("")
+                                    : std::string_view();
+  const ItemKind kind = type == "message"         ? ItemKind::kMessage
+                        : type == "function_call" ? ItemKind::kFunctionCall
+                        : type == "reasoning"     ? ItemKind::kReasoning
+                                                  : ItemKind::kNone;
+  if (kind == ItemKind::kNone) {
+    fail("cannot translate output item '" + std::string(type) + "'", out);
+    return;
+  }
+  Item* item = item_at(o, kind, "response.output_item.done", out);
+  if (item == nullptr) {
+    return;
+  }
+  const json::object& done = iv->get_object();
+  if (kind == ItemKind::kFunctionCall) {
+    if (!item->streamed) {
+      emit(ir::StreamEventKind::kToolCallDelta, string_at(done, "arguments").value_or(""),
+           item->tool_index, out);
+    }
+  } else if (kind == ItemKind::kMessage) {
+    if (!item->streamed) {
+      emit(ir::StreamEventKind::kTextDelta, joined(done, "content", "text", ""), 0, out);
+    }
+  } else {
+    if (!item->streamed) {
+      const std::string summary = joined(done, "summary", "text", "\n\n");
+      item->summary_parts += summary.empty() ? 0 : 1;
+      emit(ir::StreamEventKind::kReasoningDelta, summary, 0, out);
+    }
+    if (auto encrypted = string_at(done, "encrypted_content"); encrypted && !encrypted->empty()) {
+      emit(item->summary_parts > 0 ? ir::StreamEventKind::kReasoningSignature
+                                   : ir::StreamEventKind::kRedactedReasoning,
+           *encrypted, 0, out);
+    }
+  }
+  item->streamed = true;
+}
+
+void StreamDecoder::on_delta(const json::object& o, ItemKind kind, ir::StreamEventKind event,
+                             std::vector<ir::StreamEvent>& out) {
+  Item* item = item_at(o, kind, "delta", out);
+  if (item == nullptr) {
+    return;
+  }
+  const auto delta = string_at(o, "delta");
+  if (!delta) {
+    fail("cannot translate a delta event without a string delta", out);
+    return;
+  }
+  item->streamed = true;
+  emit(event, *delta, item->tool_index, out);
+}
+
+void StreamDecoder::on_final(const json::object& o, std::vector<ir::StreamEvent>& out) {
+  const json::value* r = o.if_contains("response");
+  if (r == nullptr || !r->is_object()) {
+    fail("cannot translate a final event without its response object", out);
+    return;
+  }
+  const json::object& response = r->get_object();
+  if (const json::value* u = response.if_contains("usage"); u != nullptr && !u->is_null()) {
+    auto usage = read_usage(*u);
+    if (!usage) {
+      fail(std::move(usage).error(), out);
+      return;
+    }
+    ir::StreamEvent e;
+    e.kind = ir::StreamEventKind::kUsage;
+    e.usage = *usage;
+    out.push_back(std::move(e));
+  }
+  std::string_view reason;
+  if (const json::value* d = response.if_contains("incomplete_details");
+      d != nullptr && d->is_object()) {
+    reason = string_at(d->get_object(), "reason").value_or("");
+  }
+  ir::StreamEvent finish;
+  finish.kind = ir::StreamEventKind::kFinish;
+  finish.finish = finish_from_status(string_at(response, "status").value_or("completed"), reason,
+                                     tools_ > 0);
+  out.push_back(std::move(finish));
+  ir::StreamEvent done;
+  done.kind = ir::StreamEventKind::kDone;
+  out.push_back(std::move(done));
+  answered_ = true;
+  finished_ = true;
+}
+
+StreamDecoder::Item* StreamDecoder::item_at(const json::object& o, ItemKind kind,
+                                            std::string_view what,
+                                            std::vector<ir::StreamEvent>& out) {
+  const json::value* index = o.if_contains("output_index");
+  const auto at = index != nullptr ? codec::as_count(*index) : std::nullopt;
+  if (!at || *at >= items_.size() || items_[*at].kind != kind) {
+    fail("cannot translate " + std::string(what) + ": unknown output_index or item of another type",
+         out);
+    return nullptr;
+  }
+  return &items_[*at];
+}
+
+void StreamDecoder::emit(ir::StreamEventKind kind, std::string_view text, std::uint32_t index,
+                         std::vector<ir::StreamEvent>& out) {
+  if (text.empty()) {
+    return;
+  }
+  ir::StreamEvent e;
+  e.kind = kind;
+  e.index = index;
+  e.text.assign(text);
+  out.push_back(std::move(e));
+}
+
+void StreamDecoder::fail(Error error, std::vector<ir::StreamEvent>& out) {
+  ir::StreamEvent e;
+  e.kind = ir::StreamEventKind::kError;
+  e.error = std::move(error);
+  out.push_back(std::move(e));
+  finished_ = true;
+}
+
+void StreamDecoder::fail(std::string message, std::vector<ir::StreamEvent>& out) {
+  fail(Error(ErrorKind::kUpstreamProtocol, std::move(message)), out);
+}
+
+}  // namespace sluice::protocol::openai_responses
