@@ -314,9 +314,15 @@ Result<std::string> ModelCall::answer_body(const RouteRuntime& route, std::strin
   const providers::ProviderAdapter& adapter = *route.provider->adapter;
   if (passthrough) {
     // Also when a stream was asked for and a JSON body came: relayed as the provider sent it
-    // (the caller's SDK reads the same protocol).
-    ctx_.usage = ingress.usage_of_body(body);
-    ctx_.outcome = Outcome::kComplete;
+    // (the caller's SDK reads the same protocol). Logged as a relayed stream is: usage, finish
+    // reason, and truncated when the answer hit its token limit.
+    auto facts = ingress.facts_of_body(body);
+    ctx_.usage = facts.usage;
+    if (facts.finish != ir::FinishReason::kUnset) {
+      ctx_.finish_reason = std::string(ir::to_string(facts.finish));
+    }
+    ctx_.outcome =
+        facts.finish == ir::FinishReason::kLength ? Outcome::kTruncated : Outcome::kComplete;
     return body;
   }
   if (request_.stream) {

@@ -143,6 +143,19 @@ class IngressCodec {
       const IngressRequest& request) const = 0;
   // Usage of a complete (non-stream) answer relayed verbatim, when it carries one.
   virtual std::optional<ir::Usage> usage_of_body(std::string_view body) const = 0;
+  // What the access log records of a complete answer relayed verbatim: its usage and finish
+  // reason (kUnset when unknown), as a stream's StreamSniffer reports them, so that a truncated
+  // answer is logged as truncated. The default knows only the usage; a codec that reads the
+  // finish reason in the same parse overrides it.
+  struct BodyFacts {
+    std::optional<ir::Usage> usage;
+    ir::FinishReason finish = ir::FinishReason::kUnset;
+  };
+  virtual BodyFacts facts_of_body(std::string_view body) const {
+    BodyFacts facts;
+    facts.usage = usage_of_body(body);
+    return facts;
+  }
 
   // An error in this protocol's shape, with the HTTP status to answer with.
   virtual ErrorReply encode_error(const Error& error) const = 0;

@@ -166,6 +166,47 @@ describe('Anthropic caller, Anthropic upstream: passthrough', () => {
     assert.equal(entry.error_code, 'upstream_stream_error');
   });
 
+  test('a non-stream answer relayed verbatim logs its finish reason; one cut at max_tokens is truncated', async () => {
+    // Regression: non-stream passthrough logged usage only, so an answer cut at its token limit
+    // was "complete" with no finish_reason, unlike the same answer streamed.
+    const cut = {
+      model: 'claude-sonnet-4-5', id: 'msg_cut', type: 'message', role: 'assistant',
+      content: [{ type: 'text', text: 'Once upon a' }], stop_reason: 'max_tokens', stop_sequence: null,
+      usage: { input_tokens: 11, output_tokens: 4 },
+    };
+    const chatCut = {
+      id: 'chatcmpl-cut', object: 'chat.completion', created: 1, model: 'mock-model',
+      choices: [{ index: 0, message: { role: 'assistant', content: 'Once upon a' }, finish_reason: 'length' }],
+      usage: { prompt_tokens: 9, completion_tokens: 4, total_tokens: 13 },
+    };
+    const calls = [
+      ['/v1/messages', 'claude-test', { 'x-api-key': GATEWAY_KEY, 'x-mock-raw-body': JSON.stringify(cut) }, 'length', 'truncated', 11],
+      ['/v1/messages', 'claude-test', { 'x-api-key': GATEWAY_KEY, 'x-mock-tool-name': 'lookup' }, 'tool_calls', 'complete'],
+      ['/v1/chat/completions', 'gpt-test', { authorization: `Bearer ${GATEWAY_KEY}`, 'x-mock-raw-body': JSON.stringify(chatCut) }, 'length', 'truncated', 9],
+      ['/v1/chat/completions', 'gpt-test', { authorization: `Bearer ${GATEWAY_KEY}` }, 'stop', 'complete'],
+    ];
+    for (const [path, model, headers, finish, outcome, input] of calls) {
+      const body = { model, max_tokens: 4, messages: [{ role: 'user', content: 'tell a story' }] };
+      if (headers['x-mock-tool-name']) {
+        body.tools = [{ name: 'lookup', input_schema: { type: 'object' } }];
+      }
+      const res = await fetch(`${gw.url}${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...headers },
+        body: JSON.stringify(body),
+      });
+      assert.equal(res.status, 200, await res.clone().text());
+      await res.text();
+      const entry = await gw.waitForLog((e) => e.request_id === res.headers.get('x-request-id'));
+      assert.equal(entry.upstream[0].passthrough, true);
+      assert.equal(entry.finish_reason, finish, `${path} ${finish}`);
+      assert.equal(entry.outcome, outcome, `${path} ${finish}`);
+      if (input !== undefined) {
+        assert.equal(entry.usage.input_tokens, input);
+      }
+    }
+  });
+
   test('a caller leaving mid-stream closes the upstream stream', async () => {
     const ac = new AbortController();
     const res = await fetch(`${gw.url}/v1/messages`, {

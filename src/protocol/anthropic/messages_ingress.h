@@ -28,6 +28,7 @@ class MessagesIngress final : public IngressCodec {
   std::unique_ptr<StreamEncoder> make_stream_encoder(const IngressRequest& request) const override;
   std::unique_ptr<StreamSniffer> make_stream_sniffer(const IngressRequest& request) const override;
   std::optional<ir::Usage> usage_of_body(std::string_view body) const override;
+  BodyFacts facts_of_body(std::string_view body) const override;
 
   ErrorReply encode_error(const Error& error) const override;
   void append_stream_error(const Error& error, std::string& out) const override;

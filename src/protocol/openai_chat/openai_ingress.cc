@@ -11,6 +11,12 @@ std::optional<ir::Usage> OpenAiIngress::usage_of_body(std::string_view body) con
   return usage_from_response(body);
 }
 
+IngressCodec::BodyFacts OpenAiIngress::facts_of_body(std::string_view body) const {
+  BodyFacts facts;
+  facts.usage = usage_from_response(body, &facts.finish);
+  return facts;
+}
+
 ErrorReply OpenAiIngress::encode_error(const Error& error) const {
   ErrorReply reply;
   reply.body = encode_error_with_status(error, reply.status);

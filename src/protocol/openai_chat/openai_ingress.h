@@ -12,6 +12,7 @@ class OpenAiIngress : public IngressCodec {
   std::string_view api_name() const override { return "openai"; }
 
   std::optional<ir::Usage> usage_of_body(std::string_view body) const override;
+  BodyFacts facts_of_body(std::string_view body) const override;
   ErrorReply encode_error(const Error& error) const override;
   void append_stream_error(const Error& error, std::string& out) const override;
   bool is_native_error(std::string_view body) const override;

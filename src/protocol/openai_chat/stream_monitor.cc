@@ -4,6 +4,7 @@
 #include <boost/json/value.hpp>
 
 #include "codec/json_read.h"
+#include "protocol/openai_chat/ir_response.h"
 
 namespace sluice::protocol::openai_chat {
 namespace json = boost::json;
@@ -127,11 +128,20 @@ StreamMonitor::Action StreamMonitor::on_event(const codec::SseEvent& event) {
   return Action::kForward;
 }
 
-std::optional<ir::Usage> usage_from_response(std::string_view body) {
+std::optional<ir::Usage> usage_from_response(std::string_view body, ir::FinishReason* finish) {
   Arena arena;
   json::value doc = parse_bounded(body, arena);
   if (!doc.is_object()) {
     return std::nullopt;
+  }
+  if (const json::value* choices = doc.get_object().if_contains("choices");
+      finish != nullptr && choices != nullptr && choices->is_array() &&
+      !choices->get_array().empty() && choices->get_array().front().is_object()) {
+    const json::value* reason =
+        choices->get_array().front().get_object().if_contains("finish_reason");
+    if (reason != nullptr && reason->is_string()) {
+      *finish = finish_reason_from_openai(reason->get_string());
+    }
   }
   if (const json::value* u = doc.get_object().if_contains("usage")) {
     return parse_usage(*u);

@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "codec/sse.h"
+#include "ir/response.h"
 #include "ir/usage.h"
 #include "protocol/stream.h"
 
@@ -44,7 +45,10 @@ class StreamMonitor final : public StreamSniffer {
   std::uint64_t events_ = 0;
 };
 
-// Usage of a non-streaming chat.completion or embeddings response body, if present.
-std::optional<ir::Usage> usage_from_response(std::string_view body);
+// Usage of a non-streaming chat.completion or embeddings response body, if present. With
+// `finish`, also the finish reason of a chat.completion's first choice (left as it is when the
+// body has none).
+std::optional<ir::Usage> usage_from_response(std::string_view body,
+                                             ir::FinishReason* finish = nullptr);
 
 }  // namespace sluice::protocol::openai_chat
