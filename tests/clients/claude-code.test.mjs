@@ -93,7 +93,7 @@ async function runClaude({ model, format = 'json', extraHeaders = {} }) {
 }
 
 /** The checks every case makes: the result, the tool round trip upstream, the access log. */
-async function assertAgentTurn(run, { alias, passthrough }) {
+async function assertAgentTurn(run, { alias }) {
   const { code, result, secret } = run;
   assert.equal(result.is_error, false, `Claude Code reported an error: ${JSON.stringify(result).slice(0, 1500)}`);
   assert.equal(result.subtype, 'success');
@@ -114,7 +114,7 @@ async function assertAgentTurn(run, { alias, passthrough }) {
     assert.equal(e.alias, alias, `every model call goes to ${alias} (${e.method} ${e.path})`);
     assert.equal(e.api, 'anthropic');
   }
-  await assertToolLoopUsage(stack, entries, { alias, words: WORDS, passthrough });
+  await assertToolLoopUsage(stack, entries, { alias, words: WORDS, caller: 'anthropic' });
   const total = sumUsage(entries);
   assert.equal(result.usage.input_tokens, total.input_tokens, 'Claude Code counts the input the gateway metered');
   assert.equal(result.usage.output_tokens, total.output_tokens, 'Claude Code counts the output the gateway metered');
@@ -125,7 +125,7 @@ async function assertAgentTurn(run, { alias, passthrough }) {
 describe('Claude Code through Sluice', () => {
   test('Anthropic upstream (passthrough): a Read tool turn, stream-json', async () => {
     const run = await runClaude({ model: ANTHROPIC_MODEL, format: 'stream-json' });
-    const { sent } = await assertAgentTurn(run, { alias: ANTHROPIC_MODEL, passthrough: true });
+    const { sent } = await assertAgentTurn(run, { alias: ANTHROPIC_MODEL });
     // The stream-json transcript shows the call and its result as Claude Code saw them.
     const toolUse = run.messages
       .filter((m) => m.type === 'assistant')
@@ -149,7 +149,7 @@ describe('Claude Code through Sluice', () => {
 
   test('OpenAI chat upstream (translation): a Read tool turn', async () => {
     const run = await runClaude({ model: OPENAI_MODEL });
-    const { sent } = await assertAgentTurn(run, { alias: OPENAI_MODEL, passthrough: false });
+    const { sent } = await assertAgentTurn(run, { alias: OPENAI_MODEL });
     const last = sent.messages.at(-1);
     assert.equal(last.role, 'tool');
     const call = sent.messages.findLast((m) => m.role === 'assistant').tool_calls[0];
@@ -160,7 +160,7 @@ describe('Claude Code through Sluice', () => {
 
   test('Gemini upstream (translation): a Read tool turn', requires('geminiAdapter'), async () => {
     const run = await runClaude({ model: GEMINI_MODEL });
-    const { sent } = await assertAgentTurn(run, { alias: GEMINI_MODEL, passthrough: false });
+    const { sent } = await assertAgentTurn(run, { alias: GEMINI_MODEL });
     const last = sent.contents.at(-1);
     const response = last.parts.find((p) => p.functionResponse)?.functionResponse;
     assert.equal(response?.name, 'Read');

@@ -20,13 +20,13 @@ import {
   MOCK_TEXT,
   OPENAI_MODEL,
   RESPONSES_MOCK_MODEL,
-  UPSTREAM_PROTOCOL,
   assertToolLoopUsage,
   gatewayEntries,
   lastUpstreamBody,
   mockInputTokens,
   mockOutputTokens,
   probeFeatures,
+  protocolOfTarget,
   requires,
   sumUsage,
   useClientStack,
@@ -113,17 +113,17 @@ describe('LangChain through Sluice', () => {
   for (const [clientName, client] of Object.entries(CLIENTS)) {
     for (const [alias, upstream] of Object.entries(UPSTREAMS)) {
       const passthrough = client.api === upstream.protocol;
-      const label = `${clientName} -> ${upstream.protocol} upstream (${passthrough ? 'passthrough' : 'translation'})`;
+      const label = `${clientName} -> ${upstream.protocol} provider`;
       const skip = requires(...(client.needs ?? []), ...(upstream.needs ?? []));
 
       test(`${label}: invoke and stream`, skip, async () => {
         const model = client.make(alias);
         const answer = await model.invoke([new HumanMessage('Say hello')]);
-        assert.equal(answer.content, MOCK_TEXT(WORDS));
+        assert.equal(answer.text, MOCK_TEXT(WORDS));
         let entries = await gatewayEntries(stack);
         assert.equal(entries.length, 1);
         assert.equal(entries[0].usage.output_tokens, mockOutputTokens(false, WORDS));
-        assert.equal(entries[0].usage.input_tokens, mockInputTokens(UPSTREAM_PROTOCOL[alias], (await lastUpstreamBody(stack)).json));
+        assert.equal(entries[0].usage.input_tokens, mockInputTokens(protocolOfTarget((await lastUpstreamBody(stack)).target), (await lastUpstreamBody(stack)).json));
         assertUsageMetadata(answer.usage_metadata, entries[0]);
 
         stack.mark = stack.gw.accessLog().length;
@@ -132,10 +132,10 @@ describe('LangChain through Sluice', () => {
         let pieces = 0;
         for await (const chunk of await model.stream([new HumanMessage('Say hello')])) {
           aggregate = aggregate ? aggregate.concat(chunk) : chunk;
-          pieces += typeof chunk.content === 'string' && chunk.content.length > 0 ? 1 : 0;
+          pieces += chunk.text.length > 0 ? 1 : 0;
         }
         assert.ok(pieces >= 2, `text arrives in pieces, got ${pieces}`);
-        assert.equal(aggregate.content, MOCK_TEXT(WORDS));
+        assert.equal(aggregate.text, MOCK_TEXT(WORDS));
         entries = await gatewayEntries(stack);
         assert.equal(entries.length, 1);
         assert.equal(entries[0].stream, true);
@@ -156,13 +156,13 @@ describe('LangChain through Sluice', () => {
         assert.deepEqual(call.args, { city: 'Paris' });
         messages.push(first, await weather.invoke(call));
         const second = await model.invoke(messages);
-        assert.equal(second.text ?? second.content, MOCK_TEXT(WORDS));
+        assert.equal(second.text, MOCK_TEXT(WORDS));
         assert.equal(second.tool_calls?.length ?? 0, 0);
 
         const { json: sent } = await lastUpstreamBody(stack);
         assert.ok(JSON.stringify(sent).includes('sunny, 18 C in Paris'), 'the tool result went back upstream');
         const entries = await gatewayEntries(stack);
-        await assertToolLoopUsage(stack, entries, { alias, words: WORDS, passthrough });
+        await assertToolLoopUsage(stack, entries, { alias, words: WORDS, caller: client.api });
         assertUsageMetadata(first.usage_metadata, entries[0]);
         assertUsageMetadata(second.usage_metadata, entries[1]);
         const total = sumUsage(entries);

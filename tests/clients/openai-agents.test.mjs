@@ -93,8 +93,7 @@ function runUsage(result) {
 describe('OpenAI Agents SDK through Sluice', () => {
   for (const [modelName, m] of Object.entries(MODELS)) {
     for (const [alias, upstream] of Object.entries(UPSTREAMS)) {
-      const passthrough = m.api === upstream.protocol;
-      const label = `${modelName} -> ${upstream.protocol} upstream (${passthrough ? 'passthrough' : 'translation'})`;
+      const label = `${modelName} -> ${upstream.protocol} provider`;
       const skip = requires(...(m.needs ?? []), ...(upstream.needs ?? []));
 
       for (const stream of [false, true]) {
@@ -122,7 +121,7 @@ describe('OpenAI Agents SDK through Sluice', () => {
           assert.ok(JSON.stringify(sent).includes('sunny, 18 C in Paris'), 'the tool output went back upstream');
           const entries = await gatewayEntries(stack);
           assert.ok(entries.every((e) => e.stream === stream));
-          await assertToolLoopUsage(stack, entries, { alias, words: WORDS, passthrough });
+          await assertToolLoopUsage(stack, entries, { alias, words: WORDS, caller: m.api });
           const total = sumUsage(entries);
           assert.deepEqual(runUsage(result), { input: total.input_tokens, output: total.output_tokens }, 'usage as metered');
         });

@@ -153,6 +153,15 @@ export function useClientStack() {
     await stack.mock?.stop();
   });
   beforeEach(async () => {
+    // The access log is written by a background thread: let the previous test's lines (one per
+    // request the mock received) arrive before marking where this test's begin.
+    if (stack.mark !== undefined) {
+      const { requests_total: previous } = await stack.mock.stats();
+      await waitFor(() => stack.gw.accessLog().length >= stack.mark + previous, {
+        timeoutMs: 3000,
+        message: "the previous test's access-log lines",
+      }).catch(() => {});
+    }
     await stack.mock.reset();
     stack.mark = stack.gw.accessLog().length;
   });
@@ -202,6 +211,20 @@ export function mockInputTokens(protocol, body) {
     for (const c of body.contents) {
       chars += c.parts ? textChars(c.parts) : 0;
     }
+  } else if (protocol === 'openai_responses') {
+    if (typeof body.instructions === 'string') {
+      chars += bytes(body.instructions);
+    }
+    if (typeof body.input === 'string') {
+      chars += bytes(body.input);
+    } else {
+      for (const item of body.input ?? []) {
+        if (item && typeof item === 'object') {
+          chars += item.content === undefined ? 0 : textChars(item.content);
+          chars += typeof item.output === 'string' ? bytes(item.output) : 0;
+        }
+      }
+    }
   } else {
     throw new Error(`no estimate for ${protocol}`);
   }
@@ -248,21 +271,50 @@ export function sumUsage(entries) {
   return total;
 }
 
+/** The protocol of a request the mock received, from its path. */
+export function protocolOfTarget(target) {
+  const p = target.split('?')[0];
+  if (p.endsWith('/chat/completions')) {
+    return 'openai_chat';
+  }
+  if (p.endsWith('/responses')) {
+    return 'openai_responses';
+  }
+  if (p.endsWith('/messages')) {
+    return 'anthropic';
+  }
+  if (/:(stream)?[gG]enerateContent$/.test(p)) {
+    return 'gemini';
+  }
+  throw new Error(`unknown upstream path ${target}`);
+}
+
+// The protocol each client API speaks to the gateway, in protocolOfTarget's names.
+export const CALLER_PROTOCOL = { openai: 'openai_chat', responses: 'openai_responses', anthropic: 'anthropic', gemini: 'gemini' };
+
+// KNOWN GAP (reported): the Gemini and Responses ingresses do not implement
+// IngressCodec::facts_of_body, so a non-stream answer they relay verbatim is logged without its
+// finish reason.
+const NO_BODY_FINISH = new Set(['gemini', 'openai_responses']);
+
 /**
  * Checks the lines of a tool loop that went to `alias`: the first answered with a tool call, the
  * last with text of `words` words; every output figure is the mock's; the last input figure is
- * what the mock computed from the body it last received (its `last_request`).
+ * what the mock computed from the body it last received (its `last_request`). `caller` is the
+ * client's API (CALLER_PROTOCOL key): the gateway must relay verbatim exactly when the upstream
+ * received the caller's own protocol (an openai provider speaks chat and Responses alike).
  */
-export async function assertToolLoopUsage(stack, entries, { alias, words, passthrough }) {
+export async function assertToolLoopUsage(stack, entries, { alias, words, caller }) {
   const model = entries.filter((e) => e.alias === alias);
   assert.ok(model.length >= 2, `a tool loop makes at least two model calls, saw ${model.length}`);
+  const { last_request: lr } = await stack.mock.stats();
+  const protocol = protocolOfTarget(lr.target);
+  const passthrough = CALLER_PROTOCOL[caller] === protocol;
   for (const e of model) {
-    assert.equal(e.upstream[0].passthrough, passthrough, `passthrough for ${alias}`);
+    assert.equal(e.upstream[0].passthrough, passthrough, `passthrough for ${caller} -> ${protocol}`);
   }
-  // KNOWN GAP: a non-stream answer relayed verbatim logs no finish_reason (the gateway only
-  // reads its usage), so the finish reason is checked where it is logged.
   const finish = (e, want) => {
-    if (!(e.upstream[0].passthrough && e.stream === false)) {
+    if (!(passthrough && e.stream === false && NO_BODY_FINISH.has(protocol))) {
       assert.equal(e.finish_reason, want);
     }
   };
@@ -271,11 +323,7 @@ export async function assertToolLoopUsage(stack, entries, { alias, words, passth
   const last = model.at(-1);
   finish(last, 'stop');
   assert.equal(last.usage.output_tokens, mockOutputTokens(false, words));
-  const protocol = UPSTREAM_PROTOCOL[alias];
-  if (protocol !== 'openai_responses') {
-    const { last_request: lr } = await stack.mock.stats();
-    assert.equal(last.usage.input_tokens, mockInputTokens(protocol, JSON.parse(lr.body)), 'input tokens as the upstream reported them');
-  }
+  assert.equal(last.usage.input_tokens, mockInputTokens(protocol, JSON.parse(lr.body)), 'input tokens as the upstream reported them');
   return model;
 }
 
