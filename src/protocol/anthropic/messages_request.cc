@@ -757,7 +757,7 @@ class RequestDecoder {
       return bad("output_config", kNotObject);
     }
     for (const json::key_value_pair& kv : v->get_object()) {
-      const std::string_view key = view(kv.key());
+      const std::string_view key(kv.key().data(), kv.key().size());  // not view(): a temporary
       if (key == "effort") {
         if (!kv.value().is_string()) {
           return bad("output_config.effort", "Input should be a valid string");
