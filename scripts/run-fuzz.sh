@@ -25,9 +25,12 @@ declare -A max_len=(
   [anthropic_request_fuzz]=4096
   [anthropic_response_fuzz]=4096
   [anthropic_stream_fuzz]=20000
+  [gemini_request_fuzz]=4096
+  [gemini_stream_fuzz]=20000
 )
 targets=(sse_parser_fuzz openai_chat_request_fuzz openai_ir_request_fuzz openai_response_fuzz
-  openai_stream_fuzz anthropic_request_fuzz anthropic_response_fuzz anthropic_stream_fuzz)
+  openai_stream_fuzz anthropic_request_fuzz anthropic_response_fuzz anthropic_stream_fuzz
+  gemini_request_fuzz gemini_stream_fuzz)
 
 start=$(date +%s)
 cmake --preset fuzz >/dev/null || exit 1
@@ -61,6 +64,10 @@ seed() {
     openai_response_fuzz) seed_copy "$dir" "$fixtures"/openai-chat/*.json ;;
     anthropic_response_fuzz) seed_copy "$dir" "$fixtures"/anthropic/*.json ;;
     openai_chat_request_fuzz) seed_copy "$dir" tests/fuzz/seeds/openai_ir_request_fuzz/* ;;
+    gemini_stream_fuzz) seed_sse "$dir" "$fixtures"/gemini/*.sse ;;
+    gemini_request_fuzz)  # it also reads its input as Anthropic and OpenAI requests
+      seed_copy "$dir" tests/fuzz/seeds/anthropic_request_fuzz/* \
+        tests/fuzz/seeds/openai_ir_request_fuzz/* ;;
   esac
   if [[ -d tests/fuzz/seeds/$target ]]; then
     seed_copy "$dir" tests/fuzz/seeds/"$target"/*

@@ -416,6 +416,9 @@ class Writer {
   }
 
   Result<void> tool_call(const ir::ContentPart& p) {
+    if (p.name.empty()) {
+      return write_error(options_, "a tool call needs a name; Gemini pairs results by it");
+    }
     if (!p.arguments.empty() && !wire::is_json_object(p.arguments)) {
       return write_error(options_, "tool call '" + p.name +
                                        "' has arguments that are not a JSON object; Gemini "
@@ -431,6 +434,16 @@ class Writer {
     }
     w_.ch('}');
     end(take_signature());
+    return {};
+  }
+
+  // Gemini needs the MIME type of inline data; a URL's type may be guessed.
+  Result<void> check_image(const ir::ContentPart& p) const {
+    const bool typed = p.media_type.starts_with("image/");
+    if (p.image_is_url ? !(typed || p.media_type.empty()) : !typed) {
+      return write_error(options_, "image of type '" + p.media_type +
+                                       "' cannot be sent to Gemini; an image/* type is needed");
+    }
     return {};
   }
 
@@ -452,6 +465,8 @@ class Writer {
         return write_error(options_, "tool result '" + p.id +
                                          "' holds content Gemini cannot take (only text and "
                                          "base64 images)");
+      } else if (auto r = check_image(c); !r) {
+        return r;
       }
     }
     begin();
@@ -481,6 +496,9 @@ class Writer {
   Result<void> image(const ir::ContentPart& p) {
     if (options_.result_name == nullptr) {
       return write_error(options_, "a response cannot contain images");
+    }
+    if (auto r = check_image(p); !r) {
+      return r;
     }
     begin();
     if (p.image_is_url) {

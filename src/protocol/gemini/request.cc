@@ -1,5 +1,6 @@
 #include "protocol/gemini/request.h"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <limits>
@@ -120,7 +121,8 @@ void lower_schema_types(json::value& v) {
   }
 }
 
-struct PendingCall {
+struct Call {
+  std::size_t content;  // index of the Content it is in
   std::string name;
   std::string id;
   bool answered = false;
@@ -163,26 +165,39 @@ class RequestDecoder final : public parts::CallIds {
 
   std::string call_id(std::string_view given, std::size_t part, std::string_view name) override {
     std::string id = given.empty() ? request_call_id(content_, part) : std::string(given);
-    if (model_turn_) {
-      pending_.push_back({std::string(name), id, false});
-    }
+    calls_.push_back({content_, std::string(name), id, false});
     return id;
   }
 
+  // The call a response answers: by id when it has one, else the first unanswered call of its
+  // name in the latest Content with calls before it, then in earlier ones (latest first); a
+  // second response to a call (every call of that name answered) is paired the same way among
+  // the answered ones.
   Result<std::string> response_id(std::string_view given, std::string_view name,
                                   const std::string& path) override {
-    for (PendingCall& call : pending_) {
-      const bool match = given.empty() ? call.name == name : call.id == given;
-      if (!call.answered && match) {
-        call.answered = true;
-        return call.id;
+    for (const bool answered_too : {false, true}) {
+      std::size_t end = calls_.size();
+      while (end > 0) {
+        std::size_t begin = end - 1;
+        while (begin > 0 && calls_[begin - 1].content == calls_[end - 1].content) {
+          --begin;
+        }
+        for (std::size_t i = begin; i < end; ++i) {
+          Call& call = calls_[i];
+          if ((answered_too || !call.answered) &&
+              (given.empty() ? call.name == name : call.id == given)) {
+            call.answered = true;
+            return call.id;
+          }
+        }
+        end = begin;
       }
     }
     if (!given.empty()) {
       return std::string(given);
     }
     return bad(path, "function response '" + std::string(name) +
-                         "' answers no functionCall of that name in the model turn before it");
+                         "' answers no functionCall of that name before it");
   }
 
  private:
@@ -222,10 +237,6 @@ class RequestDecoder final : public parts::CallIds {
         return bad(join(path, "parts"), "contents.parts must not be empty.");
       }
       content_ = i;
-      model_turn_ = m.role == ir::Role::kAssistant;
-      if (model_turn_) {
-        pending_.clear();  // responses answer the calls of the latest model turn
-      }
       if (auto r = parts::read_parts(*parts, parts::Source::kCaller, join(path, "parts"), *this,
                                      m.content);
           !r) {
@@ -527,8 +538,7 @@ class RequestDecoder final : public parts::CallIds {
 
   DecodeStats* stats_;
   std::size_t content_ = 0;
-  bool model_turn_ = false;
-  std::vector<PendingCall> pending_;
+  std::vector<Call> calls_;
 };
 
 // ---- encoding ----
@@ -544,13 +554,6 @@ class RequestEncoder {
       : request_(request), options_(options), stats_(stats), out_(out), w_(out) {}
 
   Result<void> encode() {
-    for (const ir::Message& m : request_.messages) {
-      for (const ir::ContentPart& p : m.content) {
-        if (p.kind == ir::PartKind::kToolCall && !p.id.empty()) {
-          names_.emplace(p.id, p.name);
-        }
-      }
-    }
     w_.raw(R"({"contents":[)");
     std::size_t leading_system = 0;
     while (leading_system < request_.messages.size() &&
@@ -597,8 +600,14 @@ class RequestEncoder {
       if (auto r = write(prefixed, written); !r) {
         return r;
       }
-    } else if (auto r = write(m.content, written); !r) {
-      return r;
+    } else {
+      std::vector<ir::ContentPart> reordered;
+      using Parts = std::span<const ir::ContentPart>;
+      if (auto r = write(pair_results(m.content, reordered) ? Parts(reordered) : Parts(m.content),
+                         written);
+          !r) {
+        return r;
+      }
     }
     if (written == 0) {
       out_.resize(mark);  // Gemini rejects a Content without parts
@@ -610,10 +619,68 @@ class RequestEncoder {
     return {};
   }
 
+  // Names the tool results of one message after the calls they answer (the latest call with
+  // that id before the result: in an earlier message or earlier in this one), and, because
+  // Gemini pairs a response with its call by name and order, puts results of the same name in
+  // the order of their calls. True when `reordered` holds the message's parts in a new order.
+  bool pair_results(std::span<const ir::ContentPart> content,
+                    std::vector<ir::ContentPart>& reordered) {
+    result_names_.clear();
+    struct Slot {
+      std::size_t at;
+      std::string name;
+      std::size_t order;
+    };
+    std::vector<Slot> results;
+    for (std::size_t i = 0; i < content.size(); ++i) {
+      const ir::ContentPart& p = content[i];
+      if (p.kind == ir::PartKind::kToolCall && !p.id.empty()) {
+        calls_[p.id] = {p.name, calls_.size()};
+      } else if (p.kind == ir::PartKind::kToolResult) {
+        auto it = calls_.find(p.id);
+        if (it != calls_.end()) {
+          result_names_.try_emplace(p.id, it->second.first);
+          results.push_back({i, it->second.first, it->second.second});
+        }
+      }
+    }
+    bool ordered = true;
+    for (std::size_t a = 0; a < results.size() && ordered; ++a) {
+      for (std::size_t b = a + 1; b < results.size() && ordered; ++b) {
+        ordered = results[a].name != results[b].name || results[a].order <= results[b].order;
+      }
+    }
+    if (ordered) {
+      return false;
+    }
+    reordered.assign(content.begin(), content.end());
+    std::vector<bool> placed(results.size(), false);
+    for (std::size_t a = 0; a < results.size(); ++a) {
+      if (placed[a]) {
+        continue;
+      }
+      std::vector<std::size_t> group;  // the results named like results[a], in part order
+      for (std::size_t b = a; b < results.size(); ++b) {
+        if (!placed[b] && results[b].name == results[a].name) {
+          group.push_back(b);
+          placed[b] = true;
+        }
+      }
+      std::vector<std::size_t> by_call = group;
+      std::stable_sort(by_call.begin(), by_call.end(), [&](std::size_t x, std::size_t y) {
+        return results[x].order < results[y].order;
+      });
+      for (std::size_t j = 0; j < group.size(); ++j) {
+        reordered[results[group[j]].at] = content[results[by_call[j]].at];
+      }
+    }
+    return true;
+  }
+
   Result<void> write(std::span<const ir::ContentPart> content, std::size_t& written) {
     auto lookup = [this](std::string_view id) -> std::string_view {
-      auto it = names_.find(std::string(id));
-      return it == names_.end() ? std::string_view() : std::string_view(it->second);
+      auto it = result_names_.find(std::string(id));
+      return it == result_names_.end() ? std::string_view() : std::string_view(it->second);
     };
     FunctionRef<std::string_view(std::string_view)> name_of(lookup);
     parts::WriteOptions o;
@@ -788,7 +855,9 @@ class RequestEncoder {
   EncodeStats& stats_;
   std::string& out_;
   codec::JsonWriter w_;
-  std::unordered_map<std::string, std::string> names_;
+  // IR id -> (function name, order of the call in the conversation), calls seen so far.
+  std::unordered_map<std::string, std::pair<std::string, std::size_t>> calls_;
+  std::unordered_map<std::string, std::string> result_names_;  // this message's results
 };
 
 }  // namespace

@@ -23,9 +23,11 @@ struct DecodeStats {
 // Both JSON spellings are accepted (camelCase and proto snake_case, as the API does).
 //   contents[] {role user|model (absent = user), parts[]} -> messages (user -> kUser, model ->
 //     kAssistant), one message per Content, parts per parts.h read_parts. A functionResponse
-//     without an id answers the first unanswered functionCall of the same name in the most
-//     recent model Content before it (the order Gemini pairs them in); one that answers
-//     none is an error. Calls without an id get request_call_id(content, part).
+//     with an id answers the call with that id; without one, the first unanswered
+//     functionCall of the same name in the latest Content with calls before it, then in
+//     earlier ones (the order Gemini pairs them in), or when all are answered, the same way
+//     among those; one that answers no call of its name is an error. Calls
+//     without an id get request_call_id(content, part).
 //   systemInstruction {parts: text only} -> system.
 //   tools[].functionDeclarations[] {name, description, parameters (an OpenAPI Schema: its
 //     "type" names are lower-cased, OBJECT -> object, so it is JSON Schema) |
@@ -73,8 +75,9 @@ struct EncodeStats {
 //   later kSystem messages -> user text "System: ...". kUser and kTool -> role user,
 //   kAssistant -> role model; one Content per message (messages left without parts are left
 //   out). Parts per parts.h write_parts; tool results are paired by name: functionResponse
-//   gets the name of the tool call with the same IR id; ids are never sent (the API rejects
-//   FunctionCall.id and FunctionResponse.id in requests).
+//   gets the name of the latest tool call with the same IR id before it, and results of the
+//   same name are put in the order of their calls (Gemini pairs by name and order); ids are
+//   never sent (the API rejects FunctionCall.id and FunctionResponse.id in requests).
 //   tools -> [{"functionDeclarations":[{name, description, parametersJsonSchema}]}] (JSON
 //   Schema as given; left out when it is {"type":"object"} or empty: a function without
 //   parameters).

@@ -385,5 +385,42 @@ TEST(EncodeRequest, Errors) {
   EXPECT_EQ(e.error().param(), "reasoning_effort");
 }
 
+
+// Gemini pairs same-name responses with their calls by order: results a caller gave in another
+// order are put in the order of their calls.
+TEST(RoundTrip, SameNameResultsFollowTheOrderOfTheirCalls) {
+  auto ir = anthropic::decode_request(R"({"model":"m","max_tokens":9,"messages":[
+    {"role":"user","content":"both"},
+    {"role":"assistant","content":[
+      {"type":"tool_use","id":"toolu_A","name":"get","input":{"city":"Paris"}},
+      {"type":"tool_use","id":"toolu_B","name":"get","input":{"city":"Rome"}}]},
+    {"role":"user","content":[
+      {"type":"tool_result","tool_use_id":"toolu_B","content":"rome: rain"},
+      {"type":"text","text":"thanks"},
+      {"type":"tool_result","tool_use_id":"toolu_A","content":"paris: sun"}]}]})");
+  ASSERT_TRUE(ir.has_value()) << ir.error().message();
+  const json::value v = json::parse(encode_ok(*ir));
+  const json::array& parts = v.at("contents").as_array()[2].at("parts").as_array();
+  ASSERT_EQ(parts.size(), 3u);
+  EXPECT_EQ(parts[0].at("functionResponse").at("response").at("output"), "paris: sun");
+  EXPECT_EQ(parts[1].at("text"), "thanks");
+  EXPECT_EQ(parts[2].at("functionResponse").at("response").at("output"), "rome: rain");
+}
+
+TEST(RoundTrip, ResponsesMayAnswerCallsOfAnEarlierTurn) {
+  const ir::Request r = decode_ok(R"({"contents":[
+    {"role":"model","parts":[{"functionCall":{"name":"f","args":{}}}]},
+    {"role":"model","parts":[{"functionCall":{"name":"g","args":{}}}]},
+    {"role":"user","parts":[{"functionResponse":{"name":"g","response":{}}},
+                            {"functionResponse":{"name":"f","response":{}}}]}]})");
+  EXPECT_EQ(r.messages[2].content[0].id, "call_1_0");
+  EXPECT_EQ(r.messages[2].content[1].id, "call_0_0");
+  auto orphan = decode_request(R"({"contents":[
+    {"role":"user","parts":[{"functionResponse":{"name":"g","response":{}}}]},
+    {"role":"model","parts":[{"functionCall":{"name":"g","args":{}}}]}]})");
+  ASSERT_FALSE(orphan.has_value()) << "a response before its call answers nothing";
+  EXPECT_EQ(orphan.error().param(), "contents[0].parts[0].functionResponse");
+}
+
 }  // namespace
 }  // namespace sluice::protocol::gemini
