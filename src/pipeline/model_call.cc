@@ -8,6 +8,7 @@
 #include "pipeline/error_reply.h"
 #include "pipeline/pipeline.h"
 #include "pipeline/stream_transform.h"
+#include "pipeline/upstream_relay.h"
 #include "providers/adapter.h"
 
 namespace sluice::pipeline {
@@ -25,41 +26,6 @@ Error model_not_found(std::string_view alias) {
                                          "' does not exist or you do not have access to it.")
       .with_code("model_not_found")
       .with_param("model");
-}
-
-bool header_forwarded(std::string_view name, const providers::ProviderAdapter& adapter) {
-  if (config::never_forwarded(name)) {
-    return false;  // whatever a pattern says: credentials and framing never leave
-  }
-  if (adapter.passes_caller_header(name)) {
-    return true;
-  }
-  const std::vector<std::string>& patterns = adapter.config().forward_headers;
-  for (const std::string& p : patterns) {
-    if (!p.empty() && p.back() == '*') {
-      if (providers::istarts_with(name, std::string_view(p).substr(0, p.size() - 1))) {
-        return true;
-      }
-    } else if (providers::iequals(name, p)) {
-      return true;
-    }
-  }
-  return false;
-}
-
-// Upstream bodies relayed to a caller are scrubbed of the provider's secrets: some servers
-// echo the credential they refused, and it must not reach the caller.
-void scrub_secrets(std::string& body, std::span<const std::string> secrets) {
-  static constexpr std::string_view kMask = "[redacted]";
-  for (const std::string& secret : secrets) {
-    if (secret.size() < 8) {
-      continue;  // too short to search for without mangling ordinary text
-    }
-    for (std::size_t at = body.find(secret); at != std::string::npos;
-         at = body.find(secret, at + kMask.size())) {
-      body.replace(at, secret.size(), kMask);
-    }
-  }
 }
 
 bool is_success(int status) { return status >= 200 && status < 300; }
@@ -165,15 +131,10 @@ std::optional<Error> ModelCall::frame_request(const RouteRuntime& route, bool pa
   up_.body = std::move(*body);
   up_.timeouts = route.timeouts;
   HeaderList forwarded;
-  if (adapter.forwards_caller_headers()) {
-    head_.for_each_header([&](std::string_view name, std::string_view value) {
-      if (header_forwarded(name, adapter)) {
-        forwarded.add(name, value);
-      }
-    });
-  }
+  add_forwarded_headers(head_, adapter, forwarded);
   providers::RequestSpec spec;
   spec.operation = route.operation;
+  spec.protocol = passthrough ? ctx_.ingress->protocol() : adapter.wire_protocol(route.operation);
   spec.model = route.model;
   spec.stream = request_.stream;
   spec.request_id = ctx_.request_id;
@@ -187,7 +148,9 @@ std::optional<Error> ModelCall::frame_request(const RouteRuntime& route, bool pa
 
 Awaitable<void> ModelCall::attempt(const RouteRuntime& route) {
   const providers::ProviderAdapter& adapter = *route.provider->adapter;
-  const bool passthrough = adapter.wire_protocol(route.operation) == ctx_.ingress->protocol();
+  // Passthrough whenever the upstream speaks the caller's protocol, even when it prefers another
+  // for translated traffic (OpenAI: Chat Completions and Responses).
+  const bool passthrough = adapter.speaks(ctx_.ingress->protocol(), route.operation);
   if (std::optional<Error> refused = frame_request(route, passthrough)) {
     co_await pipeline_.reject(ctx_, *refused, downstream_);
     co_return;
@@ -215,10 +178,7 @@ Awaitable<void> ModelCall::attempt(const RouteRuntime& route) {
   }
   providers::Exchange& exchange = **opened;
   cancel_.on_cancel([&exchange] { exchange.abort(); });
-  record.status = exchange.status();
-  record.acquire = exchange.timings().acquire;
-  record.first_byte = exchange.timings().first_byte;
-  record.reused_connection = exchange.timings().reused_connection;
+  record_exchange(exchange, record);
 
   if (is_success(exchange.status())) {
     co_await relay_answer(route, exchange, passthrough);
@@ -239,17 +199,7 @@ Awaitable<void> ModelCall::attempt(const RouteRuntime& route) {
 
 void ModelCall::relay_headers(const RouteRuntime& route, const providers::Exchange& exchange,
                               ResponseHead& head, bool include_retry_headers) const {
-  const providers::ProviderAdapter& adapter = *route.provider->adapter;
-  exchange.for_each_header([&](std::string_view name, std::string_view value) {
-    if (!adapter.relays_response_header(name)) {
-      return;
-    }
-    if (!include_retry_headers &&
-        (providers::iequals(name, "retry-after") || providers::iequals(name, "x-should-retry"))) {
-      return;  // the gateway's own answer sets these
-    }
-    head.headers.add(name, value);
-  });
+  relay_upstream_headers(*route.provider->adapter, exchange, head, include_retry_headers);
 }
 
 Awaitable<void> ModelCall::relay_failure(const RouteRuntime& route, providers::Exchange& exchange,
@@ -361,6 +311,7 @@ Awaitable<void> ModelCall::relay_answer(const RouteRuntime& route, providers::Ex
     head.headers.add("Cache-Control", "no-store");
     head.headers.add("X-Accel-Buffering", "no");
     co_await relay_stream(exchange, **transform, head);
+    remember_stored(route, (*transform)->stored_id());
     co_return;
   }
   auto read =
@@ -377,6 +328,9 @@ Awaitable<void> ModelCall::relay_answer(const RouteRuntime& route, providers::Ex
   if (!answer) {
     co_await answer_error(answer.error(), Outcome::kUpstreamError);
     co_return;
+  }
+  if (passthrough) {
+    remember_stored(route, ctx_.ingress->stored_id_of_body(request_, *answer));
   }
   ResponseHead& head = answer_head(route, exchange);
   if (passthrough && !content_type.empty()) {
@@ -496,6 +450,15 @@ Awaitable<void> ModelCall::end_stream_with(StreamTransform& transform,
     ctx_.outcome = ctx_.finish_reason == "length" ? Outcome::kTruncated : Outcome::kComplete;
   }
   co_await downstream_.end_stream(ctx_);
+}
+
+void ModelCall::remember_stored(const RouteRuntime& route, std::string_view id) const {
+  if (id.empty() || pipeline_.parts_.affinity == nullptr) {
+    return;
+  }
+  pipeline_.parts_.affinity->remember(id, route.provider->config->id,
+                                      ctx_.key != nullptr ? std::string_view(ctx_.key->name) : "",
+                                      pipeline_.clock().now());
 }
 
 Awaitable<void> ModelCall::answer_error(const Error& error, Outcome outcome) {

@@ -5,6 +5,7 @@
 #include "config/config.h"
 #include "pipeline/error_reply.h"
 #include "pipeline/model_call.h"
+#include "pipeline/stored_object_call.h"
 #include "protocol/registry.h"
 
 namespace sluice::pipeline {
@@ -67,6 +68,13 @@ void Pipeline::on_request_line(RequestContext& ctx, std::string_view method,
     ctx.endpoint = Endpoint::kModelCall;
     return;
   }
+  for (const protocol::IngressCodec* codec : protocol::ingress_codecs()) {
+    if (codec->match_stored_object(target)) {
+      ctx.ingress = codec;
+      ctx.endpoint = Endpoint::kStoredObject;
+      return;
+    }
+  }
   for (const OpsEndpoint& op : kOps) {
     if (op.path == path) {
       ctx.endpoint = op.endpoint;
@@ -80,6 +88,8 @@ std::optional<Error> Pipeline::on_head(RequestContext& ctx, const codec::Request
   bool needs_key = true;
   if (ctx.endpoint == Endpoint::kModelCall) {
     method = ctx.ingress->method();
+  } else if (ctx.endpoint == Endpoint::kStoredObject) {
+    method = "GET";
   } else {
     const std::string_view path = head.path();
     const OpsEndpoint* op = nullptr;
@@ -149,6 +159,10 @@ Awaitable<void> Pipeline::serve(RequestContext& ctx, const codec::RequestHead& h
     co_await ModelCall::serve(*this, ctx, head, body, downstream);
     co_return;
   }
+  if (ctx.endpoint == Endpoint::kStoredObject) {
+    co_await StoredObjectCall::serve(*this, ctx, head, downstream);
+    co_return;
+  }
   ResponseHead& res = downstream.new_head();
   std::string answer = ops_answer(ctx, res);
   if (res.status >= 400 && ctx.endpoint == Endpoint::kNone) {
@@ -177,6 +191,7 @@ std::string Pipeline::ops_answer(RequestContext& ctx, ResponseHead& res) const {
       return codec.encode_model_list(ctx.snapshot->aliases_for(ctx.key));
     }
     case Endpoint::kModelCall:
+    case Endpoint::kStoredObject:
     case Endpoint::kNone:
       break;
   }

@@ -10,6 +10,7 @@
 #include "codec/request_head.h"
 #include "core/clock.h"
 #include "core/error.h"
+#include "pipeline/affinity.h"
 #include "pipeline/downstream.h"
 #include "pipeline/hooks.h"
 #include "pipeline/observer.h"
@@ -36,6 +37,9 @@ struct PipelineParts {
   std::span<RequestObserver* const> observers;    // called in order
   Admission* admission = nullptr;                 // null: admit everything
   ResponseCache* cache = nullptr;                 // null: no cache
+  // Which provider stored which answer (shared by every worker); null: nothing is remembered and
+  // GETs of stored objects answer 404.
+  ResponseAffinity* affinity = nullptr;
   std::size_t worker = 0;                         // for logs
 };
 
@@ -75,6 +79,7 @@ class Pipeline {
 
  private:
   friend class ModelCall;
+  friend class StoredObjectCall;
   // The body of an ops endpoint (health, readiness, model list), filling `res`.
   std::string ops_answer(RequestContext& ctx, ResponseHead& res) const;
 

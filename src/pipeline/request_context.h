@@ -37,7 +37,8 @@ enum class Outcome : std::uint8_t {
 std::string_view to_string(Outcome outcome);
 
 // Which kind of endpoint a request is for, once its path is known.
-enum class Endpoint : std::uint8_t { kNone, kHealth, kReady, kModels, kModelCall };
+// kStoredObject: a GET of an object an upstream stored (IngressCodec::match_stored_object).
+enum class Endpoint : std::uint8_t { kNone, kHealth, kReady, kModels, kModelCall, kStoredObject };
 
 // One try at one upstream target.
 struct Attempt {

@@ -52,6 +52,7 @@ class Passthrough final : public StreamTransform {
     ctx.finish_reason = std::string(sniffer_->finish_reason());
     ctx.events = sniffer_->events();
   }
+  std::string_view stored_id() const override { return sniffer_->stored_id(); }
 
  private:
   const protocol::IngressCodec& ingress_;

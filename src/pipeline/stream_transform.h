@@ -41,6 +41,9 @@ class StreamTransform {
   virtual void on_failure(const Error& error, std::string& out) = 0;
   // Usage (IR terms, as the upstream reported it), finish reason, event count, clamped usage.
   virtual void report(RequestContext& ctx) const = 0;
+  // The id under which the upstream stored this answer (passthrough only: StreamSniffer::
+  // stored_id()), "" when none.
+  virtual std::string_view stored_id() const { return {}; }
 };
 
 std::unique_ptr<StreamTransform> make_passthrough(const protocol::IngressCodec& ingress,

@@ -109,13 +109,18 @@ void ProviderAdapter::write_common_fields(
   for (const auto& [name, value] : fixed) {
     head.field(name, value);
   }
-  head.field("Content-Type", "application/json")
-      .field("Accept", spec.stream ? "text/event-stream" : "application/json")
+  const bool body = spec.resource.empty();
+  if (body) {
+    head.field("Content-Type", "application/json");
+  }
+  head.field("Accept", spec.stream ? "text/event-stream" : "application/json")
       .field("x-request-id", spec.request_id);
   for (const auto& [name, value] : spec.forwarded) {
     head.field(name, value);
   }
-  head.field("Content-Length", spec.content_length);
+  if (body) {
+    head.field("Content-Length", spec.content_length);
+  }
   head.end();
 }
 

@@ -28,6 +28,13 @@ using Header = std::pair<std::string_view, std::string_view>;
 // One upstream request as the pipeline asks an adapter to frame it.
 struct RequestSpec {
   protocol::Operation operation = protocol::Operation::kChat;
+  // The wire protocol of the body: the caller's when the adapter speaks it (passthrough),
+  // wire_protocol(operation) for translated traffic. An adapter that speaks several protocols for
+  // one operation picks the endpoint by it (OpenAI: /chat/completions or /responses).
+  protocol::ProtocolId protocol;
+  // A stored-object GET (IngressCodec::match_stored_object; write_retrieval_head): the resource
+  // below the protocol's API root, query included ("/responses/resp_1"). Empty for model calls.
+  std::string_view resource;
   std::string_view model;  // the model name the upstream knows
   bool stream = false;
   std::string_view request_id;
@@ -59,8 +66,15 @@ class ProviderAdapter {
   const config::Provider& config() const { return *config_; }
   const std::string& id() const { return config_->id; }
 
-  // The wire protocol this upstream speaks for `operation`, or "" when it cannot serve it.
+  // The wire protocol this upstream speaks for `operation`, or "" when it cannot serve it. When
+  // it speaks several, the one translated traffic uses.
   virtual protocol::ProtocolId wire_protocol(protocol::Operation operation) const = 0;
+  // Whether this upstream speaks `protocol` for `operation`: a caller of that protocol is then
+  // passed through (its bytes relayed verbatim) rather than translated. An adapter may speak
+  // several wire protocols for one operation (OpenAI: Chat Completions and Responses).
+  virtual bool speaks(protocol::ProtocolId protocol, protocol::Operation operation) const {
+    return wire_protocol(operation) == protocol;
+  }
 
   // Where to connect, or null for adapters that answer in-process. Connection pools share
   // ownership of the endpoint (they outlive a reloaded snapshot while calls finish).
@@ -77,6 +91,14 @@ class ProviderAdapter {
   // this is called.
   virtual void write_request_head(const RequestSpec& spec, std::string_view body,
                                   codec::HeadWriter& head) const = 0;
+
+  // A GET of an object this upstream stored for a caller (spec.protocol, spec.resource; a
+  // Responses answer by id), relayed verbatim: the request line, Host, authentication and the
+  // fields of write_request_head minus the body's. False when this adapter cannot serve it
+  // (it does not speak spec.protocol); the default.
+  virtual bool write_retrieval_head(const RequestSpec& /*spec*/, codec::HeadWriter& /*head*/) const {
+    return false;
+  }
 
   // Translation (the caller speaks another protocol): the IR request as this upstream's body,
   // and this upstream's answers as IR.
@@ -116,7 +138,7 @@ class ProviderAdapter {
   // Writes the fields every JSON-over-HTTP provider request carries after its request line:
   // Host, User-Agent, `fixed` (authentication and configured headers), Content-Type, Accept
   // (SSE for streams), x-request-id, the forwarded caller headers, Content-Length, and the
-  // blank line.
+  // blank line. A retrieval (spec.resource set) has no body: no Content-Type, no Content-Length.
   void write_common_fields(const RequestSpec& spec, std::string_view host,
                            std::span<const std::pair<std::string, std::string>> fixed,
                            codec::HeadWriter& head) const;

@@ -4,6 +4,7 @@
 #include "protocol/openai_chat/ir_request.h"
 #include "protocol/openai_chat/ir_response.h"
 #include "protocol/openai_chat/ir_stream.h"
+#include "protocol/openai_responses/conventions.h"
 
 namespace sluice::providers {
 
@@ -11,6 +12,27 @@ protocol::ProtocolId OpenAiCompatibleAdapter::wire_protocol(
     protocol::Operation operation) const {
   return operation == protocol::Operation::kEmbeddings ? protocol::openai_chat::kEmbeddingsProtocol
                                                        : protocol::openai_chat::kChatProtocol;
+}
+
+bool OpenAiCompatibleAdapter::speaks(protocol::ProtocolId protocol,
+                                     protocol::Operation operation) const {
+  if (protocol == protocol::openai_responses::kResponsesProtocol) {
+    return responses_api_ && operation == protocol::Operation::kChat;
+  }
+  return ProviderAdapter::speaks(protocol, operation);
+}
+
+bool OpenAiCompatibleAdapter::write_retrieval_head(const RequestSpec& spec,
+                                                   codec::HeadWriter& head) const {
+  if (!speaks(spec.protocol, protocol::Operation::kChat) || spec.resource.empty()) {
+    return false;
+  }
+  std::string& out = head.out();
+  out.append("GET ");
+  retrieval_target(spec, out);
+  out.append(" HTTP/1.1\r\n");
+  write_common_fields(spec, url_.host_header, headers_, head);
+  return true;
 }
 
 void OpenAiCompatibleAdapter::add_configured_headers() {

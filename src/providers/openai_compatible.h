@@ -13,12 +13,20 @@ namespace sluice::providers {
 // What every adapter speaking the OpenAI wire protocol shares (OpenAI itself, OpenAI-compatible
 // servers, Azure OpenAI): Chat Completions and Embeddings, the OpenAI IR codecs for translation,
 // fixed headers (authentication and configured ones) written on every request. Subclasses say
-// where the request goes (request_target) and build headers_ / secrets_ in their make().
+// where the request goes (request_target, retrieval_target) and build headers_ / secrets_ in
+// their make().
+//
+// Chat routes speak two protocols: Chat Completions (wire_protocol(), what translated traffic
+// uses: every OpenAI-compatible server has it) and, unless responses_api_ is off, the Responses
+// API, so Responses callers are passed through to /responses and may GET their stored responses.
 class OpenAiCompatibleAdapter : public ProviderAdapter {
  public:
   protocol::ProtocolId wire_protocol(protocol::Operation operation) const override;
+  bool speaks(protocol::ProtocolId protocol, protocol::Operation operation) const override;
   void write_request_head(const RequestSpec& spec, std::string_view body,
                           codec::HeadWriter& head) const override;
+  // GET <retrieval_target> for a Responses resource ("/responses/{id}").
+  bool write_retrieval_head(const RequestSpec& spec, codec::HeadWriter& head) const override;
   Result<std::string> encode_request(const ir::Request& request, std::string_view model,
                                      bool stream) const override;
   Result<ir::Response> decode_response(std::string_view body) const override;
@@ -30,6 +38,8 @@ class OpenAiCompatibleAdapter : public ProviderAdapter {
 
   // Appends the request target (path and query) for `spec` after the request line's method.
   virtual void request_target(const RequestSpec& spec, std::string& target) const = 0;
+  // The same for a retrieval: where spec.resource (below the API root) lives on this server.
+  virtual void retrieval_target(const RequestSpec& spec, std::string& target) const = 0;
   // Adds the configured `headers` of the provider after the authentication header.
   void add_configured_headers();
 
@@ -38,6 +48,8 @@ class OpenAiCompatibleAdapter : public ProviderAdapter {
   std::vector<std::string> secrets_;
   // Send a translated request's output limit as max_completion_tokens (see OpenAiAdapter).
   bool max_completion_tokens_ = false;
+  // The server has the Responses API (POST /responses, GET /responses/{id}).
+  bool responses_api_ = true;
 };
 
 }  // namespace sluice::providers

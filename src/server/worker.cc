@@ -32,6 +32,7 @@ pipeline::PipelineParts pipeline_parts(Worker& worker, pipeline::UpstreamConnect
   parts.clock = &RealClock::instance();
   parts.observers = observers;
   parts.worker = index;
+  parts.affinity = &worker.shared().affinity;
   return parts;
 }
 

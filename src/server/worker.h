@@ -14,6 +14,7 @@
 #include "http/upstream_pool.h"
 #include "observability/access_log.h"
 #include "pipeline/access_log_observer.h"
+#include "pipeline/affinity.h"
 #include "pipeline/pipeline.h"
 #include "pipeline/snapshot.h"
 #include "server/upstream_connector.h"
@@ -32,6 +33,8 @@ struct SharedState {
   std::atomic<bool> draining{false};
   std::uint32_t workers = 1;  // actual worker count (config 0 = one per core)
   observability::AccessLog* access_log = nullptr;
+  // Which provider stored which answer (GET /v1/responses/{id}); kept across reloads.
+  pipeline::ResponseAffinity affinity;
 
   // The instance-wide connection cap of a provider, shared by every worker's pool for it and
   // kept across reloads (connections of an old pool still count until they close).

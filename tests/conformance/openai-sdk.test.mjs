@@ -45,6 +45,15 @@ useStack({
       pool: { max_connections: 1, acquire_timeout_ms: 50 },
     });
     cfg.routes.push({ alias: 'gpt-tiny', provider: 'tiny', model: 'tiny-model' });
+    // An Anthropic upstream on the same mock, for Responses callers translated to Messages.
+    cfg.providers.push({
+      id: 'claude',
+      adapter: 'anthropic',
+      base_url: m.baseUrl,
+      api_key: PROVIDER_KEY,
+      forward_headers: ['x-mock-*'],
+    });
+    cfg.routes.push({ alias: 'claude-test', provider: 'claude', model: 'claude-sonnet-4-5' });
     return cfg;
   },
 }, (s) => {
@@ -284,7 +293,7 @@ describe('models', () => {
     for await (const m of client.models.list()) {
       ids.push(m.id);
     }
-    assert.deepEqual(ids.sort(), ['embed-test', 'gpt-test', 'gpt-tiny', 'mock-chat', 'mock-embed']);
+    assert.deepEqual(ids.sort(), ['claude-test', 'embed-test', 'gpt-test', 'gpt-tiny', 'mock-chat', 'mock-embed']);
   });
 
   test('models.list() with a restricted key', async () => {
@@ -438,6 +447,114 @@ describe('errors map to SDK error classes', () => {
     await rejects(
       client.chat.completions.create({ model: 'gpt-test', messages, stream: true }, { headers: { 'x-mock-status': '503' } }),
       OpenAI.InternalServerError,
+    );
+  });
+});
+
+// client.responses: passed through to an OpenAI-compatible upstream's /responses, translated to
+// an Anthropic upstream's Messages API. The usage the SDK reports is what the upstream reported.
+describe('responses', () => {
+  // What the upstream reports for the request it received, asked again directly (the mock is
+  // deterministic): `path` and the body as the gateway sent it.
+  async function upstreamUsage(path, headers = {}) {
+    const lr = (await mock.stats()).last_request;
+    const body = { ...JSON.parse(lr.body), stream: false };
+    const res = await fetch(`${mock.baseUrl}${path}`, {
+      method: 'POST',
+      headers: { authorization: 'Bearer k', 'content-type': 'application/json', ...headers },
+      body: JSON.stringify(body),
+    });
+    return (await res.json()).usage;
+  }
+
+  for (const [model, path, label] of [
+    ['gpt-test', '/responses', 'an OpenAI-compatible upstream (passthrough)'],
+    ['claude-test', '/messages', 'an Anthropic upstream (translated)'],
+  ]) {
+    test(`responses.create, non-stream, through ${label}`, async () => {
+      const response = await client.responses.create(
+        { model, instructions: 'Be brief.', input: 'What is the weather in Paris?' },
+        { headers: { 'x-mock-events': '4' } },
+      );
+      assert.equal(response.object, 'response');
+      assert.equal(response.status, 'completed');
+      assert.equal(response.output_text, 'Mock reply w1 w2 w3 w4');
+      const lr = (await mock.stats()).last_request;
+      assert.ok(lr.target.endsWith(path), lr.target);
+      const upstream = await upstreamUsage(path, { 'x-mock-events': '4' });
+      assert.equal(response.usage.input_tokens, upstream.input_tokens);
+      assert.equal(response.usage.output_tokens, upstream.output_tokens);
+      assert.equal(response.usage.total_tokens, upstream.input_tokens + upstream.output_tokens);
+    });
+
+    test(`responses.create, stream, through ${label}`, async () => {
+      const stream = await client.responses.create(
+        { model, input: 'What is the weather in Paris?', stream: true },
+        { headers: { 'x-mock-events': '5' } },
+      );
+      const types = [];
+      let text = '';
+      let completed;
+      for await (const event of stream) {
+        types.push(event.type);
+        if (event.type === 'response.output_text.delta') {
+          text += event.delta;
+        } else if (event.type === 'response.completed') {
+          completed = event.response;
+        }
+      }
+      assert.equal(types[0], 'response.created');
+      assert.equal(types.at(-1), 'response.completed');
+      assert.equal(text, 'Mock reply w1 w2 w3 w4 w5');
+      assert.equal(completed.output[0].content[0].text, text);
+      const upstream = await upstreamUsage(path, { 'x-mock-events': '5' });
+      assert.equal(completed.usage.input_tokens, upstream.input_tokens);
+      assert.equal(completed.usage.output_tokens, upstream.output_tokens);
+    });
+
+    test(`responses.stream helper accumulates the final response through ${label}`, async () => {
+      // The SDK's accumulator checks every event against the snapshot it builds (item ids,
+      // output indexes, content parts): a malformed stream throws here.
+      const runner = client.responses.stream(
+        {
+          model,
+          input: 'Weather?',
+          tools: [
+            { type: 'function', name: 'get_weather', parameters: { type: 'object', properties: {} }, strict: false },
+          ],
+        },
+        { headers: { 'x-mock-events': '3' } },
+      );
+      const final = await runner.finalResponse();
+      const call = final.output.find((o) => o.type === 'function_call');
+      assert.ok(call, JSON.stringify(final.output));
+      assert.equal(call.name, 'get_weather');
+      assert.deepEqual(JSON.parse(call.arguments), { mock: true });
+      assert.ok(final.usage.input_tokens > 0);
+    });
+  }
+
+  test('responses.retrieve gets a stored response back through the gateway', async () => {
+    const created = await client.responses.create({ model: 'gpt-test', input: 'keep this' });
+    const again = await client.responses.retrieve(created.id);
+    assert.equal(again.id, created.id);
+    assert.equal(again.output_text, created.output_text);
+    await assert.rejects(client.responses.retrieve('resp_unknown_to_the_gateway'), (e) => {
+      assert.ok(e instanceof OpenAI.NotFoundError, e.constructor.name);
+      assert.match(e.message, /no record/);
+      return true;
+    });
+  });
+
+  test('previous_response_id to an upstream without Responses is a BadRequestError', async () => {
+    const created = await client.responses.create({ model: 'gpt-test', input: 'first' });
+    await assert.rejects(
+      client.responses.create({ model: 'claude-test', input: 'second', previous_response_id: created.id }),
+      (e) => {
+        assert.ok(e instanceof OpenAI.BadRequestError, e.constructor.name);
+        assert.equal(e.param, 'previous_response_id');
+        return true;
+      },
     );
   });
 });

@@ -15,8 +15,9 @@ Error protocol_error(std::string message) {
 }
 
 std::uint64_t saturating_add(std::uint64_t a, std::uint64_t b) {
-  return b > std::numeric_limits<std::uint64_t>::max() - a ? std::numeric_limits<std::uint64_t>::max()
-                                                           : a + b;
+  return b > std::numeric_limits<std::uint64_t>::max() - a
+             ? std::numeric_limits<std::uint64_t>::max()
+             : a + b;
 }
 
 // Reads the count at `key` of `o` into `target` when present; false when it is not a count.
@@ -276,8 +277,8 @@ std::string encode_error(const Error& error) {
   w.raw(R"({"error":{"message":)").string(error.message());
   w.raw(R"(,"type":)").string(error_type(error)).raw(R"(,"param":)");
   error.param().empty() ? w.null() : w.string(error.param());
-  w.raw(R"(,"code":)").string(error.code().empty() ? to_string(error.kind())
-                                                   : std::string_view(error.code()));
+  w.raw(R"(,"code":)")
+      .string(error.code().empty() ? to_string(error.kind()) : std::string_view(error.code()));
   w.raw("}}");
   return out;
 }

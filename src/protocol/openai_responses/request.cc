@@ -47,7 +47,8 @@ std::string text_of(const json::value& v) { return std::string(v.get_string()); 
 
 // One content part of a message or function_call_output: input_text, input_image, and in
 // assistant messages output_text and refusal.
-Result<ir::ContentPart> decode_part(const json::value& v, bool assistant, const std::string& param) {
+Result<ir::ContentPart> decode_part(const json::value& v, bool assistant,
+                                    const std::string& param) {
   const json::object* o = v.if_object();
   const json::value* type = o != nullptr ? field(*o, "type") : nullptr;
   if (type == nullptr || !type->is_string()) {
@@ -66,9 +67,11 @@ Result<ir::ContentPart> decode_part(const json::value& v, bool assistant, const 
   if (t == "input_image" && !assistant) {
     const json::value* url = field(*o, "image_url");
     if (url == nullptr || !url->is_string()) {
-      return bad("Image inputs by file_id cannot be translated for this model's upstream; send "
-                 "an image_url ('" + param + "').",
-                 param + ".image_url");
+      return bad(
+          "Image inputs by file_id cannot be translated for this model's upstream; send "
+          "an image_url ('" +
+              param + "').",
+          param + ".image_url");
     }
     ir::ContentPart part;
     part.kind = PartKind::kImage;
@@ -85,8 +88,10 @@ Result<ir::ContentPart> decode_part(const json::value& v, bool assistant, const 
     }
     return part;
   }
-  return bad("Content of type '" + std::string(t) + "' cannot be translated for this model's "
-             "upstream ('" + param + "').",
+  return bad("Content of type '" + std::string(t) +
+                 "' cannot be translated for this model's "
+                 "upstream ('" +
+                 param + "').",
              param + ".type");
 }
 
@@ -153,8 +158,10 @@ class InputBuilder {
     if (type == "reasoning") {
       return reasoning(*o, param);
     }
-    return bad("Input items of type '" + std::string(type) + "' cannot be translated for this "
-               "model's upstream ('" + param + "').",
+    return bad("Input items of type '" + std::string(type) +
+                   "' cannot be translated for this "
+                   "model's upstream ('" +
+                   param + "').",
                param + ".type");
   }
 
@@ -230,10 +237,11 @@ class InputBuilder {
       return std::move(id).error();
     }
     if (!read_reasoning_item(o, *id, assistant().content)) {
-      return bad("Invalid reasoning item: 'summary' must be an array of {\"type\": "
-                 "\"summary_text\", \"text\"} objects and 'encrypted_content' a string ('" +
-                     param + "').",
-                 param);
+      return bad(
+          "Invalid reasoning item: 'summary' must be an array of {\"type\": "
+          "\"summary_text\", \"text\"} objects and 'encrypted_content' a string ('" +
+              param + "').",
+          param);
     }
     return {};
   }
@@ -271,8 +279,10 @@ Result<void> decode_tools(const json::value& tools, ir::Request& req) {
       return bad("Missing required parameter: '" + param + ".type'.", param + ".type");
     }
     if (type->get_string() != "function") {
-      return bad("Tools of type '" + text_of(*type) + "' cannot be translated for this model's "
-                 "upstream; only function tools can ('" + param + "').",
+      return bad("Tools of type '" + text_of(*type) +
+                     "' cannot be translated for this model's "
+                     "upstream; only function tools can ('" +
+                     param + "').",
                  param + ".type");
     }
     auto name = required_string(*o, "name", param);
@@ -312,9 +322,10 @@ Result<void> decode_tool_choice(const json::value& tc, ir::ToolChoice& choice) {
   const json::object* o = tc.if_object();
   const json::value* type = o != nullptr ? field(*o, "type") : nullptr;
   if (type == nullptr || !type->is_string() || type->get_string() != "function") {
-    return bad("tool_choice other than none, auto, required and {\"type\": \"function\"} cannot "
-               "be translated for this model's upstream.",
-               "tool_choice");
+    return bad(
+        "tool_choice other than none, auto, required and {\"type\": \"function\"} cannot "
+        "be translated for this model's upstream.",
+        "tool_choice");
   }
   auto name = required_string(*o, "name", "tool_choice");
   if (!name) {
@@ -331,8 +342,8 @@ Result<void> decode_reasoning(const json::value& v, ir::Reasoning& reasoning) {
     return bad_type("reasoning", "an object");
   }
   reasoning.enabled = true;
-  for (auto [key, target] : {std::pair{"effort", &reasoning.effort},
-                             std::pair{"summary", &reasoning.summary}}) {
+  for (auto [key, target] :
+       {std::pair{"effort", &reasoning.effort}, std::pair{"summary", &reasoning.summary}}) {
     if (const json::value* s = field(*o, key)) {
       if (!s->is_string()) {
         return bad_type(std::string("reasoning.") + key, "a string");
@@ -350,11 +361,22 @@ Result<void> decode_reasoning(const json::value& v, ir::Reasoning& reasoning) {
 
 // Top-level fields read into the IR or handled by the ingress (not counted as ignored).
 bool known_field(std::string_view key) {
-  static constexpr std::string_view kKnown[] = {
-      "model",      "input",       "instructions",         "tools",
-      "tool_choice", "parallel_tool_calls", "max_output_tokens", "temperature",
-      "top_p",      "reasoning",   "stream",               "store",
-      "user",       "safety_identifier", "stream_options",  "previous_response_id"};
+  static constexpr std::string_view kKnown[] = {"model",
+                                                "input",
+                                                "instructions",
+                                                "tools",
+                                                "tool_choice",
+                                                "parallel_tool_calls",
+                                                "max_output_tokens",
+                                                "temperature",
+                                                "top_p",
+                                                "reasoning",
+                                                "stream",
+                                                "store",
+                                                "user",
+                                                "safety_identifier",
+                                                "stream_options",
+                                                "previous_response_id"};
   for (std::string_view k : kKnown) {
     if (k == key) {
       return true;
@@ -393,9 +415,10 @@ Result<void> decode_root(const json::object& root, ir::Request& req) {
   if (req.messages.empty()) {
     // Every upstream protocol needs a turn to answer; Responses itself accepts a bare
     // instructions-only request, which cannot be translated.
-    return bad("'input' must contain at least one item to be translated for this model's "
-               "upstream.",
-               "input");
+    return bad(
+        "'input' must contain at least one item to be translated for this model's "
+        "upstream.",
+        "input");
   }
   if (const json::value* tools = field(root, "tools")) {
     if (auto ok = decode_tools(*tools, req); !ok) {

@@ -29,8 +29,7 @@ Result<void> read_message(const json::object& item, std::vector<ir::ContentPart>
     const char* key = type == "output_text" ? "text" : type == "refusal" ? "refusal" : nullptr;
     const auto text = key != nullptr ? string_at(*part, key) : std::nullopt;
     if (!text) {
-      return protocol_error("cannot translate message content of type '" + std::string(type) +
-                            "'");
+      return protocol_error("cannot translate message content of type '" + std::string(type) + "'");
     }
     out.push_back(ir::ContentPart::make_text(std::string(*text)));
   }
@@ -147,7 +146,8 @@ Result<ir::Response> decode_response(std::string_view body) {
     reason = string_at(details->get_object(), "reason").value_or("");
   }
   out.finish = finish_from_status(status, reason, tool_calls);
-  if (const json::value* usage = root->if_contains("usage"); usage != nullptr && !usage->is_null()) {
+  if (const json::value* usage = root->if_contains("usage");
+      usage != nullptr && !usage->is_null()) {
     auto read = read_usage(*usage);
     if (!read) {
       return std::move(read).error();

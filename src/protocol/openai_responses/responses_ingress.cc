@@ -41,9 +41,9 @@ Error bad(std::string message, std::string param) {
 }
 
 Error invalid_type(std::string_view param, std::string_view expected) {
-  return bad("Invalid type for '" + std::string(param) + "': expected " + std::string(expected) +
-                 ".",
-             std::string(param));
+  return bad(
+      "Invalid type for '" + std::string(param) + "': expected " + std::string(expected) + ".",
+      std::string(param));
 }
 
 }  // namespace
@@ -52,9 +52,9 @@ Result<IngressRequest> ResponsesIngress::decode(std::string_view body,
                                                 const codec::RequestHead& /*head*/) const {
   using Kind = codec::EnvelopeField::Kind;
   std::array<codec::EnvelopeField, 6> fields = {
-      codec::EnvelopeField("model"),          codec::EnvelopeField("stream"),
-      codec::EnvelopeField("store"),          codec::EnvelopeField("previous_response_id"),
-      codec::EnvelopeField("input"),          codec::EnvelopeField("conversation")};
+      codec::EnvelopeField("model"), codec::EnvelopeField("stream"),
+      codec::EnvelopeField("store"), codec::EnvelopeField("previous_response_id"),
+      codec::EnvelopeField("input"), codec::EnvelopeField("conversation")};
   auto& [model, stream, store, previous, input, conversation] = fields;
   std::string syntax;
   if (body.empty() || !codec::scan_envelope(body, fields, syntax, kMaxJsonDepth)) {
@@ -117,8 +117,9 @@ Result<ir::Request> ResponsesIngress::to_ir(IngressRequest& request) const {
     // conversation.
     const bool previous = !request.continues.empty();
     std::string message =
-        previous ? "previous_response_id '" + request.continues + "' continues a response stored "
-                                                                  "by an OpenAI Responses upstream"
+        previous ? "previous_response_id '" + request.continues +
+                       "' continues a response stored "
+                       "by an OpenAI Responses upstream"
                  : std::string("A conversation is stored by an OpenAI Responses upstream");
     message +=
         ", but model '" + request.model +
@@ -140,8 +141,8 @@ Result<ir::Request> ResponsesIngress::to_ir(IngressRequest& request) const {
 
 std::string ResponsesIngress::passthrough_body(const IngressRequest& request,
                                                std::string_view upstream_model) const {
-  return codec::with_model(request.body, request.spliceable, request.model_begin,
-                           request.model_end, upstream_model);
+  return codec::with_model(request.body, request.spliceable, request.model_begin, request.model_end,
+                           upstream_model);
 }
 
 Result<std::string> ResponsesIngress::encode_response(const ir::Response& response,
@@ -209,9 +210,7 @@ void ResponsesIngress::append_stream_error(const Error& error, std::string& out)
   append_error_event(out, error, -1);
 }
 
-bool ResponsesIngress::is_native_error(std::string_view body) const {
-  return is_error_body(body);
-}
+bool ResponsesIngress::is_native_error(std::string_view body) const { return is_error_body(body); }
 
 std::string ResponsesIngress::encode_model_list(std::span<const std::string_view> aliases) const {
   // OpenAI's list shape; ChatIngress answers GET /v1/models in practice (this codec claims no

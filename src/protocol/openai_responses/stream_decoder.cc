@@ -94,8 +94,7 @@ void StreamDecoder::dispatch(std::string_view type, const json::object& o,
                              std::vector<ir::StreamEvent>& out) {
   if (type == "error") {
     const json::value* nested = o.if_contains("error");
-    fail(error_from_wire(nested != nullptr && nested->is_object() ? nested->get_object() : o),
-         out);
+    fail(error_from_wire(nested != nullptr && nested->is_object() ? nested->get_object() : o), out);
     return;
   }
   if (type == "keepalive") {
@@ -134,18 +133,16 @@ void StreamDecoder::dispatch(std::string_view type, const json::object& o,
     }
   } else if (type == "response.content_part.added") {
     const json::value* part = o.if_contains("part");
-    const std::string_view part_type =
-        part != nullptr && part->is_object() ? string_at(part->get_object(), "type").value_or("")
-                                             : std::string_view();
+    const std::string_view part_type = part != nullptr && part->is_object()
+                                           ? string_at(part->get_object(), "type").value_or("")
+                                           : std::string_view();
     const ItemKind kind = part_type == "reasoning_text" ? ItemKind::kReasoning : ItemKind::kMessage;
     if (part_type != "output_text" && part_type != "refusal" && part_type != "reasoning_text") {
       fail("cannot translate content of type '" + std::string(part_type) + "'", out);
     } else if (Item* item = item_at(o, kind, type, out); item != nullptr && part->is_object()) {
       // A part that arrives with text (the API sends them empty) is passed on whole.
-      const std::string_view text = string_at(part->get_object(), part_type == "refusal"
-                                                                     ? "refusal"
-                                                                     : "text")
-                                        .value_or("");
+      const std::string_view text =
+          string_at(part->get_object(), part_type == "refusal" ? "refusal" : "text").value_or("");
       if (!text.empty()) {
         item->streamed = true;
         emit(kind == ItemKind::kReasoning ? ir::StreamEventKind::kReasoningDelta
@@ -188,9 +185,10 @@ void StreamDecoder::on_item_added(const json::object& o, std::vector<ir::StreamE
   const auto at = index != nullptr ? codec::as_count(*index) : std::nullopt;
   const json::value* iv = o.if_contains("item");
   if (!at || *at >= kMaxItems || iv == nullptr || !iv->is_object()) {
-    fail("cannot translate response.output_item.added: missing or out-of-range output_index or "
-         "item",
-         out);
+    fail(
+        "cannot translate response.output_item.added: missing or out-of-range output_index or "
+        "item",
+        out);
     return;
   }
   if (*at < items_.size() && items_[*at].kind != ItemKind::kNone) {
@@ -316,8 +314,8 @@ void StreamDecoder::on_final(const json::object& o, std::vector<ir::StreamEvent>
   }
   ir::StreamEvent finish;
   finish.kind = ir::StreamEventKind::kFinish;
-  finish.finish = finish_from_status(string_at(response, "status").value_or("completed"), reason,
-                                     tools_ > 0);
+  finish.finish =
+      finish_from_status(string_at(response, "status").value_or("completed"), reason, tools_ > 0);
   out.push_back(std::move(finish));
   ir::StreamEvent done;
   done.kind = ir::StreamEventKind::kDone;

@@ -251,7 +251,8 @@ void StreamEncoder::on_reasoning(const ir::StreamEvent& event, std::string& out)
     return;
   }
   codec::JsonWriter w(out);
-  if (open_ == kNone || items_[open_].kind != Kind::kReasoning || !items_[open_].encrypted.empty()) {
+  if (open_ == kNone || items_[open_].kind != Kind::kReasoning ||
+      !items_[open_].encrypted.empty()) {
     open_ = open_item(out, Kind::kReasoning);
     begin_event(out, "response.output_item.added");
     w.raw(R"(,"output_index":)").number(static_cast<std::uint64_t>(open_)).raw(R"(,"item":)");
@@ -307,8 +308,8 @@ void StreamEncoder::on_tool_start(const ir::StreamEvent& event, std::string& out
   }
   if (event.index != tools_.size()) {
     fail(out_of_order("tool call " + std::to_string(event.index) +
-                      " started out of order (expected tool call " +
-                      std::to_string(tools_.size()) + ")"),
+                      " started out of order (expected tool call " + std::to_string(tools_.size()) +
+                      ")"),
          out);
     return;
   }
@@ -356,8 +357,8 @@ void StreamEncoder::finish(std::string& out) {
 }
 
 // A lifecycle event carrying the whole response: in progress (no output) or final.
-void StreamEncoder::write_response(std::string& out, std::string_view type,
-                                   std::string_view reason, bool with_output) {
+void StreamEncoder::write_response(std::string& out, std::string_view type, std::string_view reason,
+                                   bool with_output) {
   begin_event(out, type);
   codec::JsonWriter w(out);
   w.raw(R"(,"response":)");

@@ -70,7 +70,7 @@ class StreamEncoder final : public protocol::StreamEncoder {
     std::string text;  // message text, reasoning summary or call arguments so far
     std::string call_id;
     std::string name;
-    std::string encrypted;  // reasoning
+    std::string encrypted;      // reasoning
     bool summary_part = false;  // reasoning: the summary part was added
     bool closed = false;
   };

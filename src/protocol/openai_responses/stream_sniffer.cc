@@ -84,8 +84,8 @@ void StreamSniffer::on_final(std::string_view data, bool incomplete) {
       response_id_.assign(string_at(*response, "id").value_or(""));
     }
   }
-  finish_reason_ =
-      ir::to_string(finish_from_status(incomplete ? "incomplete" : "completed", reason, tool_calls_));
+  finish_reason_ = ir::to_string(
+      finish_from_status(incomplete ? "incomplete" : "completed", reason, tool_calls_));
 }
 
 }  // namespace sluice::protocol::openai_responses

@@ -2,6 +2,8 @@
 
 #include <array>
 
+#include "protocol/openai_responses/conventions.h"
+
 namespace sluice::providers {
 
 namespace {
@@ -53,6 +55,13 @@ Result<std::unique_ptr<ProviderAdapter>> AzureOpenAiAdapter::make(const config::
 
 void AzureOpenAiAdapter::request_target(const RequestSpec& spec, std::string& target) const {
   const bool embeddings = spec.operation == protocol::Operation::kEmbeddings;
+  if (!embeddings && spec.protocol == protocol::openai_responses::kResponsesProtocol) {
+    // Azure serves the Responses API on its v1 surface only, whatever style chat uses.
+    RequestSpec resource = spec;
+    resource.resource = "/responses";
+    retrieval_target(resource, target);
+    return;
+  }
   target.append(url_.path_prefix);
   if (v1_) {
     target.append("/v1");
@@ -63,6 +72,17 @@ void AzureOpenAiAdapter::request_target(const RequestSpec& spec, std::string& ta
   target.append(embeddings ? "/embeddings" : "/chat/completions");
   if (!api_version_.empty()) {
     target.append("?api-version=");
+    append_path_segment(target, api_version_);
+  }
+}
+
+void AzureOpenAiAdapter::retrieval_target(const RequestSpec& spec, std::string& target) const {
+  target.append(url_.path_prefix).append("/v1").append(spec.resource);
+  // A dated api-version belongs to the deployments API; the v1 API takes one only when the
+  // operator set it for v1 (e.g. "preview").
+  if (v1_ && !api_version_.empty()) {
+    target.append(spec.resource.find('?') == std::string_view::npos ? "?api-version="
+                                                                    : "&api-version=");
     append_path_segment(target, api_version_);
   }
 }

@@ -17,6 +17,10 @@ namespace sluice::providers {
 //   api_style    `deployments` (default): POST {base_url}/deployments/{model}/chat/completions
 //                ?api-version=...; `v1`: POST {base_url}/v1/chat/completions with the model in
 //                the body (Azure's v1 API), api-version only when set explicitly.
+// The Responses API (Responses callers passed through, GET /responses/{id}) lives on Azure's v1
+// surface in either style: POST {base_url}/v1/responses with the deployment as the body's model
+// (https://learn.microsoft.com/azure/ai-foundry/openai/how-to/responses); api-version only in
+// the v1 style when set explicitly.
 // Azure's content filter answers a filtered prompt with 400 code `content_filter` (kept as the
 // error's code, never retried) and a filtered completion with finish_reason `content_filter`.
 // Translated requests send `max_completion_tokens` (Azure serves OpenAI's reasoning models).
@@ -28,6 +32,7 @@ class AzureOpenAiAdapter final : public OpenAiCompatibleAdapter {
  private:
   using OpenAiCompatibleAdapter::OpenAiCompatibleAdapter;
   void request_target(const RequestSpec& spec, std::string& target) const override;
+  void retrieval_target(const RequestSpec& spec, std::string& target) const override;
 
   std::string api_version_;
   bool v1_ = false;

@@ -2,6 +2,8 @@
 
 #include <array>
 
+#include "protocol/openai_responses/conventions.h"
+
 namespace sluice::providers {
 
 namespace {
@@ -9,10 +11,15 @@ namespace {
 constexpr std::string_view kDefaultBaseUrl = "https://api.openai.com/v1";
 constexpr std::array<std::string_view, 2> kMaxTokensFields = {"max_tokens",
                                                               "max_completion_tokens"};
-constexpr std::array<config::AdapterOption, 1> kOptions = {{
+constexpr std::array<config::AdapterOption, 2> kOptions = {{
     {.name = "max_tokens_field",
      .type = config::AdapterOption::Type::kChoice,
      .choices = kMaxTokensFields},
+    {.name = "responses_api",
+     .type = config::AdapterOption::Type::kBool,
+     .min = 0,
+     .max = 0,
+     .choices = {}},
 }};
 
 }  // namespace
@@ -34,13 +41,25 @@ Result<std::unique_ptr<ProviderAdapter>> OpenAiAdapter::make(const config::Provi
   if (const std::string* field = p.option("max_tokens_field")) {
     a->max_completion_tokens_ = *field == "max_completion_tokens";
   }
+  if (const std::string* responses = p.option("responses_api")) {
+    a->responses_api_ = *responses == "true";
+  }
   return std::unique_ptr<ProviderAdapter>(std::move(a));
 }
 
 void OpenAiAdapter::request_target(const RequestSpec& spec, std::string& target) const {
   target.append(url_.path_prefix);
-  target.append(spec.operation == protocol::Operation::kEmbeddings ? "/embeddings"
-                                                                    : "/chat/completions");
+  if (spec.operation == protocol::Operation::kEmbeddings) {
+    target.append("/embeddings");
+  } else if (spec.protocol == protocol::openai_responses::kResponsesProtocol) {
+    target.append("/responses");
+  } else {
+    target.append("/chat/completions");
+  }
+}
+
+void OpenAiAdapter::retrieval_target(const RequestSpec& spec, std::string& target) const {
+  target.append(url_.path_prefix).append(spec.resource);
 }
 
 }  // namespace sluice::providers

@@ -303,6 +303,7 @@ class PipelineTest : public ::testing::Test {
     parts.connector = &connector_;
     parts.clock = &clock_;
     parts.observers = observers_;
+    parts.affinity = &affinity_;
     pipeline_.emplace(parts);
   }
 
@@ -364,6 +365,7 @@ class PipelineTest : public ::testing::Test {
   FakeDownstream downstream_;
   RecordingObserver observer_;
   std::vector<RequestObserver*> observers_{&observer_};
+  ResponseAffinity affinity_;
   std::optional<Pipeline> pipeline_;
 };
 
@@ -587,6 +589,169 @@ TEST_F(PipelineTest, InProcessProviderStillGoesThroughTheConnector) {
   ASSERT_EQ(connector_.sent.size(), 1u);
   EXPECT_EQ(connector_.sent[0].provider->adapter->endpoint(), nullptr);
   EXPECT_EQ(ctx.attempts[0].provider, "mock");
+}
+
+// --- OpenAI Responses: passthrough, stored responses, continuations --------------------------
+
+class ResponsesTest : public PipelineTest {
+ protected:
+  RequestContext responses(const std::string& body) {
+    return run("POST", "/v1/responses", {{"authorization", std::string("Bearer ") + kGatewayKey}},
+               body);
+  }
+  RequestContext get(const std::string& target, const std::string& key = kGatewayKey) {
+    return run("GET", target, {{"authorization", "Bearer " + key}}, "");
+  }
+  static std::string event(const std::string& type, const std::string& fields) {
+    return "event: " + type + "\ndata: {\"type\":\"" + type + "\"," + fields + "}\n\n";
+  }
+  static constexpr const char* kAnswer =
+      R"({"id":"resp_abc","object":"response","status":"completed","model":"upstream-model",)"
+      R"("output":[{"id":"msg_1","type":"message","status":"completed","role":"assistant",)"
+      R"("content":[{"type":"output_text","text":"hi","annotations":[]}]}],"tools":[],)"
+      R"("usage":{"input_tokens":9,"input_tokens_details":{"cached_tokens":4},"output_tokens":5,)"
+      R"("output_tokens_details":{"reasoning_tokens":2},"total_tokens":14}})";
+};
+
+TEST_F(ResponsesTest, ResponsesCallerIsPassedThroughAndItsAnswerRemembered) {
+  Script s;
+  s.reads = {kAnswer};
+  connector_.scripts.push_back(std::move(s));
+  const std::string body =
+      R"({"model":"gpt","input":"hi","tools":[{"type":"web_search"}],"store":true})";
+  RequestContext ctx = responses(body);
+  EXPECT_EQ(downstream_.status, 200);
+  EXPECT_EQ(downstream_.body, kAnswer);  // verbatim
+  ASSERT_EQ(connector_.sent.size(), 1u);
+  EXPECT_EQ(connector_.sent[0].head.rfind("POST /v1/responses HTTP/1.1\r\n", 0), 0u);
+  // The caller's bytes with the model spliced: built-in tools reach the upstream untouched.
+  std::string want = body;
+  want.replace(want.find("\"gpt\""), 5, "\"upstream-model\"");
+  EXPECT_EQ(connector_.sent[0].body, want);
+  ASSERT_TRUE(ctx.attempts[0].passthrough);
+  ASSERT_TRUE(ctx.usage);
+  EXPECT_EQ(*ctx.usage, (ir::Usage{9, 5, 4, 0, 2}));
+  auto stored = affinity_.find("resp_abc", clock_.now());
+  ASSERT_TRUE(stored);
+  EXPECT_EQ(stored->provider, "up");
+  EXPECT_EQ(stored->owner, "team");
+}
+
+TEST_F(ResponsesTest, StreamedAnswersAreRememberedFromResponseCreated) {
+  connector_.scripts.push_back(sse({
+      event("response.created", R"("response":{"id":"resp_s1","status":"in_progress"},"sequence_number":0)"),
+      event("response.output_text.delta",
+            R"("item_id":"m","output_index":0,"content_index":0,"delta":"yo","sequence_number":1)"),
+      event("response.completed",
+            R"("response":{"id":"resp_s1","status":"completed","usage":{"input_tokens":3,"output_tokens":1}},"sequence_number":2)"),
+  }));
+  RequestContext ctx = responses(R"({"model":"gpt","input":"hi","stream":true})");
+  EXPECT_TRUE(downstream_.streamed);
+  EXPECT_EQ(ctx.outcome, Outcome::kComplete);
+  EXPECT_EQ(ctx.finish_reason, "stop");
+  EXPECT_EQ(ctx.usage->input_tokens, 3u);
+  EXPECT_TRUE(affinity_.find("resp_s1", clock_.now()));
+}
+
+TEST_F(ResponsesTest, StoreFalseLeavesNoRecord) {
+  Script s;
+  s.reads = {kAnswer};
+  connector_.scripts.push_back(std::move(s));
+  responses(R"({"model":"gpt","input":"hi","store":false})");
+  EXPECT_EQ(downstream_.status, 200);
+  EXPECT_FALSE(affinity_.find("resp_abc", clock_.now()));
+}
+
+TEST_F(ResponsesTest, GetByIdGoesToTheProviderThatStoredIt) {
+  affinity_.remember("resp_abc", "up", "team", clock_.now());
+  Script s;
+  s.reads = {kAnswer};
+  s.headers = {{"content-type", "application/json"}, {"x-ratelimit-remaining-requests", "9"}};
+  connector_.scripts.push_back(std::move(s));
+  RequestContext ctx = get("/v1/responses/resp_abc?include[]=message.output_text.logprobs");
+  EXPECT_EQ(downstream_.status, 200);
+  EXPECT_EQ(downstream_.body, kAnswer);
+  EXPECT_EQ(downstream_.headers["x-ratelimit-remaining-requests"], "9");
+  EXPECT_EQ(downstream_.headers["x-sluice-provider"], "up");
+  ASSERT_EQ(connector_.sent.size(), 1u);
+  const std::string& head = connector_.sent[0].head;
+  EXPECT_EQ(head.rfind("GET /v1/responses/resp_abc?include[]=message.output_text.logprobs HTTP/1.1\r\n", 0), 0u)
+      << head;
+  EXPECT_NE(head.find(std::string("Authorization: Bearer ") + kProviderKey), std::string::npos);
+  EXPECT_TRUE(connector_.sent[0].body.empty());
+  EXPECT_EQ(ctx.endpoint, Endpoint::kStoredObject);
+  EXPECT_EQ(ctx.outcome, Outcome::kComplete);
+  EXPECT_EQ(observer_.calls, (std::vector<std::string>{"attempt:200", "finish:200"}));
+}
+
+TEST_F(ResponsesTest, GetOfAnUnknownExpiredOrOtherKeysResponseIsA404InOpenAisShape) {
+  get("/v1/responses/resp_nope");
+  EXPECT_EQ(downstream_.status, 404);
+  const json::value e = downstream_.json_body().at("error");
+  EXPECT_EQ(e.at("type"), "invalid_request_error");
+  EXPECT_NE(std::string(e.at("message").as_string()).find("The gateway has no record of 'resp_nope'"),
+            std::string::npos);
+  EXPECT_TRUE(connector_.sent.empty());
+
+  affinity_.remember("resp_old", "up", "team", clock_.now());
+  clock_.advance(std::chrono::seconds(3601));
+  downstream_ = FakeDownstream();
+  get("/v1/responses/resp_old");
+  EXPECT_EQ(downstream_.status, 404);
+
+  affinity_.remember("resp_theirs", "up", "another-key", clock_.now());
+  downstream_ = FakeDownstream();
+  get("/v1/responses/resp_theirs");
+  EXPECT_EQ(downstream_.status, 404);
+  EXPECT_TRUE(connector_.sent.empty());
+
+  downstream_ = FakeDownstream();
+  run("POST", "/v1/responses/resp_theirs", {{"authorization", std::string("Bearer ") + kGatewayKey}},
+      "{}");
+  EXPECT_EQ(downstream_.status, 405);
+}
+
+TEST_F(ResponsesTest, UpstreamNotFoundIsRelayedAsItIs) {
+  affinity_.remember("resp_gone", "up", "team", clock_.now());
+  Script s;
+  s.status = 404;
+  s.reads = {R"({"error":{"message":"Response with id 'resp_gone' not found.","type":"invalid_request_error","param":null,"code":null}})"};
+  connector_.scripts.push_back(std::move(s));
+  RequestContext ctx = get("/v1/responses/resp_gone");
+  EXPECT_EQ(downstream_.status, 404);
+  EXPECT_EQ(downstream_.json_body().at("error").at("message"), "Response with id 'resp_gone' not found.");
+  EXPECT_EQ(downstream_.headers["x-should-retry"], "false");
+  EXPECT_EQ(ctx.outcome, Outcome::kUpstreamError);
+}
+
+TEST_F(ResponsesTest, ContinuationsToAnUpstreamOfAnotherProtocolAreA400) {
+  RequestContext ctx =
+      responses(R"({"model":"local","input":"and then?","previous_response_id":"resp_abc"})");
+  EXPECT_EQ(downstream_.status, 400);
+  const json::value e = downstream_.json_body().at("error");
+  EXPECT_EQ(e.at("param"), "previous_response_id");
+  EXPECT_NE(std::string(e.at("message").as_string()).find("does not speak the Responses API"),
+            std::string::npos);
+  EXPECT_TRUE(connector_.sent.empty());
+}
+
+TEST_F(ResponsesTest, ResponsesCallerToAChatOnlyUpstreamIsTranslated) {
+  Script s;
+  s.reads = {R"({"id":"m","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"mock"},"finish_reason":"stop"}],"usage":{"prompt_tokens":4,"completion_tokens":1,"total_tokens":5}})"};
+  connector_.scripts.push_back(std::move(s));
+  RequestContext ctx = responses(R"({"model":"local","input":"hello","instructions":"be kind"})");
+  EXPECT_EQ(downstream_.status, 200);
+  const json::value r = downstream_.json_body();
+  EXPECT_EQ(r.at("object"), "response");
+  EXPECT_EQ(r.at("status"), "completed");
+  EXPECT_EQ(r.at("output").at(0).at("type"), "message");
+  EXPECT_EQ(r.at("output").at(0).at("content").at(0).at("text"), "mock");
+  EXPECT_EQ(r.at("usage").at("input_tokens"), 4);
+  EXPECT_FALSE(ctx.attempts[0].passthrough);
+  const json::value up = json::parse(connector_.sent[0].body);  // a chat request
+  EXPECT_EQ(up.at("messages").at(0).at("role"), "system");
+  // Translated answers were not stored upstream: nothing to remember.
+  EXPECT_EQ(affinity_.size(), 0u);
 }
 
 // --- ops endpoints --------------------------------------------------------------------------

@@ -68,6 +68,93 @@ std::string head_for(const ProviderAdapter& adapter, bool stream,
   return head;
 }
 
+// The head for `spec` with the protocol set (passthrough of a Responses caller), or a retrieval.
+std::string head_with(const ProviderAdapter& adapter, protocol::ProtocolId wire,
+                      std::string_view resource = {}) {
+  std::string head;
+  codec::HeadWriter writer(head);
+  RequestSpec spec;
+  spec.protocol = wire;
+  spec.resource = resource;
+  spec.model = "m";
+  spec.request_id = "rid";
+  spec.content_length = resource.empty() ? 2 : 0;
+  if (resource.empty()) {
+    adapter.write_request_head(spec, "{}", writer);
+  } else if (!adapter.write_retrieval_head(spec, writer)) {
+    return "(cannot retrieve)";
+  }
+  return head;
+}
+
+TEST(OpenAiAdapter, SpeaksChatCompletionsAndResponses) {
+  Built b = build("  - id: p\n    adapter: openai\n    api_key: sk-openai-secret-0000001\n");
+  const ProviderAdapter& a = *b.adapter;
+  // Translated traffic keeps Chat Completions; Responses callers are passed through.
+  EXPECT_EQ(a.wire_protocol(protocol::Operation::kChat), "openai_chat");
+  EXPECT_TRUE(a.speaks("openai_chat", protocol::Operation::kChat));
+  EXPECT_TRUE(a.speaks("openai_responses", protocol::Operation::kChat));
+  EXPECT_FALSE(a.speaks("openai_responses", protocol::Operation::kEmbeddings));
+  EXPECT_FALSE(a.speaks("anthropic_messages", protocol::Operation::kChat));
+  EXPECT_TRUE(a.speaks("openai_embeddings", protocol::Operation::kEmbeddings));
+
+  std::string head = head_with(a, "openai_responses");
+  EXPECT_EQ(head.rfind("POST /v1/responses HTTP/1.1\r\n", 0), 0u) << head;
+  EXPECT_EQ(head_with(a, "openai_chat").rfind("POST /v1/chat/completions HTTP/1.1\r\n", 0), 0u);
+
+  head = head_with(a, "openai_responses", "/responses/resp_1?include[]=x");
+  EXPECT_EQ(head.rfind("GET /v1/responses/resp_1?include[]=x HTTP/1.1\r\n", 0), 0u) << head;
+  EXPECT_NE(head.find("\r\nAuthorization: Bearer sk-openai-secret-0000001\r\n"), std::string::npos);
+  EXPECT_NE(head.find("\r\nx-request-id: rid\r\n"), std::string::npos);
+  EXPECT_EQ(head.find("Content-Length"), std::string::npos) << "a GET has no body";
+  EXPECT_EQ(head.find("Content-Type"), std::string::npos);
+  EXPECT_TRUE(head.ends_with("\r\n\r\n"));
+  EXPECT_EQ(head_with(a, "anthropic_messages", "/messages/x"), "(cannot retrieve)");
+}
+
+TEST(OpenAiAdapter, ResponsesApiCanBeTurnedOff) {
+  Built b = build(
+      "  - id: p\n    adapter: openai\n    base_url: http://127.0.0.1:9/v1\n"
+      "    responses_api: false\n");
+  const ProviderAdapter& a = *b.adapter;
+  EXPECT_FALSE(a.speaks("openai_responses", protocol::Operation::kChat));
+  EXPECT_TRUE(a.speaks("openai_chat", protocol::Operation::kChat));
+  EXPECT_EQ(head_with(a, "openai_responses", "/responses/resp_1"), "(cannot retrieve)");
+}
+
+TEST(AzureOpenAiAdapter, ResponsesLiveOnTheV1Surface) {
+  Built deployments = build(
+      "  - id: p\n    adapter: azure_openai\n    base_url: https://res.openai.azure.com/openai\n"
+      "    api_key: azure-secret-key-0000000001\n");
+  const ProviderAdapter& d = *deployments.adapter;
+  EXPECT_TRUE(d.speaks("openai_responses", protocol::Operation::kChat));
+  std::string head = head_with(d, "openai_responses");
+  // No deployment segment and no dated api-version: the v1 API takes the model in the body.
+  EXPECT_EQ(head.rfind("POST /openai/v1/responses HTTP/1.1\r\n", 0), 0u) << head;
+  EXPECT_NE(head.find("\r\napi-key: azure-secret-key-0000000001\r\n"), std::string::npos);
+  head = head_with(d, "openai_responses", "/responses/resp_9");
+  EXPECT_EQ(head.rfind("GET /openai/v1/responses/resp_9 HTTP/1.1\r\n", 0), 0u) << head;
+
+  Built v1 = build(
+      "  - id: p\n    adapter: azure_openai\n    base_url: https://res.openai.azure.com/openai\n"
+      "    api_style: v1\n    api_version: preview\n");
+  head = head_with(*v1.adapter, "openai_responses");
+  EXPECT_EQ(head.rfind("POST /openai/v1/responses?api-version=preview HTTP/1.1\r\n", 0), 0u)
+      << head;
+  head = head_with(*v1.adapter, "openai_responses", "/responses/resp_9/input_items?limit=2");
+  EXPECT_EQ(
+      head.rfind("GET /openai/v1/responses/resp_9/input_items?limit=2&api-version=preview ", 0),
+      0u)
+      << head;
+}
+
+TEST(AnthropicAdapter, SpeaksOnlyMessagesAndRetrievesNothing) {
+  Built b = build("  - id: p\n    adapter: anthropic\n");
+  EXPECT_FALSE(b.adapter->speaks("openai_responses", protocol::Operation::kChat));
+  EXPECT_TRUE(b.adapter->speaks("anthropic_messages", protocol::Operation::kChat));
+  EXPECT_EQ(head_with(*b.adapter, "openai_responses", "/responses/resp_1"), "(cannot retrieve)");
+}
+
 TEST(AnthropicAdapter, FramesMessagesWithItsKeyVersionAndTheCallersBeta) {
   Built b = build(
       "  - id: p\n    adapter: anthropic\n    api_key: sk-ant-secret-000000000001\n");

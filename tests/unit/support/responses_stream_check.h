@@ -27,8 +27,8 @@ struct ResponsesObserved {
   std::string model;
   std::string status;  // completed, incomplete, or failed (an error event)
   std::string incomplete_reason;
-  std::string text;       // every output_text, in output order
-  std::string reasoning;  // every summary text, parts of one item separated by "\n\n"
+  std::string text;                    // every output_text, in output order
+  std::string reasoning;               // every summary text, parts of one item separated by "\n\n"
   std::vector<std::string> encrypted;  // encrypted_content of each reasoning item that has one
   struct Call {
     std::string call_id;

@@ -1,13 +1,12 @@
 // Responses <-> the other protocols through the IR: what a caller of one protocol sees of an
 // upstream of another must say the same (text, reasoning, tool calls, usage) in a valid stream.
+#include <algorithm>
+#include <filesystem>
 #include <string>
 #include <vector>
 
 #include <boost/json/parse.hpp>
 #include <gtest/gtest.h>
-
-#include <algorithm>
-#include <filesystem>
 
 #include "../../support/responses_stream_check.h"
 #include "helpers.h"
@@ -33,7 +32,8 @@ template <class Decoder>
 std::vector<ir::StreamEvent> decode_with(std::string_view bytes, std::size_t step = 0) {
   Decoder decoder;
   std::vector<ir::StreamEvent> out;
-  test::for_each_sse_event(bytes, step, [&](const codec::SseEvent& ev) { decoder.on_event(ev, out); });
+  test::for_each_sse_event(bytes, step,
+                           [&](const codec::SseEvent& ev) { decoder.on_event(ev, out); });
   decoder.on_end(out);
   return out;
 }
@@ -83,7 +83,8 @@ TEST(ResponsesCrossProtocol, ResponsesStreamsToAnthropicCallers) {
     const std::string bytes = encode_with(encoder, ir);
     const Summary got = summarize(decode_with<anthropic::StreamDecoder>(bytes));
     EXPECT_EQ(got.error.has_value(), want.error.has_value())
-        << (got.error ? got.error->message() : "") << "\n" << bytes.substr(0, 3000);
+        << (got.error ? got.error->message() : "") << "\n"
+        << bytes.substr(0, 3000);
     EXPECT_EQ(got.text, want.text);
     EXPECT_EQ(got.reasoning, want.reasoning);
     EXPECT_EQ(got.redacted, want.redacted);
@@ -121,8 +122,8 @@ TEST(ResponsesCrossProtocol, ResponsesStreamsToChatCallers) {
 }
 
 TEST(ResponsesCrossProtocol, ResponsesAnswersToOtherCallers) {
-  for (const char* name : {"response-text.json", "response-function-call.json",
-                           "response-reasoning.json"}) {
+  for (const char* name :
+       {"response-text.json", "response-function-call.json", "response-reasoning.json"}) {
     SCOPED_TRACE(name);
     const ir::Response r = *decode_response(fixture(name));
     auto chat = openai_chat::decode_response(*openai_chat::encode_response(r, r.created));
@@ -171,8 +172,8 @@ TEST(ResponsesCrossProtocol, AnthropicStreamsToResponsesCallers) {
   for (const std::string& name : files("anthropic", ".sse")) {
     SCOPED_TRACE(name);
     for (std::size_t step : {0, 1, 5}) {
-      const auto ir = decode_with<anthropic::StreamDecoder>(
-          test::read_fixture("anthropic", name), step);
+      const auto ir =
+          decode_with<anthropic::StreamDecoder>(test::read_fixture("anthropic", name), step);
       expect_valid_responses_stream(ir);
     }
   }
@@ -182,8 +183,8 @@ TEST(ResponsesCrossProtocol, ChatStreamsToResponsesCallers) {
   for (const std::string& name : files("openai-chat", ".sse")) {
     SCOPED_TRACE(name);
     for (std::size_t step : {0, 1, 5}) {
-      const auto ir = decode_with<openai_chat::StreamDecoder>(
-          test::read_fixture("openai-chat", name), step);
+      const auto ir =
+          decode_with<openai_chat::StreamDecoder>(test::read_fixture("openai-chat", name), step);
       expect_valid_responses_stream(ir);
     }
   }
@@ -195,7 +196,8 @@ TEST(ResponsesCrossProtocol, OtherAnswersToResponsesCallers) {
     ASSERT_TRUE(encoded) << encoded.error().message();
     const ir::Response back = *decode_response(*encoded);
     EXPECT_EQ(back.usage, r.usage);
-    EXPECT_EQ(back.finish == ir::FinishReason::kToolCalls, r.finish == ir::FinishReason::kToolCalls);
+    EXPECT_EQ(back.finish == ir::FinishReason::kToolCalls,
+              r.finish == ir::FinishReason::kToolCalls);
     std::string text;
     std::string back_text;
     std::size_t calls = 0;

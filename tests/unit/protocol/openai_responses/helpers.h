@@ -40,7 +40,8 @@ inline const std::vector<std::string>& stream_fixtures() {
 inline std::vector<ir::StreamEvent> decode_stream(std::string_view bytes, std::size_t step = 0) {
   StreamDecoder decoder;
   std::vector<ir::StreamEvent> out;
-  test::for_each_sse_event(bytes, step, [&](const codec::SseEvent& ev) { decoder.on_event(ev, out); });
+  test::for_each_sse_event(bytes, step,
+                           [&](const codec::SseEvent& ev) { decoder.on_event(ev, out); });
   decoder.on_end(out);
   return out;
 }

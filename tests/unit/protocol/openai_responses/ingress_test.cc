@@ -91,7 +91,8 @@ TEST(ResponsesIngress, LightDecodeErrors) {
 }
 
 TEST(ResponsesIngress, ContinuationsCannotBeTranslated) {
-  IngressRequest r = decode_ok(R"({"model":"claude","input":"next","previous_response_id":"resp_9"})");
+  IngressRequest r =
+      decode_ok(R"({"model":"claude","input":"next","previous_response_id":"resp_9"})");
   auto ir = kIngress.to_ir(r);
   ASSERT_FALSE(ir);
   EXPECT_EQ(ir.error().kind(), ErrorKind::kBadRequest);
@@ -143,7 +144,8 @@ TEST(ResponsesIngress, StoredObjects) {
 }
 
 TEST(ResponsesIngress, UsageOfBody) {
-  EXPECT_EQ(kIngress.usage_of_body(fixture("response-reasoning.json")), (ir::Usage{88, 547, 0, 0, 128}));
+  EXPECT_EQ(kIngress.usage_of_body(fixture("response-reasoning.json")),
+            (ir::Usage{88, 547, 0, 0, 128}));
   EXPECT_FALSE(kIngress.usage_of_body(fixture("error-400-invalid-temperature.json")));
 }
 

@@ -1,10 +1,10 @@
+#include "protocol/openai_responses/request.h"
+
 #include <string>
 
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 #include <gtest/gtest.h>
-
-#include "protocol/openai_responses/request.h"
 
 namespace sluice::protocol::openai_responses {
 namespace {
@@ -172,11 +172,11 @@ TEST(ResponsesRequest, ToolResultsWithContentParts) {
 }
 
 TEST(ResponsesRequest, ToolChoiceStrings) {
-  for (auto [text, mode] : {std::pair{"auto", ir::ToolChoiceMode::kAuto},
-                            std::pair{"none", ir::ToolChoiceMode::kNone},
-                            std::pair{"required", ir::ToolChoiceMode::kRequired}}) {
-    const ir::Request r = decode_ok(std::string(R"({"model":"m","input":"x","tool_choice":")") +
-                                    text + "\"}");
+  for (auto [text, mode] :
+       {std::pair{"auto", ir::ToolChoiceMode::kAuto}, std::pair{"none", ir::ToolChoiceMode::kNone},
+        std::pair{"required", ir::ToolChoiceMode::kRequired}}) {
+    const ir::Request r =
+        decode_ok(std::string(R"({"model":"m","input":"x","tool_choice":")") + text + "\"}");
     EXPECT_EQ(r.tool_choice.mode, mode);
   }
 }
@@ -186,34 +186,38 @@ TEST(ResponsesRequest, ErrorsNameTheField) {
     std::string_view body;
     std::string_view param;
   };
-  for (const Case& c : {
-           Case{R"([1])", ""},
-           Case{R"({"input":"x"})", "model"},
-           Case{R"({"model":"m"})", "input"},
-           Case{R"({"model":"m","input":42})", "input"},
-           Case{R"({"model":"m","input":[{"type":"web_search_call","id":"ws"}]})", "input[0].type"},
-           Case{R"({"model":"m","input":[{"type":"item_reference","id":"x"}]})", "input[0].type"},
-           Case{R"({"model":"m","input":[{"role":"user","content":[{"type":"input_file","file_id":"f"}]}]})",
-                "input[0].content[0].type"},
-           Case{R"({"model":"m","input":[{"role":"user","content":[{"type":"input_image","file_id":"f"}]}]})",
-                "input[0].content[0].image_url"},
-           Case{R"({"model":"m","input":[{"role":"robot","content":"x"}]})", "input[0].role"},
-           Case{R"({"model":"m","input":[{"type":"function_call","call_id":"c","name":"f"}]})",
-                "input[0].arguments"},
-           Case{R"({"model":"m","input":[{"type":"function_call_output","output":"x"}]})",
-                "input[0].call_id"},
-           Case{R"({"model":"m","input":[{"type":"reasoning","summary":[]}]})", "input[0].id"},
-           Case{R"({"model":"m","input":[{"type":"reasoning","id":"r","summary":"x"}]})", "input[0]"},
-           Case{R"({"model":"m","input":"x","tools":[{"type":"web_search"}]})", "tools[0].type"},
-           Case{R"({"model":"m","input":"x","tools":[{"type":"function"}]})", "tools[0].name"},
-           Case{R"({"model":"m","input":"x","tool_choice":"sometimes"})", "tool_choice"},
-           Case{R"({"model":"m","input":"x","tool_choice":{"type":"file_search"}})", "tool_choice"},
-           Case{R"({"model":"m","input":"x","max_output_tokens":-1})", "max_output_tokens"},
-           Case{R"({"model":"m","input":"x","temperature":"hot"})", "temperature"},
-           Case{R"({"model":"m","input":"x","reasoning":{"effort":1}})", "reasoning.effort"},
-           Case{R"({"model":"m","input":"x","stream":"yes"})", "stream"},
-           Case{R"({"model":"m","input":"x","instructions":["a"]})", "instructions"},
-       }) {
+  for (
+      const Case& c : {
+          Case{R"([1])", ""},
+          Case{R"({"input":"x"})", "model"},
+          Case{R"({"model":"m"})", "input"},
+          Case{R"({"model":"m","input":42})", "input"},
+          Case{R"({"model":"m","input":[{"type":"web_search_call","id":"ws"}]})", "input[0].type"},
+          Case{R"({"model":"m","input":[{"type":"item_reference","id":"x"}]})", "input[0].type"},
+          Case{
+              R"({"model":"m","input":[{"role":"user","content":[{"type":"input_file","file_id":"f"}]}]})",
+              "input[0].content[0].type"},
+          Case{
+              R"({"model":"m","input":[{"role":"user","content":[{"type":"input_image","file_id":"f"}]}]})",
+              "input[0].content[0].image_url"},
+          Case{R"({"model":"m","input":[{"role":"robot","content":"x"}]})", "input[0].role"},
+          Case{R"({"model":"m","input":[{"type":"function_call","call_id":"c","name":"f"}]})",
+               "input[0].arguments"},
+          Case{R"({"model":"m","input":[{"type":"function_call_output","output":"x"}]})",
+               "input[0].call_id"},
+          Case{R"({"model":"m","input":[{"type":"reasoning","summary":[]}]})", "input[0].id"},
+          Case{R"({"model":"m","input":[{"type":"reasoning","id":"r","summary":"x"}]})",
+               "input[0]"},
+          Case{R"({"model":"m","input":"x","tools":[{"type":"web_search"}]})", "tools[0].type"},
+          Case{R"({"model":"m","input":"x","tools":[{"type":"function"}]})", "tools[0].name"},
+          Case{R"({"model":"m","input":"x","tool_choice":"sometimes"})", "tool_choice"},
+          Case{R"({"model":"m","input":"x","tool_choice":{"type":"file_search"}})", "tool_choice"},
+          Case{R"({"model":"m","input":"x","max_output_tokens":-1})", "max_output_tokens"},
+          Case{R"({"model":"m","input":"x","temperature":"hot"})", "temperature"},
+          Case{R"({"model":"m","input":"x","reasoning":{"effort":1}})", "reasoning.effort"},
+          Case{R"({"model":"m","input":"x","stream":"yes"})", "stream"},
+          Case{R"({"model":"m","input":"x","instructions":["a"]})", "instructions"},
+      }) {
     SCOPED_TRACE(c.body);
     const Error e = decode_error(c.body);
     EXPECT_EQ(e.kind(), ErrorKind::kBadRequest);
@@ -233,7 +237,8 @@ TEST(ResponsesRequest, EncodesTheIr) {
   EXPECT_FALSE(body.as_object().contains("instructions"));
   const json::array& input = body.at("input").as_array();
   ASSERT_EQ(input.size(), 8u);
-  EXPECT_EQ(input[0], json::parse(R"({"role":"system","content":[{"type":"input_text","text":"Be brief."},
+  EXPECT_EQ(input[0],
+            json::parse(R"({"role":"system","content":[{"type":"input_text","text":"Be brief."},
                                      {"type":"input_text","text":"Use metric units."}]})"));
   EXPECT_EQ(input[1].at("content").as_array().size(), 3u);
   EXPECT_EQ(input[1].at("content").at(2).at("image_url").as_string(), "data:image/png;base64,AAAA");

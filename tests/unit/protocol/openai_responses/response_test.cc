@@ -1,3 +1,5 @@
+#include "protocol/openai_responses/response.h"
+
 #include <string>
 
 #include <boost/json/parse.hpp>
@@ -6,7 +8,6 @@
 
 #include "helpers.h"
 #include "protocol/openai_responses/conventions.h"
-#include "protocol/openai_responses/response.h"
 
 namespace sluice::protocol::openai_responses {
 namespace {
@@ -96,16 +97,17 @@ TEST(ResponsesResponse, UsageTable) {
     std::string_view wire;
     ir::Usage ir;
   };
-  for (const Row& row : {
-           Row{R"({"input_tokens":9463,"input_tokens_details":{"cached_tokens":8320},
+  for (
+      const Row& row : {
+          Row{R"({"input_tokens":9463,"input_tokens_details":{"cached_tokens":8320},
                    "output_tokens":582,"output_tokens_details":{"reasoning_tokens":512},
                    "total_tokens":10045})",
-               {9463, 582, 8320, 0, 512}},
-           Row{R"({"input_tokens":100,"input_tokens_details":{"cached_tokens":10,"cache_write_tokens":30},
+              {9463, 582, 8320, 0, 512}},
+          Row{R"({"input_tokens":100,"input_tokens_details":{"cached_tokens":10,"cache_write_tokens":30},
                    "output_tokens":7,"output_tokens_details":{"reasoning_tokens":0},"total_tokens":107})",
-               {100, 7, 10, 30, 0}},
-           Row{R"({"input_tokens":5,"output_tokens":1})", {5, 1, 0, 0, 0}},
-       }) {
+              {100, 7, 10, 30, 0}},
+          Row{R"({"input_tokens":5,"output_tokens":1})", {5, 1, 0, 0, 0}},
+      }) {
     auto usage = read_usage(json::parse(row.wire));
     ASSERT_TRUE(usage);
     EXPECT_EQ(*usage, row.ir);
@@ -212,8 +214,8 @@ TEST(ResponsesResponse, ImagesCannotBeAnswered) {
 }
 
 TEST(ResponsesResponse, FixturesRoundTripThroughTheEncoder) {
-  for (const char* name : {"response-text.json", "response-function-call.json",
-                           "response-reasoning.json"}) {
+  for (const char* name :
+       {"response-text.json", "response-function-call.json", "response-reasoning.json"}) {
     SCOPED_TRACE(name);
     const ir::Response r = decode_ok(fixture(name));
     auto encoded = encode_response(r, r.created);

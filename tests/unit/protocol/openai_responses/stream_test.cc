@@ -124,8 +124,8 @@ TEST(ResponsesStreamDecoder, March2025StreamWithoutSequenceNumbers) {
 TEST(ResponsesStreamDecoder, FunctionCallKeepsCallIdAsTheIrId) {
   const Summary s = summarize(decode_stream(fixture("stream-function-call.sse")));
   ASSERT_EQ(s.calls.size(), 1u);
-  EXPECT_EQ(s.calls[0],
-            (Summary::Call{"call_kL0PCQV7M2WMoVX8V8OtYSAL", "get_capital", R"({"country":"France"})"}));
+  EXPECT_EQ(s.calls[0], (Summary::Call{"call_kL0PCQV7M2WMoVX8V8OtYSAL", "get_capital",
+                                       R"({"country":"France"})"}));
   EXPECT_EQ(s.finish, ir::FinishReason::kToolCalls);
   EXPECT_EQ(*s.usage, (ir::Usage{255, 16, 0, 0, 0}));
   EXPECT_TRUE(s.text.empty());
@@ -202,10 +202,13 @@ TEST(ResponsesStreamDecoder, IncompleteForMaxOutputTokensIsLength) {
   const std::size_t at = bytes.find("event: response.completed");
   std::string final = bytes.substr(at);
   bytes.resize(at);
-  for (auto [from, to] : {std::pair<std::string, std::string>{"response.completed", "response.incomplete"},
-                          {R"("status":"completed")", R"("status":"incomplete")"},
-                          {R"("incomplete_details":null)", R"("incomplete_details":{"reason":"max_output_tokens"})"}}) {
-    for (std::size_t p = final.find(from); p != std::string::npos; p = final.find(from, p + to.size())) {
+  for (auto [from, to] :
+       {std::pair<std::string, std::string>{"response.completed", "response.incomplete"},
+        {R"("status":"completed")", R"("status":"incomplete")"},
+        {R"("incomplete_details":null)",
+         R"("incomplete_details":{"reason":"max_output_tokens"})"}}) {
+    for (std::size_t p = final.find(from); p != std::string::npos;
+         p = final.find(from, p + to.size())) {
       final.replace(p, from.size(), to);
     }
   }
@@ -218,7 +221,8 @@ TEST(ResponsesStreamDecoder, IncompleteForMaxOutputTokensIsLength) {
 TEST(ResponsesStreamDecoder, FailedResponseIsAnError) {
   StreamDecoder d;
   std::vector<ir::StreamEvent> out;
-  d.decode("response.created", R"({"type":"response.created","response":{"id":"resp_1","model":"m"}})", out);
+  d.decode("response.created",
+           R"({"type":"response.created","response":{"id":"resp_1","model":"m"}})", out);
   d.decode("response.failed",
            R"({"type":"response.failed","response":{"id":"resp_1","status":"failed",)"
            R"("error":{"code":"server_error","message":"boom"}}})",
@@ -238,17 +242,20 @@ TEST(ResponsesStreamDecoder, UnknownEventsAndBadOrderAreExplicitErrors) {
     }
     return out;
   };
-  const std::string created = R"({"type":"response.created","response":{"id":"resp_1","model":"m"}})";
+  const std::string created =
+      R"({"type":"response.created","response":{"id":"resp_1","model":"m"}})";
   auto out = run({{"response.created", created}, {"response.audio.delta", R"({"delta":"AAA"})"}});
   ASSERT_EQ(out.back().kind, ir::StreamEventKind::kError);
   EXPECT_EQ(out.back().error.message(), "cannot translate event 'response.audio.delta'");
 
   out = run({{"response.output_text.delta", R"({"output_index":0,"delta":"x"})"}});
   ASSERT_EQ(out.size(), 1u);
-  EXPECT_EQ(out[0].error.message(), "cannot translate response.output_text.delta before response.created");
+  EXPECT_EQ(out[0].error.message(),
+            "cannot translate response.output_text.delta before response.created");
 
-  out = run({{"response.created", created},
-             {"response.output_text.delta", R"({"output_index":3,"content_index":0,"delta":"x"})"}});
+  out =
+      run({{"response.created", created},
+           {"response.output_text.delta", R"({"output_index":3,"content_index":0,"delta":"x"})"}});
   EXPECT_EQ(out.back().kind, ir::StreamEventKind::kError);
 
   out = run({{"response.created", created}, {"response.created", created}});
@@ -268,10 +275,12 @@ TEST(ResponsesStreamDecoder, ItemsWithoutDeltasAreEmittedWhenDone) {
            R"({"output_index":0,"item":{"id":"msg_1","type":"message","content":[)"
            R"({"type":"output_text","text":"whole"}]}})",
            out);
-  d.decode("response.output_item.added",
-           R"({"output_index":1,"item":{"type":"function_call","call_id":"c1","name":"f","arguments":""}})",
+  d.decode(
+      "response.output_item.added",
+      R"({"output_index":1,"item":{"type":"function_call","call_id":"c1","name":"f","arguments":""}})",
+      out);
+  d.decode("response.function_call_arguments.done", R"({"output_index":1,"arguments":"{\"a\":1}"})",
            out);
-  d.decode("response.function_call_arguments.done", R"({"output_index":1,"arguments":"{\"a\":1}"})", out);
   d.decode("response.completed", R"({"response":{"status":"completed","usage":null}})", out);
   const Summary s = summarize(out);
   EXPECT_EQ(s.text, "whole");
@@ -285,9 +294,9 @@ TEST(ResponsesStreamDecoder, ItemsWithoutDeltasAreEmittedWhenDone) {
 // The checker itself accepts the recorded streams it can read
 
 TEST(ResponsesStreamCheck, AcceptsTheRecordedStreams) {
-  for (const char* name : {"stream-text.sse", "stream-function-call.sse",
-                           "stream-reasoning-function-call.sse", "stream-reasoning-summary-text.sse",
-                           "stream-text-2025-03-no-sequence-number.sse"}) {
+  for (const char* name :
+       {"stream-text.sse", "stream-function-call.sse", "stream-reasoning-function-call.sse",
+        "stream-reasoning-summary-text.sse", "stream-text-2025-03-no-sequence-number.sse"}) {
     SCOPED_TRACE(name);
     const std::string bytes = fixture(name);
     test::ResponsesObserved o;
@@ -371,8 +380,9 @@ TEST(ResponsesStreamEncoder, TextStreamEventByEvent) {
   EXPECT_EQ(u.at("input_tokens_details").at("cached_tokens").as_int64(), 4);
   EXPECT_EQ(u.at("output_tokens").as_int64(), 5);
   EXPECT_EQ(u.at("total_tokens").as_int64(), 15);
-  EXPECT_EQ(completed[0].at("response").at("output").at(0).at("content").at(0).at("text").as_string(),
-            "Hello");
+  EXPECT_EQ(
+      completed[0].at("response").at("output").at(0).at("content").at(0).at("text").as_string(),
+      "Hello");
 }
 
 TEST(ResponsesStreamEncoder, ParallelToolCallsInterleaveByOutputIndex) {
@@ -428,9 +438,9 @@ TEST(ResponsesStreamEncoder, ReasoningSignatureAndRedactedReasoningBecomeEncrypt
 TEST(ResponsesStreamEncoder, LengthAndContentFilterEndIncomplete) {
   for (auto [reason, wire] : {std::pair{ir::FinishReason::kLength, "max_output_tokens"},
                               std::pair{ir::FinishReason::kContentFilter, "content_filter"}}) {
-    const std::string out = encode_stream({start(), ev(ir::StreamEventKind::kTextDelta, "x"),
-                                           usage(5, 16), finish(reason),
-                                           ev(ir::StreamEventKind::kDone)});
+    const std::string out =
+        encode_stream({start(), ev(ir::StreamEventKind::kTextDelta, "x"), usage(5, 16),
+                       finish(reason), ev(ir::StreamEventKind::kDone)});
     test::ResponsesObserved o;
     ASSERT_EQ(test::check_responses_stream(out, o), "") << out;
     EXPECT_EQ(o.status, "incomplete");
