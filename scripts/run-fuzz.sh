@@ -27,10 +27,12 @@ declare -A max_len=(
   [anthropic_stream_fuzz]=20000
   [gemini_request_fuzz]=4096
   [gemini_stream_fuzz]=20000
+  [responses_request_fuzz]=4096
+  [responses_stream_fuzz]=20000
 )
 targets=(sse_parser_fuzz openai_chat_request_fuzz openai_ir_request_fuzz openai_response_fuzz
   openai_stream_fuzz anthropic_request_fuzz anthropic_response_fuzz anthropic_stream_fuzz
-  gemini_request_fuzz gemini_stream_fuzz)
+  gemini_request_fuzz gemini_stream_fuzz responses_request_fuzz responses_stream_fuzz)
 
 start=$(date +%s)
 cmake --preset fuzz >/dev/null || exit 1
@@ -65,6 +67,7 @@ seed() {
     anthropic_response_fuzz) seed_copy "$dir" "$fixtures"/anthropic/*.json ;;
     openai_chat_request_fuzz) seed_copy "$dir" tests/fuzz/seeds/openai_ir_request_fuzz/* ;;
     gemini_stream_fuzz) seed_sse "$dir" "$fixtures"/gemini/*.sse ;;
+    responses_stream_fuzz) seed_sse "$dir" "$fixtures"/openai-responses/*.sse ;;
     gemini_request_fuzz)  # it also reads its input as Anthropic and OpenAI requests
       seed_copy "$dir" tests/fuzz/seeds/anthropic_request_fuzz/* \
         tests/fuzz/seeds/openai_ir_request_fuzz/* ;;

@@ -463,6 +463,13 @@ Result<void> decode_root(const json::object& root, ir::Request& req) {
     }
     req.stream = s->get_bool();
   }
+  // Not in the IR, but checked as the ingress's light decode checks them.
+  if (const json::value* s = field(root, "store"); s != nullptr && !s->is_bool()) {
+    return bad_type("store", "a boolean");
+  }
+  if (const json::value* p = field(root, "previous_response_id"); p != nullptr && !p->is_string()) {
+    return bad_type("previous_response_id", "a string");
+  }
   for (const char* key : {"user", "safety_identifier"}) {
     if (const json::value* u = field(root, key); u != nullptr && u->is_string()) {
       req.user = text_of(*u);

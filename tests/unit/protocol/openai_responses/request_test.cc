@@ -216,6 +216,8 @@ TEST(ResponsesRequest, ErrorsNameTheField) {
           Case{R"({"model":"m","input":"x","temperature":"hot"})", "temperature"},
           Case{R"({"model":"m","input":"x","reasoning":{"effort":1}})", "reasoning.effort"},
           Case{R"({"model":"m","input":"x","stream":"yes"})", "stream"},
+          Case{R"({"model":"m","input":"x","store":1})", "store"},
+          Case{R"({"model":"m","input":"x","previous_response_id":3})", "previous_response_id"},
           Case{R"({"model":"m","input":"x","instructions":["a"]})", "instructions"},
       }) {
     SCOPED_TRACE(c.body);

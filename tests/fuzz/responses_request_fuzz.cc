@@ -1,0 +1,81 @@
+// protocol/openai_responses: ResponsesIngress::decode (the light envelope decode of the
+// passthrough path) and decode_request (the full decode of the translated path) on arbitrary
+// bytes. The light decode accepts whatever the full one accepts, and its passthrough body is the
+// same JSON with only the model replaced. An accepted request encodes back to Responses
+// (encode_request: kBadRequest, or a body that decodes again, with encoding a fixed point after
+// one decode), to OpenAI Chat Completions (valid JSON carrying the upstream model) and to
+// Anthropic (check_anthropic_encoding).
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "anthropic_encoding_check.h"
+#include "fuzz_support.h"
+#include "protocol/openai_chat/ir_request.h"
+#include "protocol/openai_responses/request.h"
+#include "protocol/openai_responses/responses_ingress.h"
+
+namespace {
+
+// decode() reads no header.
+class NoHead final : public sluice::codec::RequestHead {
+ public:
+  std::string_view method() const override { return "POST"; }
+  std::string_view target() const override { return "/v1/responses"; }
+  std::string_view header(std::string_view) const override { return {}; }
+  bool has_header(std::string_view) const override { return false; }
+  void for_each_header(
+      sluice::FunctionRef<void(std::string_view, std::string_view)>) const override {}
+};
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  namespace rs = sluice::protocol::openai_responses;
+  namespace oc = sluice::protocol::openai_chat;
+  using sluice::fuzz::check;
+  constexpr std::string_view kUpstreamModel = "up\"stream\\model-\xC3\xA9";
+  const std::string_view body(reinterpret_cast<const char*>(data), size);
+
+  static const rs::ResponsesIngress ingress;
+  const NoHead head;
+  auto light = ingress.decode(body, head);
+  if (light) {
+    const std::string up = ingress.passthrough_body(*light, kUpstreamModel);
+    auto original = sluice::fuzz::expect_json(body, "the light decode accepted invalid JSON");
+    auto spliced = sluice::fuzz::expect_json(up, "passthrough body is not valid JSON");
+    check(original.is_object() && spliced.is_object(), "passthrough body is not an object", up);
+    original.get_object()["model"] = kUpstreamModel;
+    check(original == spliced, "passthrough body changes more than the model", up);
+  }
+
+  rs::DecodeStats stats;
+  auto full = rs::decode_request(body, &stats);
+  if (!full) {
+    check(full.error().kind() == sluice::ErrorKind::kBadRequest,
+          "decode_request failed with a kind other than kBadRequest", full.error().message());
+    return 0;
+  }
+  check(light.has_value(), "the full decode accepts what the light decode rejects",
+        light ? std::string_view() : std::string_view(light.error().message()));
+
+  auto encoded = rs::encode_request(*full, kUpstreamModel, full->stream);
+  if (!encoded) {
+    check(encoded.error().kind() == sluice::ErrorKind::kBadRequest,
+          "encode_request failed with a kind other than kBadRequest", encoded.error().message());
+  } else {
+    sluice::fuzz::check_model(*encoded, kUpstreamModel);
+    auto again = rs::decode_request(*encoded);
+    check(again.has_value(), "encode_request wrote a body decode_request rejects", *encoded);
+    auto twice = rs::encode_request(*again, kUpstreamModel, again->stream);
+    check(twice.has_value() && *twice == *encoded, "encoding is not a fixed point after one decode",
+          *encoded + "\n" + (twice ? *twice : twice.error().message()));
+  }
+
+  sluice::fuzz::check_model(oc::encode_request(*full, kUpstreamModel, full->stream),
+                            kUpstreamModel);
+  sluice::fuzz::check_anthropic_encoding(*full, full->stream);
+  return 0;
+}
