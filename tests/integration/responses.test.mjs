@@ -41,10 +41,12 @@ useStack(
           responses_api: false,
           forward_headers: ['x-mock-*'],
         },
+        { id: 'azure', adapter: 'azure_openai', base_url: `${m.url}/openai`, api_key: PROVIDER_KEY },
       );
       cfg.routes.push(
         { alias: 'claude-test', provider: 'claude', model: 'claude-sonnet-4-5' },
         { alias: 'compat-test', provider: 'compat', model: 'compat-model' },
+        { alias: 'azure-test', provider: 'azure', model: 'my-deployment' },
       );
       cfg.keys[1].models.push('gpt-test');
       return cfg;
@@ -158,6 +160,22 @@ describe('Responses caller, OpenAI upstream: passthrough', () => {
   });
 });
 
+describe('Responses caller, Azure OpenAI upstream', () => {
+  test('passed through to the v1 surface (no deployment segment, no dated api-version), and found again by id', async () => {
+    const r = await postJson(gw, '/v1/responses', { model: 'azure-test', input: 'hello azure' });
+    assert.equal(r.status, 200, r.text);
+    let lr = await lastUpstream();
+    assert.equal(lr.target, '/openai/v1/responses');
+    assert.equal(lr.headers['api-key'], PROVIDER_KEY);
+    assert.equal(JSON.parse(lr.body).model, 'my-deployment');
+    const got = await getResponse(r.json.id);
+    assert.equal(got.status, 200, got.text);
+    assert.equal(got.headers.get('x-sluice-provider'), 'azure');
+    lr = await lastUpstream();
+    assert.equal(lr.target, `/openai/v1/responses/${r.json.id}`);
+  });
+});
+
 describe('GET /v1/responses/{id}', () => {
   test('reaches the provider that stored the response and relays it verbatim', async () => {
     const created = await postJson(gw, '/v1/responses', { model: 'gpt-test', input: 'remember me' });
@@ -176,7 +194,9 @@ describe('GET /v1/responses/{id}', () => {
     assert.equal(got.text, await d.text());
     assert.equal(JSON.parse(got.text).output[0].content[0].text, created.json.output[0].content[0].text);
 
-    const entry = await gw.waitForLog((e) => e.method === 'GET' && e.path.startsWith(`/v1/responses/${id}`));
+    // Mock ids restart with every test: find this GET's own line.
+    const entry = await gw.waitForLog((e) => e.request_id === got.headers.get('x-request-id'));
+    assert.equal(entry.method, 'GET');
     assert.equal(entry.status, 200);
     assert.equal(entry.upstream[0].provider, 'up');
   });
