@@ -42,8 +42,8 @@ Result<const RouteRuntime*> ModelCall::resolve_route(std::string_view model) {
     return model_not_found(model);
   }
   if (!Snapshot::key_allows(ctx_.key, model)) {
-    return Error(ErrorKind::kForbidden, "key '" + ctx_.key->name + "' may not use model '" +
-                                            std::string(model) + "'")
+    return Error(ErrorKind::kForbidden,
+                 "key '" + ctx_.key->name + "' may not use model '" + std::string(model) + "'")
         .with_code("model_not_allowed")
         .with_param("model");
   }
@@ -151,6 +151,14 @@ Awaitable<void> ModelCall::attempt(const RouteRuntime& route) {
   // Passthrough whenever the upstream speaks the caller's protocol, even when it prefers another
   // for translated traffic (OpenAI: Chat Completions and Responses).
   const bool passthrough = adapter.speaks(ctx_.ingress->protocol(), route.operation);
+  if (!passthrough) {
+    // Nothing to translate to (count_tokens towards a provider that does not count): the
+    // gateway's own answer, no upstream call. Its state lives in the callee's frame.
+    const bool answered = co_await answer_locally();
+    if (answered) {
+      co_return;
+    }
+  }
   if (std::optional<Error> refused = frame_request(route, passthrough)) {
     co_await pipeline_.reject(ctx_, *refused, downstream_);
     co_return;
@@ -238,7 +246,7 @@ Awaitable<void> ModelCall::relay_failure(const RouteRuntime& route, providers::E
 }
 
 Result<std::unique_ptr<StreamTransform>> ModelCall::make_transform(const RouteRuntime& route,
-                                                                  bool passthrough) {
+                                                                   bool passthrough) {
   const protocol::IngressCodec& ingress = *ctx_.ingress;
   const providers::ProviderAdapter& adapter = *route.provider->adapter;
   if (passthrough) {
@@ -339,6 +347,27 @@ Awaitable<void> ModelCall::relay_answer(const RouteRuntime& route, providers::Ex
   co_await downstream_.send(ctx_, head, *answer);
 }
 
+Awaitable<bool> ModelCall::answer_locally() {
+  std::optional<Result<protocol::IngressCodec::LocalAnswer>> local =
+      ctx_.ingress->local_answer(request_);
+  if (!local) {
+    co_return false;
+  }
+  auto& answer = *local;
+  if (!answer) {
+    co_await pipeline_.reject(ctx_, answer.error(), downstream_);
+    co_return true;
+  }
+  ctx_.outcome = Outcome::kComplete;
+  ResponseHead& head = downstream_.new_head();
+  add_standard_fields(ctx_, head);
+  if (!answer->header.empty()) {
+    head.headers.add(answer->header, answer->value);
+  }
+  co_await downstream_.send(ctx_, head, answer->body);
+  co_return true;
+}
+
 ResponseHead& ModelCall::answer_head(const RouteRuntime& route,
                                      const providers::Exchange& exchange) {
   ResponseHead& head = downstream_.new_head();
@@ -415,8 +444,8 @@ Awaitable<void> ModelCall::relay_stream(providers::Exchange& exchange, StreamTra
   co_await end_stream_with(transform, std::move(failure), gone);
 }
 
-Awaitable<void> ModelCall::end_stream_with(StreamTransform& transform,
-                                           std::optional<Error> failure, bool gone) {
+Awaitable<void> ModelCall::end_stream_with(StreamTransform& transform, std::optional<Error> failure,
+                                           bool gone) {
   if (failure && failure->kind() == ErrorKind::kClientGone) {
     gone = true;
   }

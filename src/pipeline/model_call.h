@@ -74,6 +74,9 @@ class ModelCall {
   void relay_headers(const RouteRuntime& route, const providers::Exchange& exchange,
                      ResponseHead& head, bool include_retry_headers) const;
   Awaitable<void> answer_error(const Error& error, Outcome outcome);
+  // Sends the codec's own answer (IngressCodec::local_answer) or its error; false when the
+  // codec has none (the request is translated).
+  Awaitable<bool> answer_locally();
   // An answer relayed verbatim that the upstream stored under `id` (a Responses answer): the
   // affinity store remembers its provider for GETs and continuations.
   void remember_stored(const RouteRuntime& route, std::string_view id) const;

@@ -131,6 +131,20 @@ class IngressCodec {
   virtual std::string passthrough_body(const IngressRequest& request,
                                        std::string_view upstream_model) const = 0;
 
+  // Endpoints that ask about a prompt rather than for an answer (Anthropic
+  // /v1/messages/count_tokens). An upstream that speaks this protocol answers in passthrough; for
+  // any other there is no request to translate to, so the gateway answers itself: the body, and a
+  // response header saying what kind of answer it is (`x-sluice-token-count: estimate`). nullopt
+  // (the default) for model calls, which are translated instead.
+  struct LocalAnswer {
+    std::string body;
+    std::string_view header;  // static strings
+    std::string_view value;
+  };
+  virtual std::optional<Result<LocalAnswer>> local_answer(IngressRequest& /*request*/) const {
+    return std::nullopt;
+  }
+
   // A complete translated answer in this protocol. `usage_clamped` is set when the usage could
   // not be expressed exactly and was clamped (see StreamEncoder::usage_clamped).
   virtual Result<std::string> encode_response(const ir::Response& response,

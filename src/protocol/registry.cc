@@ -20,6 +20,7 @@ constexpr std::array kIngress = {
     static_cast<const IngressCodec*>(&kInstance<openai_chat::ChatIngress>),
     static_cast<const IngressCodec*>(&kInstance<openai_chat::EmbeddingsIngress>),
     static_cast<const IngressCodec*>(&kInstance<anthropic::MessagesIngress>),
+    static_cast<const IngressCodec*>(&kInstance<anthropic::CountTokensIngress>),
     static_cast<const IngressCodec*>(&kInstance<openai_responses::ResponsesIngress>),
     static_cast<const IngressCodec*>(&kInstance<gemini::GeminiIngress>),
 };

@@ -7,6 +7,7 @@
 #include "codec/json_envelope.h"
 #include "codec/json_read.h"
 #include "codec/json_writer.h"
+#include "ir/token_estimate.h"
 #include "protocol/anthropic/errors.h"
 #include "protocol/anthropic/messages_request.h"
 #include "protocol/anthropic/messages_response.h"
@@ -163,6 +164,80 @@ std::string MessagesIngress::encode_model_list(std::span<const std::string_view>
   aliases.empty() ? w.null() : w.string(aliases.back());
   w.ch('}');
   return body;
+}
+
+Result<IngressRequest> CountTokensIngress::decode(std::string_view body,
+                                                  const codec::RequestHead& /*head*/) const {
+  using Kind = codec::EnvelopeField::Kind;
+  std::array<codec::EnvelopeField, 2> fields = {codec::EnvelopeField("model"),
+                                                codec::EnvelopeField("messages")};
+  auto& [model, messages] = fields;
+  std::string syntax;
+  if (body.empty() || !codec::scan_envelope(body, fields, syntax, kMaxJsonDepth)) {
+    return Error(ErrorKind::kBadRequest,
+                 body.empty() ? std::string("request body is empty; expected a JSON object")
+                              : "request body is not valid JSON: " + syntax);
+  }
+  auto bad = [](std::string_view path, std::string_view problem) {
+    return Error(ErrorKind::kBadRequest, std::string(path) + ": " + std::string(problem))
+        .with_param(std::string(path));
+  };
+  if (model.kind == Kind::kAbsent) {
+    return bad("model", "Field required");
+  }
+  if (model.kind != Kind::kString || model.text.empty()) {
+    return bad("model", "Input should be a non-empty string");
+  }
+  if (messages.kind == Kind::kAbsent) {
+    return bad("messages", "Field required");
+  }
+  if (messages.kind != Kind::kArray || messages.elements == 0) {
+    return bad("messages", "Input should be a non-empty list");
+  }
+  IngressRequest request;
+  request.body = body;
+  request.model = std::move(model.text);
+  request.spliceable = model.spliceable();
+  request.model_begin = model.begin;
+  request.model_end = model.end;
+  return request;
+}
+
+Result<ir::Request> CountTokensIngress::to_ir(IngressRequest& request) const {
+  DecodeStats stats;
+  DecodeOptions options;
+  options.count_tokens = true;
+  auto decoded = decode_request(request.body, options, &stats);
+  request.ignored_fields = stats.ignored_fields;
+  return decoded;
+}
+
+std::optional<Result<IngressCodec::LocalAnswer>> CountTokensIngress::local_answer(
+    IngressRequest& request) const {
+  auto ir = to_ir(request);  // validates the whole body, as Anthropic would
+  if (!ir) {
+    return Result<LocalAnswer>(std::move(ir).error());
+  }
+  LocalAnswer answer;
+  answer.body = R"({"input_tokens":)" + std::to_string(ir::estimate_input_tokens(*ir)) + "}";
+  answer.header = "x-sluice-token-count";
+  answer.value = "estimate";
+  return Result<LocalAnswer>(std::move(answer));
+}
+
+Result<std::string> CountTokensIngress::encode_response(const ir::Response& /*response*/,
+                                                        bool& /*usage_clamped*/) const {
+  return Error(ErrorKind::kInternal, "count_tokens has no translated answers");
+}
+
+std::unique_ptr<protocol::StreamEncoder> CountTokensIngress::make_stream_encoder(
+    const IngressRequest& /*request*/) const {
+  return nullptr;
+}
+
+std::unique_ptr<protocol::StreamSniffer> CountTokensIngress::make_stream_sniffer(
+    const IngressRequest& /*request*/) const {
+  return nullptr;
 }
 
 }  // namespace sluice::protocol::anthropic

@@ -259,14 +259,16 @@ class RequestDecoder {
     out.model.assign(*model);
 
     const json::value* max_tokens = root.if_contains("max_tokens");
-    if (max_tokens == nullptr) {
+    if (max_tokens == nullptr && !options_.count_tokens) {
       return bad("max_tokens", kFieldRequired);
     }
-    auto mt = bounded_integer(*max_tokens, "max_tokens", 1);
-    if (!mt) {
-      return std::move(mt).error();
+    if (max_tokens != nullptr) {
+      auto mt = bounded_integer(*max_tokens, "max_tokens", 1);
+      if (!mt) {
+        return std::move(mt).error();
+      }
+      out.max_tokens = *mt;
     }
-    out.max_tokens = *mt;
 
     SLUICE_ANTHROPIC_TRY(messages(root, out));
     SLUICE_ANTHROPIC_TRY(system(root, out));

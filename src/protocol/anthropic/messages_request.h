@@ -13,6 +13,9 @@ struct DecodeOptions {
   // permitted", what the Anthropic API itself answers). Off by default: the gateway tolerates
   // fields newer clients send (context_management, service_tier, ...) and counts them instead.
   bool strict = false;
+  // A POST /v1/messages/count_tokens body: the Messages fields, but max_tokens is optional (the
+  // counting endpoint takes none).
+  bool count_tokens = false;
 };
 
 struct DecodeStats {

@@ -68,9 +68,18 @@ protocol::ProtocolId AnthropicAdapter::wire_protocol(protocol::Operation operati
                                                  : protocol::ProtocolId();
 }
 
+bool AnthropicAdapter::speaks(protocol::ProtocolId protocol, protocol::Operation operation) const {
+  return operation == protocol::Operation::kChat &&
+         (protocol == protocol::anthropic::kMessagesProtocol ||
+          protocol == protocol::anthropic::kCountTokensProtocol);
+}
+
 void AnthropicAdapter::write_request_head(const RequestSpec& spec, std::string_view /*body*/,
                                           codec::HeadWriter& head) const {
-  head.request_line("POST", url_.path_prefix, "/messages");
+  head.request_line("POST", url_.path_prefix,
+                    spec.protocol == protocol::anthropic::kCountTokensProtocol
+                        ? "/messages/count_tokens"
+                        : "/messages");
   write_common_fields(spec, url_.host_header, headers_, head);
 }
 

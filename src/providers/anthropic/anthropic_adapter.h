@@ -13,7 +13,8 @@ namespace sluice::providers {
 // `adapter: anthropic`: Anthropic's Messages API (https://docs.claude.com/en/api/messages).
 // Authenticates with `x-api-key: <api_key>` and sends `anthropic-version`; a caller's
 // `anthropic-beta` header is passed on (Claude Code and the SDKs use it to enable features).
-// Speaks Messages for chat routes; embeddings routes cannot name it.
+// Speaks Messages for chat routes, and its token counting endpoint (/v1/messages/count_tokens
+// callers are passed through to /messages/count_tokens); embeddings routes cannot name it.
 //
 // Options:
 //   anthropic_version    the `anthropic-version` header (default 2023-06-01, the current one)
@@ -29,6 +30,7 @@ class AnthropicAdapter final : public ProviderAdapter {
   static Result<std::unique_ptr<ProviderAdapter>> make(const config::Provider& provider);
 
   protocol::ProtocolId wire_protocol(protocol::Operation operation) const override;
+  bool speaks(protocol::ProtocolId protocol, protocol::Operation operation) const override;
   void write_request_head(const RequestSpec& spec, std::string_view body,
                           codec::HeadWriter& head) const override;
   Result<std::string> encode_request(const ir::Request& request, std::string_view model,

@@ -117,11 +117,13 @@ std::vector<Fixture> fixtures_of(std::string_view protocol) {
   return out;
 }
 
-// The chat-operation codecs in the registry: the caller protocols.
+// The chat codecs in the registry that answer with model output (not count_tokens, which has
+// no streams): the caller protocols.
 std::vector<const protocol::IngressCodec*> chat_codecs() {
   std::vector<const protocol::IngressCodec*> out;
+  protocol::IngressRequest probe;
   for (const protocol::IngressCodec* c : protocol::ingress_codecs()) {
-    if (c->operation() == protocol::Operation::kChat) {
+    if (c->operation() == protocol::Operation::kChat && c->make_stream_encoder(probe) != nullptr) {
       out.push_back(c);
     }
   }
