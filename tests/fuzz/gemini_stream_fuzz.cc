@@ -72,31 +72,29 @@ struct View {
   }
 };
 
-// `out` must be `data: <JSON object>\r\n\r\n` chunks, optionally ended by the bare
-// {"error":{...}} object and a blank line.
+// `out` must be `data: <JSON object>\r\n\r\n` chunks, each with candidates, except a last one
+// with the error object when the stream ended in an error.
 void check_framing(std::string_view out, bool errored) {
   bool ended = false;
   while (!out.empty()) {
     check(!ended, "gemini encoder wrote after its error", out);
+    check(out.starts_with("data: "), "gemini encoder chunk does not start with data:", out);
     const std::size_t end = out.find("\r\n\r\n");
     check(end != std::string_view::npos, "gemini encoder chunk not ended by CRLF CRLF", out);
-    std::string_view chunk = out.substr(0, end);
+    const std::string_view chunk = out.substr(6, end - 6);
     out.remove_prefix(end + 4);
-    if (chunk.starts_with("data: ")) {
-      chunk.remove_prefix(6);
-      check(chunk.find('\n') == std::string_view::npos && chunk.find('\r') == std::string_view::npos,
-            "gemini encoder chunk spans lines", chunk);
-      const auto v = sluice::fuzz::expect_json(chunk, "gemini encoder chunk not JSON");
-      check(v.is_object() && v.get_object().contains("candidates"),
-            "gemini encoder chunk without candidates", chunk);
-    } else {
-      const auto v = sluice::fuzz::expect_json(chunk, "gemini encoder error not JSON");
-      check(v.is_object() && v.get_object().contains("error"), "gemini encoder wrote a stray block",
-            chunk);
+    check(chunk.find('\n') == std::string_view::npos && chunk.find('\r') == std::string_view::npos,
+          "gemini encoder chunk spans lines", chunk);
+    const auto v = sluice::fuzz::expect_json(chunk, "gemini encoder chunk not JSON");
+    check(v.is_object(), "gemini encoder chunk is not an object", chunk);
+    if (v.get_object().contains("error")) {
       ended = true;
+    } else {
+      check(v.get_object().contains("candidates"), "gemini encoder chunk without candidates",
+            chunk);
     }
   }
-  check(ended == errored, "gemini encoder error block and error() disagree");
+  check(ended == errored, "gemini encoder error chunk and error() disagree");
 }
 
 }  // namespace

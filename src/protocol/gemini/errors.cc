@@ -39,6 +39,9 @@ std::string_view status_for_http(int status) {
       return s.name;
     }
   }
+  if (status == 529) {
+    return "UNAVAILABLE";  // an overloaded upstream (Anthropic's 529): what Gemini says then
+  }
   return status >= 400 && status < 500 ? "FAILED_PRECONDITION" : "INTERNAL";
 }
 

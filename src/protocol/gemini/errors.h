@@ -13,8 +13,9 @@
 // 499 CANCELLED, 500 INTERNAL, 501 UNIMPLEMENTED, 503 UNAVAILABLE, 504 DEADLINE_EXCEEDED.
 namespace sluice::protocol::gemini {
 
-// The status name for an HTTP status: the table above; other 4xx -> FAILED_PRECONDITION,
-// other 5xx (and anything else) -> INTERNAL.
+// The status name for an HTTP status: the table above; 529 (an overloaded upstream, Anthropic's
+// status) -> UNAVAILABLE; other 4xx -> FAILED_PRECONDITION, other 5xx (and anything else) ->
+// INTERNAL.
 std::string_view status_for_http(int status);
 
 // Whether `name` is one of the google.rpc status names.

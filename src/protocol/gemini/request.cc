@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include <boost/json/monotonic_resource.hpp>
@@ -125,7 +126,7 @@ struct Call {
   std::size_t content;  // index of the Content it is in
   std::string name;
   std::string id;
-  bool answered = false;
+  std::size_t answers = 0;  // functionResponses paired with it so far
 };
 
 class RequestDecoder final : public parts::CallIds {
@@ -165,33 +166,35 @@ class RequestDecoder final : public parts::CallIds {
 
   std::string call_id(std::string_view given, std::size_t part, std::string_view name) override {
     std::string id = given.empty() ? request_call_id(content_, part) : std::string(given);
-    calls_.push_back({content_, std::string(name), id, false});
+    calls_.push_back({content_, std::string(name), id, 0});
     return id;
   }
 
   // The call a response answers: by id when it has one, else the first unanswered call of its
-  // name in the latest Content with calls before it, then in earlier ones (latest first); a
-  // second response to a call (every call of that name answered) is paired the same way among
-  // the answered ones.
+  // name in the latest Content with calls before it, then in earlier ones (latest first); when
+  // every call of that name has an answer, the same search among those answered least often.
   Result<std::string> response_id(std::string_view given, std::string_view name,
                                   const std::string& path) override {
-    for (const bool answered_too : {false, true}) {
-      std::size_t end = calls_.size();
-      while (end > 0) {
-        std::size_t begin = end - 1;
-        while (begin > 0 && calls_[begin - 1].content == calls_[end - 1].content) {
-          --begin;
-        }
-        for (std::size_t i = begin; i < end; ++i) {
-          Call& call = calls_[i];
-          if ((answered_too || !call.answered) &&
-              (given.empty() ? call.name == name : call.id == given)) {
-            call.answered = true;
-            return call.id;
-          }
-        }
-        end = begin;
+    std::size_t fewest = SIZE_MAX;
+    for (const Call& call : calls_) {
+      if (given.empty() ? call.name == name : call.id == given) {
+        fewest = std::min(fewest, call.answers);
       }
+    }
+    std::size_t end = calls_.size();
+    while (fewest != SIZE_MAX && end > 0) {
+      std::size_t begin = end - 1;
+      while (begin > 0 && calls_[begin - 1].content == calls_[end - 1].content) {
+        --begin;
+      }
+      for (std::size_t i = begin; i < end; ++i) {
+        Call& call = calls_[i];
+        if (call.answers == fewest && (given.empty() ? call.name == name : call.id == given)) {
+          ++call.answers;
+          return call.id;
+        }
+      }
+      end = begin;
     }
     if (!given.empty()) {
       return std::string(given);
@@ -583,6 +586,7 @@ class RequestEncoder {
 
  private:
   Result<void> message(const ir::Message& m, std::size_t& contents) {
+    ++message_;
     const std::size_t mark = out_.size();
     w_.raw(contents > 0 ? "," : "")
         .raw(m.role == ir::Role::kAssistant ? R"({"role":"model","parts":)"
@@ -619,6 +623,17 @@ class RequestEncoder {
     return {};
   }
 
+  // Where a call is: its message and its position in it.
+  struct CallAt {
+    std::size_t message;
+    std::size_t part;
+  };
+  // The order in which decode_request pairs responses of one name with calls: the latest
+  // message with calls first, in order within it.
+  static bool pairs_before(const CallAt& a, const CallAt& b) {
+    return a.message != b.message ? a.message > b.message : a.part < b.part;
+  }
+
   // Names the tool results of one message after the calls they answer (the latest call with
   // that id before the result: in an earlier message or earlier in this one), and, because
   // Gemini pairs a response with its call by name and order, puts results of the same name in
@@ -629,25 +644,37 @@ class RequestEncoder {
     struct Slot {
       std::size_t at;
       std::string name;
-      std::size_t order;
+      CallAt call;
+      bool repeated;  // its call was answered before: order cannot tell which one it answers
     };
     std::vector<Slot> results;
     for (std::size_t i = 0; i < content.size(); ++i) {
       const ir::ContentPart& p = content[i];
       if (p.kind == ir::PartKind::kToolCall && !p.id.empty()) {
-        calls_[p.id] = {p.name, calls_.size()};
+        calls_[p.id] = {p.name, {message_, i}};
       } else if (p.kind == ir::PartKind::kToolResult) {
         auto it = calls_.find(p.id);
         if (it != calls_.end()) {
           result_names_.try_emplace(p.id, it->second.first);
-          results.push_back({i, it->second.first, it->second.second});
+          const bool repeated = !answered_.insert(p.id).second;
+          results.push_back({i, it->second.first, it->second.second, repeated});
         }
       }
     }
+    // Names whose results are reordered: every one answers a call not answered before.
+    auto movable = [&](std::string_view name) {
+      for (const Slot& r : results) {
+        if (r.name == name && r.repeated) {
+          return false;
+        }
+      }
+      return true;
+    };
     bool ordered = true;
     for (std::size_t a = 0; a < results.size() && ordered; ++a) {
       for (std::size_t b = a + 1; b < results.size() && ordered; ++b) {
-        ordered = results[a].name != results[b].name || results[a].order <= results[b].order;
+        ordered = results[a].name != results[b].name ||
+                  !pairs_before(results[b].call, results[a].call) || !movable(results[a].name);
       }
     }
     if (ordered) {
@@ -656,7 +683,7 @@ class RequestEncoder {
     reordered.assign(content.begin(), content.end());
     std::vector<bool> placed(results.size(), false);
     for (std::size_t a = 0; a < results.size(); ++a) {
-      if (placed[a]) {
+      if (placed[a] || !movable(results[a].name)) {
         continue;
       }
       std::vector<std::size_t> group;  // the results named like results[a], in part order
@@ -668,7 +695,7 @@ class RequestEncoder {
       }
       std::vector<std::size_t> by_call = group;
       std::stable_sort(by_call.begin(), by_call.end(), [&](std::size_t x, std::size_t y) {
-        return results[x].order < results[y].order;
+        return pairs_before(results[x].call, results[y].call);
       });
       for (std::size_t j = 0; j < group.size(); ++j) {
         reordered[results[group[j]].at] = content[results[by_call[j]].at];
@@ -855,9 +882,11 @@ class RequestEncoder {
   EncodeStats& stats_;
   std::string& out_;
   codec::JsonWriter w_;
-  // IR id -> (function name, order of the call in the conversation), calls seen so far.
-  std::unordered_map<std::string, std::pair<std::string, std::size_t>> calls_;
+  // IR id -> (function name, where the call is), calls seen so far.
+  std::unordered_map<std::string, std::pair<std::string, CallAt>> calls_;
+  std::size_t message_ = 0;  // index of the message being written
   std::unordered_map<std::string, std::string> result_names_;  // this message's results
+  std::unordered_set<std::string> answered_;                    // call ids answered so far
 };
 
 }  // namespace

@@ -25,8 +25,9 @@ struct DecodeStats {
 //     kAssistant), one message per Content, parts per parts.h read_parts. A functionResponse
 //     with an id answers the call with that id; without one, the first unanswered
 //     functionCall of the same name in the latest Content with calls before it, then in
-//     earlier ones (the order Gemini pairs them in), or when all are answered, the same way
-//     among those; one that answers no call of its name is an error. Calls
+//     earlier ones (the order Gemini pairs them in), or when all have an answer, the same
+//     way among those answered least often; one that answers no call of its name is an
+//     error. Calls
 //     without an id get request_call_id(content, part).
 //   systemInstruction {parts: text only} -> system.
 //   tools[].functionDeclarations[] {name, description, parameters (an OpenAPI Schema: its
@@ -76,7 +77,8 @@ struct EncodeStats {
 //   kAssistant -> role model; one Content per message (messages left without parts are left
 //   out). Parts per parts.h write_parts; tool results are paired by name: functionResponse
 //   gets the name of the latest tool call with the same IR id before it, and results of the
-//   same name are put in the order of their calls (Gemini pairs by name and order); ids are
+//   same name are put in the order decode_request pairs them in (the latest message with calls
+//   first, in order within it), unless one of them repeats an answer; ids are
 //   never sent (the API rejects FunctionCall.id and FunctionResponse.id in requests).
 //   tools -> [{"functionDeclarations":[{name, description, parametersJsonSchema}]}] (JSON
 //   Schema as given; left out when it is {"type":"object"} or empty: a function without

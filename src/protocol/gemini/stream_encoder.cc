@@ -15,6 +15,7 @@ constexpr std::string_view kEnd = "\r\n\r\n";
 }  // namespace
 
 void append_stream_error(const Error& error, std::string& out) {
+  out.append("data: ");
   append_error_json(out, error_status(error), error.message(), error_status_name(error));
   out.append(kEnd);
 }

@@ -36,8 +36,9 @@ namespace sluice::protocol::gemini {
 //   kFinish                 remembered (usage may still follow: OpenAI sends it last)
 //   kDone                   the final chunk: what is still held, finishReason
 //                           (finish_reason_name) and usageMetadata (zeros without usage)
-//   kError                  the error as the API writes it into a stream: the bare JSON
-//                           {"error":{"code","message","status"}} + "\r\n\r\n"
+//   kError                  a `data: {"error":{"code","message","status"}}` event: the
+//                           Gen AI SDK raises an ApiError for it (it checks every data
+//                           event for an error object)
 // A conversion that cannot be done (arguments that are not a JSON object, a delta for a call
 // never started) ends the stream with that error too; error() then holds it.
 class StreamEncoder final : public protocol::StreamEncoder {
@@ -84,8 +85,9 @@ class StreamEncoder final : public protocol::StreamEncoder {
   std::uint32_t dropped_events_ = 0;
 };
 
-// The terminal error of a Gemini stream: the bare {"error":{...}} object and a blank line, as
-// the API writes it (the SDKs read it as an error).
+// The terminal error of a Gemini stream: `data: {"error":{...}}\r\n\r\n`. The API has also been
+// seen writing the object bare (no `data:`), which the JS SDK catches only when it arrives in a
+// read of its own; a data event it raises whatever the reads (StreamDecoder reads both).
 void append_stream_error(const Error& error, std::string& out);
 
 }  // namespace sluice::protocol::gemini

@@ -145,7 +145,8 @@ TEST(GeminiIngress, ModelListAndErrors) {
             R"({"error":{"code":401,"message":"invalid API key","status":"UNAUTHENTICATED"}})");
   std::string out;
   kIngress.append_stream_error(Error(ErrorKind::kUpstreamProtocol, "cut"), out);
-  EXPECT_EQ(out, "{\"error\":{\"code\":502,\"message\":\"cut\",\"status\":\"INTERNAL\"}}\r\n\r\n");
+  EXPECT_EQ(out,
+            "data: {\"error\":{\"code\":502,\"message\":\"cut\",\"status\":\"INTERNAL\"}}\r\n\r\n");
 }
 
 TEST(GeminiIngress, UsageOfABodyRelayedVerbatim) {

@@ -422,5 +422,48 @@ TEST(RoundTrip, ResponsesMayAnswerCallsOfAnEarlierTurn) {
   EXPECT_EQ(orphan.error().param(), "contents[0].parts[0].functionResponse");
 }
 
+
+// Found by gemini_request_fuzz: two answers to one call (two OpenAI tool messages with the same
+// tool_call_id) must decode again, and keep their order (order cannot say which call a
+// repeated answer is for, so results that repeat one are never moved).
+TEST(RoundTrip, RepeatedAnswersDecodeAndKeepTheirOrder) {
+  const std::string body = R"({"contents":[
+    {"role":"model","parts":[{"functionCall":{"name":"f","args":{}}},{"functionCall":{"name":"f","args":{"n":2}}}]},
+    {"role":"user","parts":[{"functionResponse":{"name":"f","response":{"output":"a"}}},
+                            {"functionResponse":{"name":"f","response":{"output":"b"}}}]},
+    {"role":"user","parts":[{"functionResponse":{"name":"f","response":{"output":"c"}}},
+                            {"functionResponse":{"name":"f","response":{"output":"d"}}}]}]})";
+  const ir::Request first = decode_ok(body);
+  EXPECT_EQ(first.messages[2].content[0].id, "call_0_0") << "all answered: paired again in order";
+  EXPECT_EQ(first.messages[2].content[1].id, "call_0_1");
+  const std::string encoded = encode_ok(first);
+  const ir::Request second = decode_ok(encoded);
+  expect_same(first, second);
+  EXPECT_EQ(encode_ok(second), encoded) << "a fixed point";
+}
+
+TEST(EncodeRequest, ImagesNeedAnImageType) {
+  ir::Request r;
+  ir::Message m;
+  ir::ContentPart image;
+  image.kind = ir::PartKind::kImage;
+  image.source = "AAAA";
+  m.content.push_back(image);
+  r.messages.push_back(m);
+  auto untyped = encode_request(r);
+  ASSERT_FALSE(untyped.has_value()) << "inline data needs its MIME type";
+  EXPECT_EQ(untyped.error().kind(), ErrorKind::kBadRequest);
+  r.messages[0].content[0].media_type = "application/pdf";
+  EXPECT_FALSE(encode_request(r).has_value());
+  r.messages[0].content[0].media_type = "image/webp";
+  EXPECT_TRUE(encode_request(r).has_value());
+  r.messages[0].content[0].image_is_url = true;
+  r.messages[0].content[0].media_type.clear();
+  r.messages[0].content[0].source = "https://example.com/x.PNG?size=2";
+  const std::string body = encode_ok(r);
+  EXPECT_NE(body.find(R"({"fileData":{"mimeType":"image/png","fileUri":)"), std::string::npos)
+      << body;
+}
+
 }  // namespace
 }  // namespace sluice::protocol::gemini

@@ -236,6 +236,7 @@ TEST(Errors, StatusNamesAndShape) {
   EXPECT_EQ(status_for_http(504), "DEADLINE_EXCEEDED");
   EXPECT_EQ(status_for_http(413), "FAILED_PRECONDITION");
   EXPECT_EQ(status_for_http(502), "INTERNAL");
+  EXPECT_EQ(status_for_http(529), "UNAVAILABLE");
   EXPECT_EQ(encode_error(Error(ErrorKind::kRateLimited, "slow down")),
             R"({"error":{"code":429,"message":"slow down","status":"RESOURCE_EXHAUSTED"}})");
   // An upstream's own status name survives re-encoding.

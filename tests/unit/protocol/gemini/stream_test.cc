@@ -425,7 +425,7 @@ TEST(StreamEncoder, SignatureRidesOnTheNextPart) {
             R"([{"text":"answer","thoughtSignature":"SIG"}])");
 }
 
-TEST(StreamEncoder, ErrorsAreTheBareJsonTheApiWrites) {
+TEST(StreamEncoder, ErrorsAreADataEventWithTheErrorObject) {
   StreamEncoder encoder;
   std::string out;
   encoder.encode(event(K::kStart), out);
@@ -435,7 +435,7 @@ TEST(StreamEncoder, ErrorsAreTheBareJsonTheApiWrites) {
   e.error = Error(ErrorKind::kUpstreamTimeout, "upstream timed out");
   encoder.encode(e, out);
   EXPECT_EQ(out,
-            "{\"error\":{\"code\":504,\"message\":\"upstream timed out\",\"status\":"
+            "data: {\"error\":{\"code\":504,\"message\":\"upstream timed out\",\"status\":"
             "\"DEADLINE_EXCEEDED\"}}\r\n\r\n");
   EXPECT_TRUE(encoder.finished());
   ASSERT_TRUE(encoder.error().has_value());
@@ -444,7 +444,7 @@ TEST(StreamEncoder, ErrorsAreTheBareJsonTheApiWrites) {
   EXPECT_TRUE(out.empty());
   // Our own decoder reads it back as the same error.
   const auto back = decode_stream(
-      "{\"error\":{\"code\":504,\"message\":\"upstream timed out\",\"status\":"
+      "data: {\"error\":{\"code\":504,\"message\":\"upstream timed out\",\"status\":"
       "\"DEADLINE_EXCEEDED\"}}\r\n\r\n");
   ASSERT_EQ(back.size(), 1u);
   EXPECT_EQ(back[0].error.http_status(), 504);
