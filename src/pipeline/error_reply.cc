@@ -50,4 +50,11 @@ std::string error_response(const RequestContext& ctx, const Error& error, Respon
   return std::move(reply.body);
 }
 
+Error model_not_found(std::string_view alias) {
+  return Error(ErrorKind::kNotFound, "The model '" + std::string(alias) +
+                                         "' does not exist or you do not have access to it.")
+      .with_code("model_not_found")
+      .with_param("model");
+}
+
 }  // namespace sluice::pipeline

@@ -24,4 +24,8 @@ void add_standard_fields(const RequestContext& ctx, ResponseHead& head);
 // fills `head` (status, standard fields, x-should-retry, Retry-After) and returns the body.
 std::string error_response(const RequestContext& ctx, const Error& error, ResponseHead& head);
 
+// 404 model_not_found for an alias that has no route or that the caller's key may not use (the
+// two are not told apart, so a key cannot probe for aliases it may not use).
+Error model_not_found(std::string_view alias);
+
 }  // namespace sluice::pipeline

@@ -21,13 +21,6 @@ using std::chrono::microseconds;
 constexpr std::size_t kMaxErrorBody = 1024 * 1024;
 constexpr std::size_t kMaxSseEvent = 4 * 1024 * 1024;
 
-Error model_not_found(std::string_view alias) {
-  return Error(ErrorKind::kNotFound, "The model '" + std::string(alias) +
-                                         "' does not exist or you do not have access to it.")
-      .with_code("model_not_found")
-      .with_param("model");
-}
-
 bool is_success(int status) { return status >= 200 && status < 300; }
 
 }  // namespace

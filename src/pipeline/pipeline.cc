@@ -29,6 +29,13 @@ constexpr OpsEndpoint kOps[] = {
 
 std::string_view path_of(std::string_view target) { return target.substr(0, target.find('?')); }
 
+// GET /v1/models/{alias} (OpenAI and Anthropic SDKs' retrieve); the alias may contain '/'.
+constexpr std::string_view kModelPrefix = "/v1/models/";
+
+std::string_view model_of(std::string_view path) {
+  return path.starts_with(kModelPrefix) ? path.substr(kModelPrefix.size()) : std::string_view();
+}
+
 // The target as the access log keeps it: the value of a `key` query parameter (Gemini callers
 // may send their gateway key that way) is masked.
 std::string loggable_target(std::string_view target) {
@@ -80,6 +87,9 @@ void Pipeline::on_request_line(RequestContext& ctx, std::string_view method,
       ctx.endpoint = op.endpoint;
     }
   }
+  if (!model_of(path).empty()) {
+    ctx.endpoint = Endpoint::kModel;
+  }
 }
 
 std::optional<Error> Pipeline::on_head(RequestContext& ctx, const codec::RequestHead& head) const {
@@ -90,6 +100,9 @@ std::optional<Error> Pipeline::on_head(RequestContext& ctx, const codec::Request
     method = ctx.ingress->method();
   } else if (ctx.endpoint == Endpoint::kStoredObject) {
     method = "GET";
+  } else if (ctx.endpoint == Endpoint::kModel) {
+    method = "GET";
+    ctx.ingress = &protocol::claiming_ingress(head);
   } else {
     const std::string_view path = head.path();
     const OpsEndpoint* op = nullptr;
@@ -99,6 +112,7 @@ std::optional<Error> Pipeline::on_head(RequestContext& ctx, const codec::Request
       }
     }
     if (op == nullptr) {
+      ctx.ingress = &protocol::claiming_ingress(head);  // the error in the caller's shape
       return Error(ErrorKind::kNotFound,
                    "no such endpoint: " + ctx.method + " " + std::string(path))
           .with_code("not_found");
@@ -107,12 +121,7 @@ std::optional<Error> Pipeline::on_head(RequestContext& ctx, const codec::Request
     needs_key = op->needs_key;
     if (ctx.endpoint == Endpoint::kModels) {
       // GET /v1/models is shared: the protocol that claims it answers in its list shape.
-      for (const protocol::IngressCodec* codec : protocol::ingress_codecs()) {
-        if (codec->claims_model_listing(head)) {
-          ctx.ingress = codec;
-          break;
-        }
-      }
+      ctx.ingress = &protocol::claiming_ingress(head);
     }
   }
   if (head.method() != method) {
@@ -163,6 +172,14 @@ Awaitable<void> Pipeline::serve(RequestContext& ctx, const codec::RequestHead& h
     co_await StoredObjectCall::serve(*this, ctx, head, downstream);
     co_return;
   }
+  if (ctx.endpoint == Endpoint::kModel) {
+    // Only aliases this key may use exist for it, as in the list.
+    const std::string_view alias = model_of(path_of(ctx.path));
+    if (ctx.snapshot->find_route(alias) == nullptr || !Snapshot::key_allows(ctx.key, alias)) {
+      co_await reject(ctx, model_not_found(alias), downstream);
+      co_return;
+    }
+  }
   ResponseHead& res = downstream.new_head();
   std::string answer = ops_answer(ctx, res);
   if (res.status >= 400 && ctx.endpoint == Endpoint::kNone) {
@@ -190,6 +207,8 @@ std::string Pipeline::ops_answer(RequestContext& ctx, ResponseHead& res) const {
           ctx.ingress != nullptr ? *ctx.ingress : protocol::default_ingress();
       return codec.encode_model_list(ctx.snapshot->aliases_for(ctx.key));
     }
+    case Endpoint::kModel:
+      return ctx.ingress->encode_model(model_of(path_of(ctx.path)));
     case Endpoint::kModelCall:
     case Endpoint::kStoredObject:
     case Endpoint::kNone:

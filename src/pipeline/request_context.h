@@ -38,7 +38,15 @@ std::string_view to_string(Outcome outcome);
 
 // Which kind of endpoint a request is for, once its path is known.
 // kStoredObject: a GET of an object an upstream stored (IngressCodec::match_stored_object).
-enum class Endpoint : std::uint8_t { kNone, kHealth, kReady, kModels, kModelCall, kStoredObject };
+enum class Endpoint : std::uint8_t {
+  kNone,
+  kHealth,
+  kReady,
+  kModels,
+  kModel,  // GET /v1/models/{alias}
+  kModelCall,
+  kStoredObject,
+};
 
 // One try at one upstream target.
 struct Attempt {

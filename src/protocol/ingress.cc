@@ -1,5 +1,7 @@
 #include "protocol/ingress.h"
 
+#include "codec/json_writer.h"
+
 namespace sluice::protocol {
 
 namespace {
@@ -49,6 +51,15 @@ std::string_view IngressCodec::credential(const codec::RequestHead& head) const 
     }
   }
   return {};
+}
+
+std::string IngressCodec::encode_model(std::string_view alias) const {
+  std::string body;
+  codec::JsonWriter w(body);
+  w.ch('{').key("id").string(alias).ch(',').key("object").string("model").ch(',');
+  w.key("created").number(static_cast<std::int64_t>(0)).ch(',').key("owned_by").string("sluice");
+  w.ch('}');
+  return body;
 }
 
 }  // namespace sluice::protocol

@@ -180,9 +180,13 @@ class IngressCodec {
   virtual bool is_native_error(std::string_view body) const = 0;
 
   // GET /v1/models is shared by several protocols; the first codec whose claim is true answers
-  // in its list shape (the default codec otherwise).
+  // in its list shape (the default codec otherwise). The same claim picks the error shape for
+  // paths no codec owns (registry.h claiming_ingress).
   virtual bool claims_model_listing(const codec::RequestHead& head) const { return false; }
   virtual std::string encode_model_list(std::span<const std::string_view> aliases) const = 0;
+  // GET /v1/models/{alias}: one model object. The default is OpenAI's shape
+  // ({"id","object":"model","created","owned_by"}), which OpenAI-compatible APIs share.
+  virtual std::string encode_model(std::string_view alias) const;
 };
 
 }  // namespace sluice::protocol

@@ -40,4 +40,13 @@ const IngressCodec* find_ingress(std::string_view path) {
 
 const IngressCodec& default_ingress() { return *kIngress.front(); }
 
+const IngressCodec& claiming_ingress(const codec::RequestHead& head) {
+  for (const IngressCodec* codec : kIngress) {
+    if (codec->claims_model_listing(head)) {
+      return *codec;
+    }
+  }
+  return default_ingress();
+}
+
 }  // namespace sluice::protocol

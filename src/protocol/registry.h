@@ -18,4 +18,10 @@ const IngressCodec* find_ingress(std::string_view path);
 // model listing without a protocol hint): OpenAI's, the lingua franca of LLM clients.
 const IngressCodec& default_ingress();
 
+// For requests no codec owns by path (GET /v1/models, GET /v1/models/{id}, unknown paths): the
+// first codec that claims the caller as one of its clients (IngressCodec::claims_model_listing:
+// Anthropic SDKs send anthropic-version), else default_ingress(). Errors to such requests come
+// in that protocol's shape, so an Anthropic SDK gets an Anthropic 404.
+const IngressCodec& claiming_ingress(const codec::RequestHead& head);
+
 }  // namespace sluice::protocol

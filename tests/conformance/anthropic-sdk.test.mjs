@@ -406,6 +406,27 @@ describe('models.list', () => {
     assert.deepEqual(limited, ['mock-chat']);
   });
 
+  test('models.retrieve() in Anthropic shape; unknown or forbidden ones are NotFoundError', async () => {
+    const m = await client.models.retrieve('gpt-test');
+    assert.equal(m.type, 'model');
+    assert.equal(m.id, 'gpt-test');
+    assert.ok(!Number.isNaN(Date.parse(m.created_at)));
+    for (const [key, model] of [[GATEWAY_KEY, 'no-such-model'], [LIMITED_KEY, 'gpt-test']]) {
+      await assert.rejects(sdk(key).models.retrieve(model), (err) => {
+        assert.ok(err instanceof Anthropic.NotFoundError, `${err?.constructor?.name}`);
+        assert.equal(err.error?.error?.type, 'not_found_error');
+        return true;
+      });
+    }
+  });
+
+  test('an unknown endpoint answers an Anthropic SDK in Anthropic shape', async () => {
+    const r = await postJson(gw, '/v1/messages/batches', {}, { headers: { 'anthropic-version': '2023-06-01' } });
+    assert.equal(r.status, 404);
+    assert.equal(r.json.type, 'error');
+    assert.equal(r.json.error.type, 'not_found_error');
+  });
+
   test('bad key on the models list: AuthenticationError in Anthropic shape', async () => {
     await assert.rejects(sdk('sk-nope').models.list(), (err) => {
       assert.ok(err instanceof Anthropic.AuthenticationError);

@@ -303,6 +303,20 @@ describe('models', () => {
       ['mock-chat'],
     );
   });
+
+  test('models.retrieve() finds an alias; unknown or forbidden ones are NotFoundError', async () => {
+    const m = await client.models.retrieve('gpt-test');
+    assert.equal(m.id, 'gpt-test');
+    assert.equal(m.object, 'model');
+    assert.equal(typeof m.owned_by, 'string');
+    for (const [key, model] of [[GATEWAY_KEY, 'no-such-model'], [LIMITED_KEY, 'gpt-test']]) {
+      await assert.rejects(sdk(key).models.retrieve(model), (err) => {
+        assert.ok(err instanceof OpenAI.NotFoundError, `${err?.constructor?.name}`);
+        assert.equal(err.code, 'model_not_found');
+        return true;
+      });
+    }
+  });
 });
 
 describe('errors map to SDK error classes', () => {

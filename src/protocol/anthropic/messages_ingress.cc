@@ -154,15 +154,23 @@ std::string MessagesIngress::encode_model_list(std::span<const std::string_view>
   codec::JsonWriter w(body);
   w.ch('{').key("data").ch('[');
   for (std::size_t i = 0; i < aliases.size(); ++i) {
-    w.raw(i == 0 ? "{" : ",{").key("type").string("model").ch(',');
-    w.key("id").string(aliases[i]).ch(',').key("display_name").string(aliases[i]).ch(',');
-    w.key("created_at").string("1970-01-01T00:00:00Z").ch('}');
+    w.raw(i == 0 ? "" : ",").raw(encode_model(aliases[i]));
   }
   w.ch(']').ch(',').key("has_more").boolean(false).ch(',').key("first_id");
   aliases.empty() ? w.null() : w.string(aliases.front());
   w.ch(',').key("last_id");
   aliases.empty() ? w.null() : w.string(aliases.back());
   w.ch('}');
+  return body;
+}
+
+std::string MessagesIngress::encode_model(std::string_view alias) const {
+  // GET /v1/models/{model_id}: a ModelInfo object.
+  std::string body;
+  codec::JsonWriter w(body);
+  w.ch('{').key("type").string("model").ch(',').key("id").string(alias).ch(',');
+  w.key("display_name").string(alias).ch(',');
+  w.key("created_at").string("1970-01-01T00:00:00Z").ch('}');
   return body;
 }
 

@@ -37,6 +37,7 @@ class MessagesIngress : public IngressCodec {
   // An Anthropic SDK lists models with `anthropic-version` set.
   bool claims_model_listing(const codec::RequestHead& head) const override;
   std::string encode_model_list(std::span<const std::string_view> aliases) const override;
+  std::string encode_model(std::string_view alias) const override;
 };
 
 inline constexpr ProtocolId kCountTokensProtocol = "anthropic_count_tokens";
