@@ -182,7 +182,9 @@ std::optional<StoredObjectRef> ResponsesIngress::match_stored_object(
   }
   std::string_view id = path.substr(kStoredPrefix.size());
   id = id.substr(0, id.find('/'));
-  if (id.empty()) {
+  // Response ids start with resp_ (OpenAI, Azure, vLLM); other names below /v1/responses/ are
+  // endpoints of their own (input_tokens, compact) that the gateway does not serve.
+  if (!id.starts_with("resp_") || id.size() == 5) {
     return std::nullopt;
   }
   return StoredObjectRef{.id = id, .resource = target.substr(kApiRoot.size())};

@@ -42,8 +42,8 @@ class ResponsesIngress final : public IngressCodec {
       const IngressRequest& request) const override;
   std::optional<ir::Usage> usage_of_body(std::string_view body) const override;
 
-  // /v1/responses/{id}[/...]: the id is the path segment after /v1/responses/, the upstream
-  // resource everything from /responses/ on (query included).
+  // /v1/responses/{id}[/...] with an id starting resp_: the upstream resource is everything
+  // from /responses/ on (query included).
   std::optional<StoredObjectRef> match_stored_object(std::string_view target) const override;
   // The answer's `id`, unless the request had "store": false.
   std::string stored_id_of_body(const IngressRequest& request,

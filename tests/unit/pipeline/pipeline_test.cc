@@ -709,6 +709,12 @@ TEST_F(ResponsesTest, GetOfAnUnknownExpiredOrOtherKeysResponseIsA404InOpenAisSha
   run("POST", "/v1/responses/resp_theirs", {{"authorization", std::string("Bearer ") + kGatewayKey}},
       "{}");
   EXPECT_EQ(downstream_.status, 405);
+
+  // Endpoints below /v1/responses/ that are not response ids are not stored objects.
+  downstream_ = FakeDownstream();
+  run("POST", "/v1/responses/input_tokens",
+      {{"authorization", std::string("Bearer ") + kGatewayKey}}, "{}");
+  EXPECT_EQ(downstream_.status, 404);
 }
 
 TEST_F(ResponsesTest, UpstreamNotFoundIsRelayedAsItIs) {

@@ -133,6 +133,8 @@ TEST(ResponsesIngress, StoredObjects) {
   EXPECT_FALSE(kIngress.match_stored_object("/v1/responses/"));
   EXPECT_FALSE(kIngress.match_stored_object("/v1/responses/?x=1"));
   EXPECT_FALSE(kIngress.match_stored_object("/v1/chat/completions"));
+  EXPECT_FALSE(kIngress.match_stored_object("/v1/responses/input_tokens"));  // another endpoint
+  EXPECT_FALSE(kIngress.match_stored_object("/v1/responses/resp_"));
 
   const std::string body = fixture("response-text.json");
   const IngressRequest stored = decode_ok(R"({"model":"m","input":"x"})");
