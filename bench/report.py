@@ -251,24 +251,44 @@ added_table("large", "Large prompts (~100k tokens) at concurrency 1",
             cpu_unit_ms=True)
 
 # ---- 5. translation ---------------------------------------------------------------------
-w("## Translation: Anthropic Messages ingress to an OpenAI upstream")
+w("## Translation: every caller protocol against every upstream protocol")
 w("")
 tstatus = meta.get("translation_status", "not run")
-tp, ta = get("translation-passthrough", "sluice-on"), get("translation-anthropic", "sluice-on")
-if tp and ta:
-    w(f"Sluice on, concurrency {ta['concurrency']}, back to back: OpenAI in/OpenAI out vs "
-      "`POST /v1/messages` (Anthropic in, OpenAI out, answer translated back).")
+INGRESS = [("chat", "OpenAI Chat Completions", "/v1/chat/completions"),
+           ("anthropic", "Anthropic Messages", "/v1/messages"),
+           ("gemini", "Gemini generateContent", "/v1beta/models/{m}:generateContent"),
+           ("responses", "OpenAI Responses", "/v1/responses")]
+NATIVE = dict(kv.split("=") for kv in meta.get("matrix_native", "").split()) if meta.get("matrix_native") else {}
+UPSTREAM_LABEL = {"openai": "OpenAI", "anthropic": "Anthropic", "gemini": "Gemini"}
+matrix_ratios = []  # (ingress, upstream, rps ratio, cpu ratio)
+if any(r.get("test", "").startswith("matrix-") for r in rows):
+    any_cell = next(r for r in rows if r.get("test", "").startswith("matrix-"))
+    w(f"Sluice on, concurrency {any_cell['concurrency']}, non-stream, every cell against the same zero-latency "
+      "`sluice-mock-upstream` speaking the upstream's protocol; cells alternate within each round. "
+      "Passthrough = the upstream speaks the caller's protocol (bytes relayed, usage sniffed); the "
+      "other rows translate the request and the answer through the IR. Ratio = translated req/s "
+      "over the same ingress's passthrough req/s (goal >= 0.85); gateway CPU per request is the "
+      "load-independent cost.")
     w("")
-    w("| request | req/s | p50 | p99 | gateway CPU per request | ratio to passthrough |")
-    w("|---|---:|---:|---:|---:|---:|")
-    for name, r in (("passthrough (chat completions)", tp), ("translated (Anthropic messages)", ta)):
-        w(f"| {name} | {fmt(r['rps'])} | {us(r['p50_us'])} | {us(r['p99_us'])} | "
-          f"{r.get('gw_cpu_us_per_req', 0):.0f} us | {ratio(r['rps'], tp['rps'])} |")
+    w("| caller | upstream | req/s | p50 | p99 | gateway CPU per request | req/s vs passthrough | CPU vs passthrough |")
+    w("|---|---|---:|---:|---:|---:|---:|---:|")
+    for key, label, path in INGRESS:
+        native = NATIVE.get(key)
+        base = get(f"matrix-{key}-{native}", "sluice-on") if native else None
+        for up in [native] + [u for u in ("openai", "anthropic", "gemini") if u != native]:
+            r = get(f"matrix-{key}-{up}", "sluice-on") if up else None
+            if r is None:
+                continue
+            kind = " (passthrough)" if up == native else ""
+            cpu = r.get("gw_cpu_us_per_req")
+            bcpu = base.get("gw_cpu_us_per_req") if base else None
+            w(f"| {label} | {UPSTREAM_LABEL[up]}{kind} | {fmt(r['rps'])} | {us(r['p50_us'])} | {us(r['p99_us'])} | "
+              f"{'n/a' if cpu is None else f'{cpu:.0f} us'} | {ratio(r['rps'], base['rps'] if base else None)} | "
+              f"{ratio(cpu, bcpu) if cpu and bcpu else 'n/a'} |")
+            if up != native and base:
+                matrix_ratios.append((label, UPSTREAM_LABEL[up], r["rps"] / base["rps"],
+                                      cpu / bcpu if cpu and bcpu else None))
 else:
-    w(f"| request | req/s | ratio to passthrough |\n|---|---:|---:|\n"
-      f"| passthrough (chat completions) | {fmt(get('throughput', 'sluice-on')['rps']) if get('throughput', 'sluice-on') else 'n/a'} | 1.00x |\n"
-      f"| translated (Anthropic messages) | n/a | n/a |")
-    w("")
     w(f"Translation: {tstatus}.")
 w("")
 
@@ -520,12 +540,14 @@ if srows or mem_s:
 else:
     goal("10,000 stall-free streams under 1 GiB RSS", "not measured", "no Sluice stream rows (mock or Sluice missing)")
 
-if tp and ta:
-    r = ta["rps"] / tp["rps"]
-    goal("Translation >= 80% of passthrough throughput", "met" if r >= 0.8 else f"missed by {0.8 / r:.2f}x",
-         f"{fmt(ta['rps'])} vs {fmt(tp['rps'])} req/s ({r * 100:.0f}%)")
+if matrix_ratios:
+    worst = min(matrix_ratios, key=lambda m: m[2])
+    goal("Translated throughput >= 0.85 of passthrough, per ingress",
+         "met" if worst[2] >= 0.85 else f"missed by {0.85 / worst[2]:.2f}x",
+         f"lowest: {worst[0]} caller, {worst[1]} upstream at {worst[2]:.2f}x "
+         f"({len(matrix_ratios)} translated pairs, all >= {worst[2]:.2f}x)")
 else:
-    goal("Translation >= 80% of passthrough throughput", "not measured", tstatus)
+    goal("Translated throughput >= 0.85 of passthrough, per ingress", "not measured", tstatus)
 
 # Portkey comparisons: (label, sluice value, portkey value, lower is better)
 cmp = []

@@ -313,7 +313,6 @@ SMALL_BODY="$OUT/body-small.json"
 SLOW_BODY="$OUT/body-slow.json"
 STREAM_BODY="$OUT/body-stream.json"
 LARGE_BODY="$OUT/body-large.json"
-ANTHROPIC_BODY="$OUT/body-anthropic.json"
 ANTHROPIC_STREAM_BODY="$OUT/body-anthropic-stream.json"
 printf '%s' '{"model":"bench-model","messages":[{"role":"system","content":"You are a terse assistant."},{"role":"user","content":"Say hello in five words."}],"max_tokens":16,"temperature":0}' >"$SMALL_BODY"
 printf '%s' '{"model":"bench-slow","messages":[{"role":"system","content":"You are a terse assistant."},{"role":"user","content":"Say hello in five words."}],"max_tokens":16,"temperature":0}' >"$SLOW_BODY"
@@ -321,7 +320,6 @@ printf '%s' '{"model":"bench-slow","messages":[{"role":"system","content":"You a
 # client asks too, every path relays the same events and no path has an extra gap where a
 # usage chunk was consumed.
 printf '%s' '{"model":"bench-stream","stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"Count slowly."}],"max_tokens":128}' >"$STREAM_BODY"
-printf '%s' '{"model":"bench-model","max_tokens":16,"system":"You are a terse assistant.","messages":[{"role":"user","content":"Say hello in five words."}]}' >"$ANTHROPIC_BODY"
 printf '%s' '{"model":"bench-stream","max_tokens":128,"stream":true,"messages":[{"role":"user","content":"Count slowly."}]}' >"$ANTHROPIC_STREAM_BODY"
 INPROC_STREAM_BODY="$OUT/body-inproc-stream.json"
 printf '%s' '{"model":"bench-inproc","stream":true,"messages":[{"role":"user","content":"Count slowly."}],"max_tokens":128}' >"$INPROC_STREAM_BODY"
@@ -487,6 +485,22 @@ sluice_config() { # file auth(on|off) pool_max
       echo "    api_key: sk-upstream-test-key"
       echo "    forward_headers: [\"x-mock-*\"]"
       echo "    pool: { max_connections: $pool, acquire_timeout_ms: 5000 }"
+      # The translation matrix: one sluice-mock-upstream speaking each protocol.
+      echo "  - id: mx-openai"
+      echo "    adapter: openai"
+      echo "    base_url: http://127.0.0.1:$MOCK0_PORT/v1"
+      echo "    api_key: sk-upstream-test-key"
+      echo "    pool: { max_connections: $pool, acquire_timeout_ms: 5000 }"
+      echo "  - id: mx-anthropic"
+      echo "    adapter: anthropic"
+      echo "    base_url: http://127.0.0.1:$MOCK0_PORT/v1"
+      echo "    api_key: sk-upstream-test-key"
+      echo "    pool: { max_connections: $pool, acquire_timeout_ms: 5000 }"
+      echo "  - id: mx-gemini"
+      echo "    adapter: gemini"
+      echo "    base_url: http://127.0.0.1:$MOCK0_PORT/v1beta"
+      echo "    api_key: sk-upstream-test-key"
+      echo "    pool: { max_connections: $pool, acquire_timeout_ms: 5000 }"
       echo "  - id: mock20"
       echo "    adapter: openai"
       echo "    base_url: http://127.0.0.1:$MOCK20_PORT/v1"
@@ -512,6 +526,11 @@ sluice_config() { # file auth(on|off) pool_max
       echo "  - alias: bench-slow"
       echo "    provider: mock20"
       echo "    model: gpt-4o-mini"
+      for up in openai anthropic gemini; do
+        echo "  - alias: mx-$up"
+        echo "    provider: mx-$up"
+        echo "    model: mx-model"
+      done
     fi
     echo "keys:"
     echo "  - name: bench"
@@ -640,29 +659,64 @@ for ROUND in $(seq "$ROUNDS"); do
 done
 ROUND=1
 
-# 4. Translation: Anthropic Messages ingress, OpenAI upstream, vs passthrough (same gateway,
-#    back to back).
+# 4. Translation matrix: each caller protocol against an upstream of its own protocol
+#    (passthrough) and of every other one (translated), all played by the same zero-latency
+#    sluice-mock-upstream, non-stream, back to back in each round. The figure is the translated
+#    throughput as a share of the same ingress's passthrough (goal >= 0.85), and the gateway CPU
+#    per request, which is not bound by the load side.
 TRANSLATION_STATUS="not run"
-if [[ -n $SL_PORT_on ]] && [[ " ${ACTIVE[*]} " == *" sluice-on "* ]]; then
-  # Anthropic SDKs send the key as x-api-key; Bearer is sent too in case the gateway only
-  # reads that.
-  ANTH_HDR="x-api-key: $SLUICE_KEY
-Authorization: Bearer $SLUICE_KEY
+if [[ -n $SL_PORT_on ]] && [[ $HAVE_MOCK == 1 ]] && [[ " ${ACTIVE[*]} " == *" sluice-on "* ]]; then
+  TRANSLATION_STATUS="measured"
+  declare -A MX_PATH MX_HDR
+  MX_HDR[chat]="Authorization: Bearer $SLUICE_KEY"
+  MX_HDR[anthropic]="x-api-key: $SLUICE_KEY
 anthropic-version: 2023-06-01"
-  code=$(curl_check "http://127.0.0.1:$SL_PORT_on" "$ANTH_HDR" "$ANTHROPIC_BODY" /v1/messages)
-  if [[ $code == 404 ]]; then
-    TRANSLATION_STATUS="not available yet (POST /v1/messages returned 404)"
-  elif [[ $code == 200 ]] && grep -q '"content"' "$RAW/check-body.txt"; then
-    TRANSLATION_STATUS="measured"
-    log "translation (Anthropic ingress) vs passthrough at c=$TPUT_C"
-    for ROUND in $(seq "$ROUNDS"); do
-      run_wrk translation-passthrough sluice-on "$TPUT_C" "$TPUT_D" "${URL[sluice-on]}" "${HDR[sluice-on]}" "$SMALL_BODY"
-      run_wrk translation-anthropic sluice-on "$TPUT_C" "$TPUT_D" "${URL[sluice-on]}" "$ANTH_HDR" "$ANTHROPIC_BODY" /v1/messages
+  MX_HDR[gemini]="x-goog-api-key: $SLUICE_KEY"
+  MX_HDR[responses]="Authorization: Bearer $SLUICE_KEY"
+  # ingress -> the upstream of its own protocol, then the others.
+  declare -A MX_NATIVE=([chat]=openai [anthropic]=anthropic [gemini]=gemini [responses]=openai)
+  mx_body() { # ingress upstream: writes $OUT/body-mx-<ingress>-<upstream>.json, sets MX_PATH
+    local in=$1 up=$2 f="$OUT/body-mx-$1-$2.json"
+    case $in in
+      chat)
+        printf '%s' '{"model":"mx-'"$up"'","messages":[{"role":"system","content":"You are a terse assistant."},{"role":"user","content":"Say hello in five words."}],"max_tokens":16}' >"$f"
+        MX_PATH[$in/$up]=/v1/chat/completions ;;
+      anthropic)
+        printf '%s' '{"model":"mx-'"$up"'","max_tokens":16,"system":"You are a terse assistant.","messages":[{"role":"user","content":"Say hello in five words."}]}' >"$f"
+        MX_PATH[$in/$up]=/v1/messages ;;
+      gemini)
+        printf '%s' '{"systemInstruction":{"parts":[{"text":"You are a terse assistant."}]},"contents":[{"role":"user","parts":[{"text":"Say hello in five words."}]}],"generationConfig":{"maxOutputTokens":16}}' >"$f"
+        MX_PATH[$in/$up]=/v1beta/models/mx-$up:generateContent ;;
+      responses)
+        printf '%s' '{"model":"mx-'"$up"'","instructions":"You are a terse assistant.","input":"Say hello in five words.","max_output_tokens":16,"store":false}' >"$f"
+        MX_PATH[$in/$up]=/v1/responses ;;
+    esac
+  }
+  MX_CELLS=()
+  for in in chat anthropic gemini responses; do
+    native=${MX_NATIVE[$in]}
+    for up in "$native" $(printf '%s\n' openai anthropic gemini | grep -vx "$native"); do
+      mx_body "$in" "$up"
+      body="$OUT/body-mx-$in-$up.json"
+      code=$(curl_check "http://127.0.0.1:$SL_PORT_on" "${MX_HDR[$in]}" "$body" "${MX_PATH[$in/$up]}")
+      if [[ $code == 200 ]]; then
+        MX_CELLS+=("$in/$up")
+      else
+        note "translation matrix: $in -> $up failed its check (HTTP $code: $(head -c 160 "$RAW/check-body.txt" | tr '\n' ' '))"
+      fi
     done
-    ROUND=1
-  else
-    TRANSLATION_STATUS="failed (POST /v1/messages returned HTTP $code: $(head -c 160 "$RAW/check-body.txt" | tr '\n' ' '))"
-  fi
+  done
+  log "translation matrix at c=$TPUT_C (${TPUT_D}s per cell): ${MX_CELLS[*]}"
+  for ROUND in $(seq "$ROUNDS"); do
+    for cell in "${MX_CELLS[@]}"; do
+      in=${cell%/*}; up=${cell#*/}
+      run_wrk "matrix-$in-$up" sluice-on "$TPUT_C" "$TPUT_D" "${URL[sluice-on]}" "${MX_HDR[$in]}" \
+        "$OUT/body-mx-$in-$up.json" "${MX_PATH[$cell]}"
+    done
+  done
+  ROUND=1
+  meta matrix_cells "${MX_CELLS[*]}"
+  meta matrix_native "chat=openai anthropic=anthropic gemini=gemini responses=openai"
 fi
 meta translation_status "$TRANSLATION_STATUS"
 
