@@ -5,6 +5,7 @@
 #include "codec/http_head.h"
 #include "codec/sse.h"
 #include "config/config.h"
+#include "ir/token_estimate.h"
 #include "pipeline/error_reply.h"
 #include "pipeline/pipeline.h"
 #include "pipeline/stream_transform.h"
@@ -247,8 +248,11 @@ Result<std::unique_ptr<StreamTransform>> ModelCall::make_transform(const RouteRu
       return make_passthrough(ingress, std::move(sniffer));
     }
   } else {
-    // What an encoder may have to state before the upstream reports usage (see ingress.h).
-    request_.estimated_input_tokens = request_.body.size() / 4 + 1;
+    // What an encoder may have to state before the upstream reports usage (see ingress.h): the
+    // prompt's text, tools and images counted from the IR the request was translated from
+    // (JSON syntax and base64 image data would inflate a count of body bytes).
+    request_.estimated_input_tokens =
+        ir_ ? ir::estimate_input_tokens(*ir_) : request_.body.size() / 4 + 1;
     if (auto encoder = ingress.make_stream_encoder(request_)) {
       return make_translation(ingress, adapter.make_stream_decoder(), std::move(encoder));
     }
