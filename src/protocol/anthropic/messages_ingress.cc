@@ -17,13 +17,15 @@
 namespace sluice::protocol::anthropic {
 namespace json = boost::json;
 
+namespace {
+
 // The envelope only: model, stream, max_tokens and a non-empty messages array, checked in one
 // SAX pass. The full decode into the IR (every block type, with the API's own error messages)
 // runs in to_ir(), only when the upstream speaks another protocol: an Anthropic upstream gets
 // the caller's bytes as they are, including blocks and fields the IR cannot carry (documents,
-// server tools, context_management, betas).
-Result<IngressRequest> MessagesIngress::decode(std::string_view body,
-                                               const codec::RequestHead& /*head*/) const {
+// server tools, context_management, betas). count_tokens bodies have no max_tokens and no
+// stream.
+Result<IngressRequest> decode_envelope(std::string_view body, bool count_tokens) {
   using Kind = codec::EnvelopeField::Kind;
   std::array<codec::EnvelopeField, 4> fields = {
       codec::EnvelopeField("model"), codec::EnvelopeField("stream"),
@@ -45,11 +47,13 @@ Result<IngressRequest> MessagesIngress::decode(std::string_view body,
   if (model.kind != Kind::kString || model.text.empty()) {
     return bad("model", "Input should be a non-empty string");
   }
-  if (max_tokens.kind == Kind::kAbsent) {
-    return bad("max_tokens", "Field required");
-  }
-  if (max_tokens.kind != Kind::kInteger || max_tokens.integer < 1) {
-    return bad("max_tokens", "Input should be an integer greater than or equal to 1");
+  if (!count_tokens) {
+    if (max_tokens.kind == Kind::kAbsent) {
+      return bad("max_tokens", "Field required");
+    }
+    if (max_tokens.kind != Kind::kInteger || max_tokens.integer < 1) {
+      return bad("max_tokens", "Input should be an integer greater than or equal to 1");
+    }
   }
   if (messages.kind == Kind::kAbsent) {
     return bad("messages", "Field required");
@@ -57,19 +61,27 @@ Result<IngressRequest> MessagesIngress::decode(std::string_view body,
   if (messages.kind != Kind::kArray || messages.elements == 0) {
     return bad("messages", "Input should be a non-empty list");
   }
-  if (stream.kind != Kind::kAbsent && stream.kind != Kind::kBool && stream.kind != Kind::kNull) {
+  if (!count_tokens && stream.kind != Kind::kAbsent && stream.kind != Kind::kBool &&
+      stream.kind != Kind::kNull) {
     return bad("stream", "Input should be a valid boolean");
   }
   IngressRequest request;
   request.body = body;
   request.model = std::move(model.text);
-  request.stream = stream.kind == Kind::kBool && stream.flag;
+  request.stream = !count_tokens && stream.kind == Kind::kBool && stream.flag;
   // Anthropic streams always carry usage (message_start and message_delta).
   request.include_usage = true;
   request.spliceable = model.spliceable();
   request.model_begin = model.begin;
   request.model_end = model.end;
   return request;
+}
+
+}  // namespace
+
+Result<IngressRequest> MessagesIngress::decode(std::string_view body,
+                                               const codec::RequestHead& /*head*/) const {
+  return decode_envelope(body, /*count_tokens=*/false);
 }
 
 Result<ir::Request> MessagesIngress::to_ir(IngressRequest& request) const {
@@ -176,39 +188,7 @@ std::string MessagesIngress::encode_model(std::string_view alias) const {
 
 Result<IngressRequest> CountTokensIngress::decode(std::string_view body,
                                                   const codec::RequestHead& /*head*/) const {
-  using Kind = codec::EnvelopeField::Kind;
-  std::array<codec::EnvelopeField, 2> fields = {codec::EnvelopeField("model"),
-                                                codec::EnvelopeField("messages")};
-  auto& [model, messages] = fields;
-  std::string syntax;
-  if (body.empty() || !codec::scan_envelope(body, fields, syntax, kMaxJsonDepth)) {
-    return Error(ErrorKind::kBadRequest,
-                 body.empty() ? std::string("request body is empty; expected a JSON object")
-                              : "request body is not valid JSON: " + syntax);
-  }
-  auto bad = [](std::string_view path, std::string_view problem) {
-    return Error(ErrorKind::kBadRequest, std::string(path) + ": " + std::string(problem))
-        .with_param(std::string(path));
-  };
-  if (model.kind == Kind::kAbsent) {
-    return bad("model", "Field required");
-  }
-  if (model.kind != Kind::kString || model.text.empty()) {
-    return bad("model", "Input should be a non-empty string");
-  }
-  if (messages.kind == Kind::kAbsent) {
-    return bad("messages", "Field required");
-  }
-  if (messages.kind != Kind::kArray || messages.elements == 0) {
-    return bad("messages", "Input should be a non-empty list");
-  }
-  IngressRequest request;
-  request.body = body;
-  request.model = std::move(model.text);
-  request.spliceable = model.spliceable();
-  request.model_begin = model.begin;
-  request.model_end = model.end;
-  return request;
+  return decode_envelope(body, /*count_tokens=*/true);
 }
 
 Result<ir::Request> CountTokensIngress::to_ir(IngressRequest& request) const {
