@@ -11,10 +11,8 @@
 // operator new). BM_Passthrough/<protocol> is the same stream relayed verbatim with the
 // protocol's sniffer, the baseline the translated figures compare with.
 
-#include <cstdlib>
 #include <fstream>
 #include <memory>
-#include <new>
 #include <sstream>
 #include <string>
 #include <string_view>
@@ -22,6 +20,7 @@
 
 #include <benchmark/benchmark.h>
 
+#include "alloc_counter.h"
 #include "codec/sse.h"
 #include "config/config.h"
 #include "pipeline/request_context.h"
@@ -30,20 +29,6 @@
 #include "protocol/registry.h"
 #include "providers/registry.h"
 
-// Allocation counter: single-threaded benchmark, a plain counter is enough.
-namespace {
-std::size_t g_allocations = 0;
-}  // namespace
-
-void* operator new(std::size_t size) {
-  ++g_allocations;
-  if (void* p = std::malloc(size == 0 ? 1 : size)) {
-    return p;
-  }
-  throw std::bad_alloc();
-}
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
 
 namespace {
 
@@ -109,13 +94,13 @@ void run(benchmark::State& state, const std::string& stream, MakeTransform make)
   std::string out;
   out.reserve(64 * 1024);
   std::size_t events = 0;
-  const std::size_t allocations_before = g_allocations;
+  const std::size_t allocations_before = sluice::bench::allocation_count();
   for (auto _ : state) {
     auto transform = make();
     events += relay(*transform, stream, static_cast<std::size_t>(state.range(0)), out);
     benchmark::DoNotOptimize(out.data());
   }
-  const std::size_t allocations = g_allocations - allocations_before;
+  const std::size_t allocations = sluice::bench::allocation_count() - allocations_before;
   state.counters["events/s"] =
       benchmark::Counter(static_cast<double>(events), benchmark::Counter::kIsRate);
   state.counters["allocs/event"] =

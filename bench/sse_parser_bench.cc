@@ -2,35 +2,17 @@
 // for an OpenAI-style chat completion stream, fed whole, one network read at a time and in
 // small fragments (the worst case a slow upstream produces).
 
-#include <atomic>
 #include <cstddef>
 #include <cstdlib>
-#include <new>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include <benchmark/benchmark.h>
 
+#include "alloc_counter.h"
 #include "codec/sse.h"
 
-namespace {
-
-std::atomic<std::size_t> g_allocations{0};
-
-}  // namespace
-
-// Counting allocator for the whole executable: the figure of interest is allocations per
-// event in steady state, read as a delta around the timed loop.
-void* operator new(std::size_t n) {
-  g_allocations.fetch_add(1, std::memory_order_relaxed);
-  if (void* p = std::malloc(n == 0 ? 1 : n)) {
-    return p;
-  }
-  throw std::bad_alloc();
-}
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
 
 namespace {
 
@@ -74,7 +56,7 @@ void run_parser(benchmark::State& state, const std::string& stream, std::size_t 
   for (auto _ : state) {
     SseParser parser;
     SseEvent ev;
-    const std::size_t before = g_allocations.load(std::memory_order_relaxed);
+    const std::size_t before = sluice::bench::allocation_count();
     std::size_t step = chunk == 0 ? stream.size() : chunk;
     for (std::size_t off = 0; off < stream.size(); off += step) {
       parser.feed(std::string_view(stream).substr(off, step));
@@ -86,7 +68,7 @@ void run_parser(benchmark::State& state, const std::string& stream, std::size_t 
     while (parser.finish(ev) == SseParser::Status::kEvent) {
       ++events;
     }
-    allocs += g_allocations.load(std::memory_order_relaxed) - before;
+    allocs += sluice::bench::allocation_count() - before;
     bytes += stream.size();
   }
   state.counters["events/s"] =
