@@ -46,30 +46,40 @@ TEST(ExamplesTest, EveryExampleLoadsWithAnEmptyEnvironment) {
   }
 }
 
-TEST(ExamplesTest, QuickstartSkipsOpenAIWithoutKey) {
+TEST(ExamplesTest, QuickstartSkipsRealProvidersWithoutKeys) {
   auto result = load_from_file(SLUICE_SOURCE_DIR "/examples/quickstart.yaml", empty_env());
   ASSERT_TRUE(result) << result.error().message();
   const Config& config = **result;
   EXPECT_EQ(config.listen.host, "127.0.0.1");
   EXPECT_EQ(config.listen.port, 8080);
-  ASSERT_EQ(config.providers.size(), 1u);
-  EXPECT_EQ(config.providers[0].id, "mock");
-  ASSERT_EQ(config.routes.size(), 2u);
+  std::vector<std::string> provider_ids;
+  for (const auto& provider : config.providers) {
+    provider_ids.push_back(provider.id);
+    EXPECT_EQ(provider.adapter, "mock") << provider.id;
+  }
+  EXPECT_EQ(provider_ids, (std::vector<std::string>{"mock", "mock-anthropic", "mock-gemini"}));
+  ASSERT_EQ(config.routes.size(), 4u);
   EXPECT_EQ(config.routes[0].aliases, (std::vector<std::string>{"mock-chat", "gpt-mock"}));
-  EXPECT_EQ(config.routes[1].kind, RouteKind::kEmbeddings);
+  EXPECT_EQ(config.routes[3].kind, RouteKind::kEmbeddings);
   EXPECT_EQ(config.notes,
             (std::vector<std::string>{
                 "provider openai skipped: OPENAI_API_KEY is not set",
+                "provider anthropic skipped: ANTHROPIC_API_KEY is not set",
+                "provider gemini skipped: GEMINI_API_KEY is not set",
                 "route gpt-4o-mini skipped: provider openai disabled (OPENAI_API_KEY not set)",
                 "route text-embedding-3-small skipped: provider openai disabled (OPENAI_API_KEY "
-                "not set)"}));
+                "not set)",
+                "route claude-sonnet-4-5 skipped: provider anthropic disabled (ANTHROPIC_API_KEY "
+                "not set)",
+                "route gemini-2.5-flash skipped: provider gemini disabled (GEMINI_API_KEY not "
+                "set)"}));
   ASSERT_EQ(config.keys.size(), 1u);
   // printf %s sk-sluice-dev-0000000000 | sha256sum
   EXPECT_EQ(config.keys[0].sha256_hex,
             "28e1582fa5996de81aead655a4dc796e1ca056aa5be0dc7e7c22e9c090787942");
 }
 
-TEST(ExamplesTest, QuickstartWithKeyEnablesOpenAI) {
+TEST(ExamplesTest, QuickstartWithKeyEnablesOpenAIOnly) {
   LoadOptions options;
   options.adapters = providers::adapter_schemas();
   options.getenv = [](const std::string& name) -> std::optional<std::string> {
@@ -80,12 +90,13 @@ TEST(ExamplesTest, QuickstartWithKeyEnablesOpenAI) {
   };
   auto result = load_from_file(SLUICE_SOURCE_DIR "/examples/quickstart.yaml", options);
   ASSERT_TRUE(result) << result.error().message();
-  ASSERT_EQ((*result)->providers.size(), 2u);
-  EXPECT_EQ((*result)->providers[1].adapter, "openai");
-  EXPECT_EQ((*result)->providers[1].base_url, "");  // the adapter's default
-  EXPECT_EQ((*result)->providers[1].api_key, "sk-test");
-  EXPECT_EQ((*result)->routes.size(), 4u);
-  EXPECT_TRUE((*result)->notes.empty());
+  const Config& config = **result;
+  ASSERT_EQ(config.providers.size(), 4u);
+  EXPECT_EQ(config.providers[3].adapter, "openai");
+  EXPECT_EQ(config.providers[3].base_url, "");  // the adapter's default
+  EXPECT_EQ(config.providers[3].api_key, "sk-test");
+  EXPECT_EQ(config.routes.size(), 6u);
+  EXPECT_EQ(config.notes.size(), 4u);  // anthropic and gemini, and their routes
 }
 
 }  // namespace
