@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace sluice::ir {
@@ -75,6 +76,11 @@ struct Reasoning {
   std::string effort;                          // OpenAI reasoning_effort: low/medium/high
   std::string summary;  // OpenAI Responses reasoning.summary (auto/concise/detailed), when given
 };
+
+// The OpenAI reasoning effort for a token budget, for targets that take an effort but no budget
+// (Chat Completions, Responses): <= 2048 low, <= 8192 medium, else high, the values every
+// OpenAI reasoning model accepts.
+std::string_view effort_for_budget(std::uint32_t budget);
 
 struct Request {
   std::string model;

@@ -821,8 +821,9 @@ class RequestEncoder {
       field("topK").number(std::uint64_t{*request_.top_k});
     }
     if (!request_.stop.empty()) {
+      // The API takes at most 5 stop sequences; the first 5 are sent.
       field("stopSequences").ch('[');
-      for (std::size_t i = 0; i < request_.stop.size(); ++i) {
+      for (std::size_t i = 0; i < std::min<std::size_t>(request_.stop.size(), 5); ++i) {
         gw.raw(i > 0 ? "," : "").string(request_.stop[i]);
       }
       gw.ch(']');

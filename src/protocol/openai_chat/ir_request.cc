@@ -1,5 +1,6 @@
 #include "protocol/openai_chat/ir_request.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 
@@ -19,6 +20,7 @@ using ir::PartKind;
 namespace {
 
 constexpr std::string_view kEmptySchema = R"({"type":"object"})";
+constexpr std::size_t kMaxStop = 4;  // Chat Completions takes at most 4 stop sequences
 
 std::size_t count_kind(const std::vector<ir::ContentPart>& parts, PartKind kind) {
   std::size_t n = 0;
@@ -270,8 +272,9 @@ std::string encode_request(const ir::Request& request, std::string_view upstream
     w.raw(R"(,"top_p":)").number(*request.top_p);
   }
   if (!request.stop.empty()) {
+    // Chat Completions takes at most 4 stop sequences; the first 4 are sent.
     w.raw(R"(,"stop":[)");
-    for (std::size_t i = 0; i < request.stop.size(); ++i) {
+    for (std::size_t i = 0; i < std::min<std::size_t>(request.stop.size(), kMaxStop); ++i) {
       if (i > 0) {
         w.ch(',');
       }
@@ -284,6 +287,10 @@ std::string encode_request(const ir::Request& request, std::string_view upstream
   }
   if (!request.reasoning.effort.empty()) {
     w.raw(R"(,"reasoning_effort":)").string(request.reasoning.effort);
+  } else if (request.reasoning.enabled && request.reasoning.budget_tokens &&
+             *request.reasoning.budget_tokens > 0) {
+    // A thinking budget (Anthropic, Gemini callers) becomes the effort that budget buys.
+    w.raw(R"(,"reasoning_effort":)").string(ir::effort_for_budget(*request.reasoning.budget_tokens));
   }
   if (stream) {
     w.raw(R"(,"stream":true,"stream_options":{"include_usage":true})");

@@ -621,24 +621,10 @@ class RequestWriter {
   bool first_ = true;
 };
 
-// An effort for a token budget (the inverse of the Anthropic encoder's effort budgets).
-std::string_view effort_for_budget(std::uint32_t budget) {
-  if (budget <= 1024) {
-    return "minimal";
-  }
-  if (budget <= 2048) {
-    return "low";
-  }
-  if (budget <= 8192) {
-    return "medium";
-  }
-  return budget <= 16384 ? "high" : "xhigh";
-}
-
 void write_reasoning(JsonWriter& w, const ir::Reasoning& r, EncodeStats& stats) {
   std::string_view effort = r.effort;
   if (effort.empty() && r.budget_tokens) {
-    effort = effort_for_budget(*r.budget_tokens);
+    effort = ir::effort_for_budget(*r.budget_tokens);
     ++stats.dropped_fields;  // the budget itself has no parameter
   }
   if (!r.enabled && effort.empty() && r.summary.empty()) {

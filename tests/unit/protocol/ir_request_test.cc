@@ -1,6 +1,8 @@
 #include "protocol/openai_chat/ir_request.h"
 
+#include <cstdint>
 #include <string>
+#include <utility>
 
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
@@ -257,6 +259,27 @@ TEST(OpenAiIrEncodeRequest, SamplingParametersStreamAndReasoning) {
   EXPECT_EQ(body.at("max_completion_tokens"), 1024);
   EXPECT_FALSE(body.contains("max_tokens"));
   EXPECT_FALSE(body.contains("stream"));
+}
+
+TEST(OpenAiIrEncodeRequest, AtMostFourStopSequences) {
+  ir::Request r = base_request();
+  r.stop = {"a", "b", "c", "d", "e", "f"};
+  json::object body = encode_json(r);
+  ASSERT_EQ(body.at("stop").as_array().size(), 4u);
+  EXPECT_EQ(body.at("stop").as_array()[3], "d");
+}
+
+TEST(OpenAiIrEncodeRequest, ABudgetWithoutAnEffortBecomesTheEffortItBuys) {
+  ir::Request r = base_request();
+  r.reasoning.enabled = true;
+  const std::pair<std::uint32_t, const char*> cases[] = {
+      {1024, "low"}, {2048, "low"}, {2049, "medium"}, {8192, "medium"}, {31999, "high"}};
+  for (const auto& [budget, effort] : cases) {
+    r.reasoning.budget_tokens = budget;
+    EXPECT_EQ(encode_json(r).at("reasoning_effort"), effort) << budget;
+  }
+  r.reasoning.enabled = false;  // a budget on disabled thinking asks for nothing
+  EXPECT_FALSE(encode_json(r).contains("reasoning_effort"));
 }
 
 TEST(OpenAiIrEncodeRequest, EscapesStrings) {

@@ -259,6 +259,15 @@ TEST(RoundTrip, DecodeEncodeDecodeIsTheSame) {
             R"("thinkingBudget":2048}})");
 }
 
+TEST(EncodeRequest, AtMostFiveStopSequences) {
+  ir::Request r;
+  r.messages.emplace_back().content.push_back(ir::ContentPart::make_text("x"));
+  r.stop = {"1", "2", "3", "4", "5", "6", "7"};
+  const json::value v = json::parse(encode_ok(r));
+  EXPECT_EQ(json::serialize(v.at("generationConfig").at("stopSequences")),
+            R"(["1","2","3","4","5"])");
+}
+
 // A tool round trip through another protocol: an Anthropic caller's conversation (its own
 // toolu_ ids) goes to Gemini, whose calls carry no ids; results are paired back by name.
 TEST(RoundTrip, ToolIdsThroughAnthropic) {
