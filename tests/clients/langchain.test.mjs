@@ -172,13 +172,9 @@ describe('LangChain through Sluice', () => {
   }
 
   // Gemini states promptTokenCount in its first chunk, before any text: an Anthropic caller's
-  // message_start could carry the real figure instead of an estimate. The Gemini stream decoder
-  // (src/protocol/gemini/stream_decoder.cc) emits a chunk's text before its usage, so the
-  // Anthropic encoder starts the message before it knows.
-  test('ChatAnthropic stream -> gemini upstream: input_tokens are Gemini\'s from the first chunk', {
-    todo: 'Gemini stream decoder emits usage after the chunk content',
-    ...requires('geminiAdapter'),
-  }, async () => {
+  // message_start carries that figure, not the gateway's estimate (the Gemini stream decoder
+  // emits a chunk's usage before its content).
+  test('ChatAnthropic stream -> gemini upstream: input_tokens are Gemini\'s from the first chunk', requires('geminiAdapter'), async () => {
     const model = CLIENTS.ChatAnthropic.make(GEMINI_MODEL);
     let aggregate;
     for await (const chunk of await model.stream('Say hello')) {

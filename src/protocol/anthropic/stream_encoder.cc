@@ -183,9 +183,12 @@ void StreamEncoder::start_message(std::string& out) {
   }
   started_ = true;
   WireUsage usage = wire_usage();
-  if (!has_usage_) {
+  if (!has_usage_ || usage.input_tokens == 0) {
     usage.input_tokens = estimated_input_tokens_;  // the upstream has not reported it yet
   }
+  // Output so far stays out of message_start: message_delta carries the whole count, and
+  // clients that add the two (LangChain) would count early output (Gemini's thoughts) twice.
+  usage.output_tokens = 0;
   begin_event(out, "message_start");
   codec::JsonWriter w(out);
   w.raw(R"(,"message":{"id":)")

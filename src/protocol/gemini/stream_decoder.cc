@@ -87,6 +87,22 @@ void StreamDecoder::chunk(const json::object& o, std::vector<ir::StreamEvent>& o
     start.model.assign(string_member(o, "modelVersion").value_or(""));
     out.push_back(std::move(start));
   }
+  // Usage before the chunk's content: Gemini states promptTokenCount from the first chunk on,
+  // so a caller whose protocol reports input usage up front (Anthropic's message_start) gets
+  // the upstream's figure rather than the gateway's estimate.
+  if (const json::value* u = member(o, "usageMetadata")) {
+    auto usage = wire::ir_usage(*u);
+    if (!usage) {
+      fail(std::move(usage).error(), out);
+      return;
+    }
+    if (!usage_ || *usage_ != *usage) {
+      usage_ = *usage;
+      ir::StreamEvent e = make(ir::StreamEventKind::kUsage);
+      e.usage = *usage;
+      out.push_back(std::move(e));
+    }
+  }
   ir::FinishReason finish = ir::FinishReason::kUnset;
   const json::value* candidates = member(o, "candidates");
   if (candidates != nullptr) {
@@ -112,19 +128,6 @@ void StreamDecoder::chunk(const json::object& o, std::vector<ir::StreamEvent>& o
     if (auto reason = feedback != nullptr ? string_member(*feedback, "blockReason")
                                           : std::nullopt) {
       finish = block_reason(*reason);
-    }
-  }
-  if (const json::value* u = member(o, "usageMetadata")) {
-    auto usage = wire::ir_usage(*u);
-    if (!usage) {
-      fail(std::move(usage).error(), out);
-      return;
-    }
-    if (!usage_ || *usage_ != *usage) {
-      usage_ = *usage;
-      ir::StreamEvent e = make(ir::StreamEventKind::kUsage);
-      e.usage = *usage;
-      out.push_back(std::move(e));
     }
   }
   if (finish != ir::FinishReason::kUnset && !answered_) {

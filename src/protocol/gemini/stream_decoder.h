@@ -30,7 +30,8 @@ namespace sluice::protocol::gemini {
 //                             with the whole args object ("{}" when absent): Gemini sends each
 //                             call whole
 //   usageMetadata          -> kUsage when it differs from the last one (it is cumulative in
-//                             every chunk; conventions.h from_wire_usage)
+//                             every chunk; conventions.h from_wire_usage), before the chunk's
+//                             content, so input usage is known before the first delta
 //   finishReason           -> kFinish (conventions.h finish_reason; STOP after a function call
 //                             -> kToolCalls), once
 //   promptFeedback.blockReason without a candidate -> kFinish per block_reason

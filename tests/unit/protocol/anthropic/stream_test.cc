@@ -207,7 +207,13 @@ TEST_P(StreamFixture, DecodeEncodeGivesTheSameObservableStream) {
   EXPECT_EQ(got.sequence, want.sequence);
   EXPECT_EQ(got.message_id, want.message_id);
   EXPECT_EQ(got.model, want.model);
-  EXPECT_EQ(counts(got.start_usage), counts(want.start_usage));
+  // message_start states no output (the upstream's is 1 or so): message_delta has the count,
+  // and clients that add the two would otherwise count it twice.
+  json::object want_start = counts(want.start_usage);
+  if (want_start.contains("output_tokens")) {
+    want_start["output_tokens"] = 0;
+  }
+  EXPECT_EQ(counts(got.start_usage), want_start);
   EXPECT_EQ(counts(got.delta_usage), counts(want.delta_usage));
   EXPECT_EQ(got.stop_reason, want.stop_reason);
   EXPECT_EQ(got.stop_sequence, want.stop_sequence);

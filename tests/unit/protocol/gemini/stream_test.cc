@@ -148,14 +148,14 @@ TEST(StreamDecoder, TextStreamEventByEvent) {
   EXPECT_EQ(events[0].kind, K::kStart);
   EXPECT_EQ(events[0].id, "w1peaMz6INOvnvgPgYfPiQY");
   EXPECT_EQ(events[0].model, "gemini-2.0-flash-exp");
-  EXPECT_EQ(events[1].kind, K::kTextDelta);
-  EXPECT_EQ(events[1].text, "The");
-  EXPECT_EQ(events[2].kind, K::kUsage);  // usage after the chunk's content
-  EXPECT_EQ(events[2].usage, (ir::Usage{15, 0, 0, 0, 0}));
+  EXPECT_EQ(events[1].kind, K::kUsage);  // usage before the chunk's content
+  EXPECT_EQ(events[1].usage, (ir::Usage{15, 0, 0, 0, 0}));
+  EXPECT_EQ(events[2].kind, K::kTextDelta);
+  EXPECT_EQ(events[2].text, "The");
   EXPECT_EQ(events[3].text, " capital of France");  // same usage: no second kUsage
-  EXPECT_EQ(events[4].text, " is Paris.\n");
-  EXPECT_EQ(events[5].kind, K::kUsage);
-  EXPECT_EQ(events[5].usage, (ir::Usage{13, 8, 0, 0, 0}));
+  EXPECT_EQ(events[4].kind, K::kUsage);
+  EXPECT_EQ(events[4].usage, (ir::Usage{13, 8, 0, 0, 0}));
+  EXPECT_EQ(events[5].text, " is Paris.\n");
   EXPECT_EQ(events[6].kind, K::kFinish);
   EXPECT_EQ(events[6].finish, ir::FinishReason::kStop);
   EXPECT_EQ(events[7].kind, K::kDone);
@@ -212,12 +212,13 @@ TEST(StreamDecoder, FunctionCallIsOneStartAndOneDeltaWithAPositionalId) {
 
 TEST(StreamDecoder, SignatureOfAFunctionCallComesBeforeIt) {
   const auto events = decode_stream(fixture("stream-function-call-thought-signature.sse"));
-  ASSERT_GE(events.size(), 4u);
-  EXPECT_EQ(events[1].kind, K::kReasoningSignature);
-  EXPECT_EQ(events[1].text.rfind("EpwICpkIAXLI2nxlU6gsWZaZ", 0), 0u);
-  EXPECT_EQ(events[2].kind, K::kToolCallStart);
-  EXPECT_EQ(events[2].name, "get_country");
-  EXPECT_EQ(events[3].text, "{}");
+  ASSERT_GE(events.size(), 5u);
+  EXPECT_EQ(events[1].kind, K::kUsage);
+  EXPECT_EQ(events[2].kind, K::kReasoningSignature);
+  EXPECT_EQ(events[2].text.rfind("EpwICpkIAXLI2nxlU6gsWZaZ", 0), 0u);
+  EXPECT_EQ(events[3].kind, K::kToolCallStart);
+  EXPECT_EQ(events[3].name, "get_country");
+  EXPECT_EQ(events[4].text, "{}");
   const test::Folded f = fold(events);
   EXPECT_EQ(f.finish, ir::FinishReason::kToolCalls) << "the final chunk has no call but STOP";
   EXPECT_EQ(f.usage, (ir::Usage{29, 10 + 202, 0, 0, 202}));
