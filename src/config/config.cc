@@ -22,6 +22,11 @@
 
 namespace sluice::config {
 
+std::span<const int> default_fallback_statuses() {
+  static constexpr int kStatuses[] = {408, 429, 500, 502, 503, 504};
+  return kStatuses;
+}
+
 namespace {
 
 constexpr std::uint64_t kMaxMillis = 86'400'000;  // one day
@@ -163,7 +168,8 @@ class Loader {
 
   std::shared_ptr<const Config> load(const YamlField& root) {
     const YamlMap top = root.map(
-        {"version", "listen", "server", "access_log", "auth", "providers", "routes", "keys"});
+        {"version", "listen", "server", "access_log", "auth", "routing", "providers", "routes",
+         "keys"});
     config_.source_path = context_.source_name;
     const YamlField version = top.required("version");
     config_.version = version.unsigned_in(0, std::numeric_limits<std::uint64_t>::max());
@@ -203,6 +209,9 @@ class Loader {
       load_provider(item);
     }
 
+    if (auto routing = top.get("routing")) {
+      load_routing(*routing);
+    }
     const YamlField routes = top.required("routes");
     const std::vector<YamlField> route_items = routes.items();
     if (route_items.empty()) {
@@ -642,7 +651,8 @@ class Loader {
   }
 
   void load_route(const YamlField& field) {
-    const YamlMap m = field.map({"alias", "kind", "provider", "model", "targets", "timeout"});
+    const YamlMap m = field.map(
+        {"alias", "kind", "provider", "model", "targets", "policy", "retry", "timeout"});
     Route route;
     route.source = field.where();
 
@@ -677,58 +687,371 @@ class Loader {
       }
     }
 
-    // Each target with the provider it resolved to.
-    std::vector<const DeclaredProvider*> resolved;
-    if (auto targets = m.get("targets")) {
-      for (std::string_view shorthand : {"provider", "model"}) {
-        if (auto f = m.get(shorthand)) {
-          f->fail("use either provider/model or targets, not both");
+    // The policy tree: `policy`, a `targets` list (a fallback over them, in order) or the
+    // provider/model shorthand (one target).
+    const int forms = (m.has("policy") ? 1 : 0) + (m.has("targets") ? 1 : 0) +
+                      ((m.has("provider") || m.has("model")) ? 1 : 0);
+    if (forms > 1) {
+      for (std::string_view name : {"provider", "model", "targets"}) {
+        if (auto f = m.get(name)) {
+          f->fail("use one of provider/model, targets or policy");
         }
       }
+    }
+    RouteLoad load{route, {}};
+    if (auto policy = m.get("policy")) {
+      route.policy = load_policy_node(*policy, load, /*in_balance=*/false);
+    } else if (auto targets = m.get("targets")) {
       const std::vector<YamlField> items = targets->items();
       if (items.empty()) {
         targets->fail("at least one target is required");
       }
-      if (items.size() > 1) {
-        items[1].fail_as(targets->path(),
-                         "only one target is supported for now; fallback arrives with the "
-                         "routing feature");
-      }
+      route.policy.kind = PolicyNode::Kind::kFallback;
+      route.policy.source = targets->where();
+      route.policy.on_status.assign(default_fallback_statuses().begin(),
+                                    default_fallback_statuses().end());
       for (const YamlField& item : items) {
-        const YamlMap t = item.map({"provider", "model"});
-        const YamlField provider = t.required("provider");
-        const std::string id = provider.text();
-        resolved.push_back(&resolve_provider(provider, id));
-        route.targets.push_back(Target{id, model_name(t.required("model"))});
+        route.policy.children.push_back(load_policy_node(item, load, false));
+      }
+      if (route.policy.children.size() == 1) {
+        PolicyNode only = std::move(route.policy.children.front());
+        route.policy = std::move(only);
       }
     } else {
       if (!m.has("provider") && !m.has("model")) {
-        field.fail("missing target: set provider and model, or targets");
+        field.fail("missing target: set provider and model, targets, or policy");
       }
-      const YamlField provider = m.required("provider");
-      const std::string id = provider.text();
-      resolved.push_back(&resolve_provider(provider, id));
-      route.targets.push_back(Target{id, model_name(m.required("model"))});
+      route.policy = load_target(m, m.self(), load, false, /*leaf_fields=*/false);
+    }
+    route.retry = config_.routing.retry;
+    if (auto f = m.get("retry")) {
+      route.retry = load_retry(*f, route.retry);
+    }
+    if (route.kind == RouteKind::kEmbeddings) {
+      check_embeddings_policy(route, m.self());
     }
 
-    const DeclaredProvider* disabled = nullptr;
-    for (const DeclaredProvider* p : resolved) {
+    // Targets whose provider is disabled (an unset key) leave the tree; the route is skipped
+    // only when none is left.
+    std::vector<bool> keep(route.targets.size(), true);
+    std::vector<std::string> dropped;
+    for (std::size_t i = 0; i < route.targets.size(); ++i) {
+      const DeclaredProvider* p = load.resolved[i];
       if (!p->unmet.empty()) {
-        disabled = p;
+        keep[i] = false;
+        dropped.push_back(p->id + " disabled (" + describe(p->unmet, " ") + ")");
+      }
+    }
+    const DeclaredProvider* first_active = nullptr;
+    for (std::size_t i = 0; i < route.targets.size(); ++i) {
+      if (keep[i]) {
+        first_active = load.resolved[i];
         break;
       }
     }
+    const bool skipped = first_active == nullptr;
     if (auto f = m.get("timeout")) {
-      const Timeouts base =
-          disabled ? Timeouts{} : config_.providers[resolved.front()->index].timeout;
-      route.timeout = load_timeouts(*f, base, disabled == nullptr);
+      const Timeouts base = skipped ? Timeouts{} : config_.providers[first_active->index].timeout;
+      route.timeout = load_timeouts(*f, base, !skipped);
     }
-    if (disabled) {
+    if (skipped) {
       config_.notes.push_back("route " + join(route.aliases) + " skipped: provider " +
-                              disabled->id + " disabled (" + describe(disabled->unmet, " ") + ")");
+                              dropped.front());
       return;
     }
+    if (!dropped.empty()) {
+      prune(route, keep);
+      for (const std::string& d : dropped) {
+        config_.notes.push_back("route " + join(route.aliases) + ": a target left out: provider " +
+                                d);
+      }
+    }
     config_.routes.push_back(std::move(route));
+  }
+
+  // What one route's tree collects while it is read.
+  struct RouteLoad {
+    Route& route;
+    std::vector<const DeclaredProvider*> resolved;  // per Route::targets entry
+  };
+
+  static constexpr std::size_t kMaxPolicyDepth = 8;
+  static constexpr std::size_t kMaxTargets = 64;
+
+  PolicyNode load_policy_node(const YamlField& field, RouteLoad& load, bool in_balance,
+                              std::size_t depth = 0) {
+    if (depth > kMaxPolicyDepth) {
+      field.fail("policy nested deeper than " + std::to_string(kMaxPolicyDepth) + " levels");
+    }
+    const YamlMap m = field.map({"provider", "model", "weight", "vector_space", "timeout",
+                                 "fallback", "loadbalance"});
+    const int kinds = (m.has("fallback") ? 1 : 0) + (m.has("loadbalance") ? 1 : 0) +
+                      ((m.has("provider") || m.has("model")) ? 1 : 0);
+    if (kinds != 1) {
+      field.fail(kinds == 0 ? "expected a target (provider, model), fallback or loadbalance"
+                            : "a node is one of: a target (provider, model), fallback or "
+                              "loadbalance");
+    }
+    if (m.has("provider") || m.has("model")) {
+      return load_target(m, field, load, in_balance);
+    }
+    for (std::string_view leaf_only : {"vector_space", "timeout"}) {
+      if (auto f = m.get(leaf_only)) {
+        f->fail(std::string(leaf_only) + " belongs to a target");
+      }
+    }
+    PolicyNode node;
+    node.source = field.where();
+    node.weight = load_weight(m, in_balance);
+    const bool fallback = m.has("fallback");
+    const YamlField body = *m.get(fallback ? "fallback" : "loadbalance");
+    const YamlMap b = fallback ? body.map({"targets", "on_status"})
+                               : body.map({"targets", "strategy"});
+    if (fallback) {
+      node.kind = PolicyNode::Kind::kFallback;
+      if (auto f = b.get("on_status")) {
+        for (const YamlField& item : f->one_or_many()) {
+          const auto status = static_cast<int>(item.unsigned_in(100, 599));
+          for (int never : {400, 401, 403, 404, 413, 422}) {
+            if (status == never) {
+              item.fail(std::to_string(status) +
+                        " is never retried: the same request fails the same way everywhere");
+            }
+          }
+          node.on_status.push_back(status);
+        }
+      } else {
+        node.on_status.assign(default_fallback_statuses().begin(),
+                              default_fallback_statuses().end());
+      }
+    } else {
+      node.kind = PolicyNode::Kind::kLoadBalance;
+      if (auto f = b.get("strategy")) {
+        const std::string strategy = f->text();
+        if (strategy == "weighted") {
+          node.strategy = PolicyNode::Strategy::kWeighted;
+        } else if (strategy == "ordered") {
+          node.strategy = PolicyNode::Strategy::kOrdered;
+        } else if (strategy == "least_busy") {
+          node.strategy = PolicyNode::Strategy::kLeastBusy;
+        } else if (strategy == "latency") {
+          node.strategy = PolicyNode::Strategy::kLatency;
+        } else {
+          f->fail("expected weighted, ordered, least_busy or latency, got " +
+                  in_quotes(strategy));
+        }
+      }
+    }
+    const YamlField targets = b.required("targets");
+    const std::vector<YamlField> items = targets.items();
+    if (items.empty()) {
+      targets.fail("at least one target is required");
+    }
+    for (const YamlField& item : items) {
+      node.children.push_back(load_policy_node(item, load, !fallback, depth + 1));
+    }
+    if (!fallback) {
+      bool any_weight = false;
+      for (const PolicyNode& child : node.children) {
+        any_weight = any_weight || child.weight > 0;
+      }
+      if (!any_weight) {
+        targets.fail("every target has weight 0: at least one must take traffic");
+      }
+    }
+    return node;
+  }
+
+  std::uint32_t load_weight(const YamlMap& m, bool in_balance) {
+    auto f = m.get("weight");
+    if (!f) {
+      return 1;
+    }
+    if (!in_balance) {
+      f->fail("weight applies only inside loadbalance");
+    }
+    return static_cast<std::uint32_t>(f->unsigned_in(0, 1'000'000));
+  }
+
+  // `leaf_fields`: weight, vector_space and timeout belong to the target (false for the
+  // route-level provider/model shorthand, whose timeout is the route's).
+  PolicyNode load_target(const YamlMap& m, const YamlField& at, RouteLoad& load, bool in_balance,
+                         bool leaf_fields = true) {
+    if (load.route.targets.size() >= kMaxTargets) {
+      at.fail("more than " + std::to_string(kMaxTargets) + " targets in one route");
+    }
+    PolicyNode node;
+    node.kind = PolicyNode::Kind::kTarget;
+    node.source = at.where();
+    node.weight = leaf_fields ? load_weight(m, in_balance) : 1;
+    const YamlField provider = m.required("provider");
+    Target target;
+    target.provider = provider.text();
+    target.source = at.where();
+    load.resolved.push_back(&resolve_provider(provider, target.provider));
+    target.model = model_name(m.required("model"));
+    if (auto f = leaf_fields ? m.get("vector_space") : std::nullopt) {
+      target.vector_space = f->text();
+      if (target.vector_space.empty() || !is_visible_ascii(target.vector_space)) {
+        f->fail("must be a non-empty name without spaces");
+      }
+    }
+    if (auto f = leaf_fields ? m.get("timeout") : std::nullopt) {
+      const DeclaredProvider* p = load.resolved.back();
+      const Timeouts base =
+          p->unmet.empty() ? config_.providers[p->index].timeout : Timeouts{};
+      target.timeout = load_timeouts(*f, base, p->unmet.empty());
+    }
+    node.target = load.route.targets.size();
+    load.route.targets.push_back(std::move(target));
+    return node;
+  }
+
+  // An embeddings route falls back only between targets that return comparable vectors: the
+  // same model, or the same declared vector_space.
+  void check_embeddings_policy(const Route& route, const YamlField& at) {
+    const Target& first = route.targets.front();
+    for (const Target& t : route.targets) {
+      const bool same_space = !first.vector_space.empty() && t.vector_space == first.vector_space;
+      if (!same_space && t.model != first.model) {
+        at.fail("embeddings target " + t.provider + "/" + t.model + " (" + t.source +
+                ") returns vectors that are not comparable with " + first.provider + "/" +
+                first.model + ": give both the same vector_space to allow it");
+      }
+    }
+  }
+
+  // Removes the leaves whose `keep` is false (and inner nodes left empty), renumbering targets.
+  static void prune(Route& route, const std::vector<bool>& keep) {
+    std::vector<std::size_t> renumber(route.targets.size(), 0);
+    std::vector<Target> kept;
+    for (std::size_t i = 0; i < route.targets.size(); ++i) {
+      if (keep[i]) {
+        renumber[i] = kept.size();
+        kept.push_back(std::move(route.targets[i]));
+      }
+    }
+    route.targets = std::move(kept);
+    prune_node(route.policy, keep, renumber);
+    while (route.policy.kind != PolicyNode::Kind::kTarget && route.policy.children.size() == 1) {
+      PolicyNode only = std::move(route.policy.children.front());
+      route.policy = std::move(only);
+    }
+  }
+
+  // False when nothing of `node` is left.
+  static bool prune_node(PolicyNode& node, const std::vector<bool>& keep,
+                         const std::vector<std::size_t>& renumber) {
+    if (node.kind == PolicyNode::Kind::kTarget) {
+      if (!keep[node.target]) {
+        return false;
+      }
+      node.target = renumber[node.target];
+      return true;
+    }
+    std::vector<PolicyNode> children;
+    for (PolicyNode& child : node.children) {
+      if (prune_node(child, keep, renumber)) {
+        children.push_back(std::move(child));
+      }
+    }
+    node.children = std::move(children);
+    if (node.kind == PolicyNode::Kind::kLoadBalance) {
+      bool any_weight = false;
+      for (const PolicyNode& child : node.children) {
+        any_weight = any_weight || child.weight > 0;
+      }
+      if (!any_weight) {
+        for (PolicyNode& child : node.children) {  // only failover targets left: in order
+          child.weight = 1;
+        }
+        node.strategy = PolicyNode::Strategy::kOrdered;
+      }
+    }
+    return !node.children.empty();
+  }
+
+  RetrySettings load_retry(const YamlField& field, RetrySettings base) {
+    const YamlMap m = field.map({"max_attempts", "per_target_attempts", "backoff_base_ms",
+                                 "backoff_max_ms", "retry_after_max_ms", "budget_ratio",
+                                 "budget_burst", "deadline_ms"});
+    if (auto f = m.get("max_attempts")) {
+      base.max_attempts = static_cast<std::uint32_t>(f->unsigned_in(1, 20));
+    }
+    if (auto f = m.get("per_target_attempts")) {
+      base.per_target_attempts = static_cast<std::uint32_t>(f->unsigned_in(1, 10));
+    }
+    if (auto f = m.get("backoff_base_ms")) {
+      base.backoff_base = f->millis_in(1, kMaxMillis);
+    }
+    if (auto f = m.get("backoff_max_ms")) {
+      base.backoff_max = f->millis_in(1, kMaxMillis);
+    }
+    if (base.backoff_max < base.backoff_base) {
+      m.self().fail("backoff_max_ms must not be below backoff_base_ms");
+    }
+    if (auto f = m.get("retry_after_max_ms")) {
+      base.retry_after_max = f->millis_in(0, kMaxMillis);
+    }
+    if (auto f = m.get("budget_ratio")) {
+      base.budget_ratio = ratio(*f, 0.0, 1.0);
+    }
+    if (auto f = m.get("budget_burst")) {
+      base.budget_burst = static_cast<std::uint32_t>(f->unsigned_in(0, 100000));
+    }
+    if (auto f = m.get("deadline_ms")) {
+      base.deadline = f->millis_in(1, kMaxMillis);
+    }
+    return base;
+  }
+
+  BreakerSettings load_breaker(const YamlField& field, BreakerSettings base) {
+    const YamlMap m =
+        field.map({"enabled", "error_rate", "min_requests", "window_ms", "open_ms"});
+    if (auto f = m.get("enabled")) {
+      base.enabled = f->boolean();
+    }
+    if (auto f = m.get("error_rate")) {
+      base.error_rate = ratio(*f, 0.01, 1.0);
+    }
+    if (auto f = m.get("min_requests")) {
+      base.min_requests = static_cast<std::uint32_t>(f->unsigned_in(1, 1'000'000));
+    }
+    if (auto f = m.get("window_ms")) {
+      base.window = f->millis_in(100, kMaxMillis);
+    }
+    if (auto f = m.get("open_ms")) {
+      base.open = f->millis_in(1, kMaxMillis);
+    }
+    return base;
+  }
+
+  void load_routing(const YamlField& field) {
+    const YamlMap m = field.map({"retry", "circuit_breaker"});
+    if (auto f = m.get("retry")) {
+      config_.routing.retry = load_retry(*f, config_.routing.retry);
+    }
+    if (auto f = m.get("circuit_breaker")) {
+      config_.routing.breaker = load_breaker(*f, config_.routing.breaker);
+    }
+  }
+
+  static double ratio(const YamlField& field, double min, double max) {
+    const std::string text = field.text();
+    char* end = nullptr;
+    errno = 0;
+    const double v = std::strtod(text.c_str(), &end);
+    if (text.empty() || end != text.c_str() + text.size() || errno != 0 || !(v >= min) ||
+        !(v <= max)) {
+      field.fail("expected a number from " + format_number(min) + " to " + format_number(max));
+    }
+    return v;
+  }
+
+  static std::string format_number(double v) {
+    std::ostringstream out;
+    out << v;
+    return out.str();
   }
 
   void load_key(const YamlField& field) {

@@ -110,6 +110,76 @@ std::span<const std::string_view> never_forwarded_headers();
 struct Target {
   std::string provider;  // Provider::id
   std::string model;     // model name sent upstream
+  // Embeddings only: targets with the same non-empty vector space return comparable vectors,
+  // so one may stand in for another. An embeddings route fails over only between them.
+  std::string vector_space;
+  std::optional<Timeouts> timeout;  // overrides the route's and the provider's
+  std::string source;
+};
+
+// A node of a route's policy tree (docs/routing.md). Leaves are targets; inner nodes decide
+// the order in which their children are tried.
+struct PolicyNode {
+  enum class Kind : std::uint8_t {
+    kTarget,       // one target (Route::targets[target])
+    kFallback,     // children in order; a failure moves on only when `on_status` allows
+    kLoadBalance,  // children ordered by `strategy` per request
+  };
+  enum class Strategy : std::uint8_t {
+    kWeighted,   // random, proportional to weight; weight 0 = failover only
+    kOrdered,    // in the order written
+    kLeastBusy,  // fewest requests in flight first
+    kLatency,    // power of two choices on the EWMA of time to first byte
+  };
+  Kind kind = Kind::kTarget;
+  std::size_t target = 0;      // kTarget
+  std::uint32_t weight = 1;    // this node's share inside a kLoadBalance parent
+  Strategy strategy = Strategy::kWeighted;  // kLoadBalance
+  // kFallback: the upstream statuses that move on to the next child (failures without a
+  // status, such as connect errors and timeouts, always do). Never 400/401/403/404/413/422.
+  std::vector<int> on_status;
+  std::vector<PolicyNode> children;
+  std::string source;  // "file.yaml:12"
+};
+
+// Statuses a fallback moves on for when its `on_status` is not given.
+std::span<const int> default_fallback_statuses();
+
+// How a route retries: the same target again and the next ones in its policy tree.
+struct RetrySettings {
+  // Attempts per request in total, the first included; 0 = one per target of the tree.
+  std::uint32_t max_attempts = 0;
+  // Attempts at one target before the tree moves on (1 = no retry on the same target).
+  std::uint32_t per_target_attempts = 1;
+  // Full-jitter exponential backoff between attempts at the same target:
+  // uniform(0, min(backoff_max, backoff_base * 2^n)).
+  Millis backoff_base{100};
+  Millis backoff_max{2000};
+  // An upstream asking (Retry-After, retry-after-ms) for a longer wait than this is not waited
+  // for: the next target is tried instead.
+  Millis retry_after_max{5000};
+  // Retries (attempts after a request's first) may not exceed this fraction of requests, per
+  // target and per instance: each request adds `budget_ratio` to a bucket of at most
+  // `budget_burst` retries, each retry takes one.
+  double budget_ratio = 0.1;
+  std::uint32_t budget_burst = 10;
+  // Bounds all attempts of a request together, backoffs included; 0 = the longest total
+  // timeout among the route's targets.
+  Millis deadline{0};
+};
+
+// Per target, per instance (docs/routing.md "Circuit breaker").
+struct BreakerSettings {
+  bool enabled = true;
+  double error_rate = 0.5;         // failures / requests over the window that opens it
+  std::uint32_t min_requests = 20; // below this many requests in the window it stays closed
+  Millis window{10000};
+  Millis open{15000};              // open for this long, then one probe (half-open)
+};
+
+struct RoutingSettings {
+  RetrySettings retry;   // default for routes without their own
+  BreakerSettings breaker;
 };
 
 enum class RouteKind { kChat, kEmbeddings };
@@ -117,7 +187,9 @@ enum class RouteKind { kChat, kEmbeddings };
 struct Route {
   std::vector<std::string> aliases;  // model names callers use
   RouteKind kind = RouteKind::kChat;
-  std::vector<Target> targets;      // single target for now; fallback arrives with routing
+  std::vector<Target> targets;  // every leaf of `policy`, in the order written
+  PolicyNode policy;            // a single target: one kTarget leaf
+  RetrySettings retry;
   std::optional<Timeouts> timeout;  // overrides the provider's
   std::string source;
 };
@@ -153,6 +225,7 @@ struct Config {
   ListenAddress listen;
   ServerSettings server;
   AccessLogSettings access_log;
+  RoutingSettings routing;
   bool require_auth = true;  // `auth: none` in config turns it off (local development)
   std::vector<Provider> providers;
   std::vector<Route> routes;

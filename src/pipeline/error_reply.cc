@@ -32,6 +32,9 @@ void add_standard_fields(const RequestContext& ctx, ResponseHead& head) {
     head.headers.add("x-sluice-provider", last->provider);
     head.headers.add("x-sluice-model", last->model);
     head.headers.add("x-sluice-attempts", head.number(ctx.attempts.size()));
+    if (!last->path.empty()) {
+      head.headers.add("x-sluice-target", last->path);
+    }
   }
   head.headers.add("Server", "sluice");
 }

@@ -1,6 +1,7 @@
 #include "pipeline/model_call.h"
 
 #include <array>
+#include <random>
 
 #include "codec/http_head.h"
 #include "codec/sse.h"
@@ -21,8 +22,60 @@ using std::chrono::microseconds;
 
 constexpr std::size_t kMaxErrorBody = 1024 * 1024;
 constexpr std::size_t kMaxSseEvent = 4 * 1024 * 1024;
+// What a stream may send before its commit point (role chunk, message_start, metadata) that is
+// held back so a failure can still go elsewhere. Past it the stream commits anyway.
+constexpr std::size_t kMaxHeldPrelude = 64 * 1024;
 
 bool is_success(int status) { return status >= 200 && status < 300; }
+
+// A per-request random number for load balancing and jitter, from a per-thread generator.
+std::uint64_t request_seed() {
+  thread_local std::mt19937_64 generator{std::random_device{}()};
+  return generator();
+}
+
+// Whether an attempt's failure says the target is unhealthy (for its circuit breaker): no
+// answer, a broken answer, or a 5xx. A 429 is the provider's quota, not its health; 4xx are the
+// request's fault.
+bool unhealthy(const Attempt& attempt) {
+  if (!attempt.error) {
+    return attempt.status >= 500;
+  }
+  switch (attempt.error->kind()) {
+    case ErrorKind::kUpstreamUnreachable:
+    case ErrorKind::kUpstreamTimeout:
+    case ErrorKind::kUpstreamProtocol:
+      return true;
+    case ErrorKind::kUpstreamStatus:
+      return attempt.status >= 500 || attempt.error->http_status() >= 500;
+    default:
+      return false;
+  }
+}
+
+// The wait an upstream asked for: retry-after-ms, else Retry-After in seconds.
+std::optional<std::chrono::milliseconds> asked_wait(const providers::Exchange& exchange) {
+  auto parse = [](std::string_view text) -> std::optional<std::uint64_t> {
+    if (text.empty() || text.size() > 12) {
+      return std::nullopt;
+    }
+    std::uint64_t v = 0;
+    for (char c : text) {
+      if (c < '0' || c > '9') {
+        return std::nullopt;  // an HTTP date: not honoured
+      }
+      v = v * 10 + static_cast<std::uint64_t>(c - '0');
+    }
+    return v;
+  };
+  if (auto ms = parse(exchange.header("retry-after-ms"))) {
+    return std::chrono::milliseconds(*ms);
+  }
+  if (auto s = parse(exchange.header("retry-after"))) {
+    return std::chrono::milliseconds(*s * 1000);
+  }
+  return std::nullopt;
+}
 
 }  // namespace
 
@@ -82,14 +135,8 @@ Awaitable<void> ModelCall::run(std::string_view body) {
       co_return;
     }
   }
-  // The plan: the targets to try in order. One per route until policy trees arrive; the
-  // attempt loop already records every attempt and stops at the first answer.
-  const RouteRuntime* plan[] = {*route};
   ScopedWatch watch(downstream_, [this] { cancel_.cancel(); });
-  for (const RouteRuntime* target : plan) {
-    co_await attempt(*target);
-    break;
-  }
+  co_await attempt_loop(**route);
   if (ctx_.usage) {
     for (RequestObserver* observer : pipeline_.parts_.observers) {
       observer->on_usage(ctx_, *ctx_.usage);
@@ -97,7 +144,46 @@ Awaitable<void> ModelCall::run(std::string_view body) {
   }
 }
 
-Result<std::string> ModelCall::upstream_body(const RouteRuntime& route, bool passthrough) {
+Awaitable<void> ModelCall::attempt_loop(const RouteRuntime& route) {
+  routing::AttemptPlan plan(route.policy, pipeline_.clock().now(), request_seed());
+  plan_ = &plan;
+  routing::AttemptPlan::Step step = plan.first();
+  for (;;) {
+    next_.reset();
+    co_await attempt(route.targets[step.target]);
+    if (!next_ || cancel_.cancelled()) {
+      break;
+    }
+    step = *next_;
+    if (step.wait.count() > 0 && pipeline_.parts_.sleeper != nullptr) {
+      const bool waited = co_await pipeline_.parts_.sleeper->sleep(step.wait, cancel_);
+      if (!waited || downstream_.client_gone()) {
+        client_gone(Error(ErrorKind::kClientGone, "client disconnected during a retry backoff"));
+        break;
+      }
+    }
+    backoff_ = step.wait;
+  }
+  plan_ = nullptr;
+}
+
+bool ModelCall::fail_over(const Error& error, int status, const providers::Exchange* exchange) {
+  if (plan_ == nullptr || cancel_.cancelled() || downstream_.client_gone()) {
+    return false;
+  }
+  routing::Failure failure;
+  failure.status = status;
+  failure.retryable = error.retryable();
+  if (exchange != nullptr) {
+    failure.retry_after = asked_wait(*exchange);
+  } else if (error.retry_after_seconds() > 0) {
+    failure.retry_after = std::chrono::seconds(error.retry_after_seconds());
+  }
+  next_ = plan_->after_failure(failure, pipeline_.clock().now());
+  return next_.has_value();
+}
+
+Result<std::string> ModelCall::upstream_body(const TargetRuntime& route, bool passthrough) {
   const protocol::IngressCodec& ingress = *ctx_.ingress;
   if (passthrough) {
     return ingress.passthrough_body(request_, route.model);
@@ -113,7 +199,7 @@ Result<std::string> ModelCall::upstream_body(const RouteRuntime& route, bool pas
   return route.provider->adapter->encode_request(*ir_, route.model, request_.stream);
 }
 
-std::optional<Error> ModelCall::frame_request(const RouteRuntime& route, bool passthrough) {
+std::optional<Error> ModelCall::frame_request(const TargetRuntime& route, bool passthrough) {
   const providers::ProviderAdapter& adapter = *route.provider->adapter;
   auto body = upstream_body(route, passthrough);
   if (!body) {
@@ -140,7 +226,7 @@ std::optional<Error> ModelCall::frame_request(const RouteRuntime& route, bool pa
   return std::nullopt;
 }
 
-Awaitable<void> ModelCall::attempt(const RouteRuntime& route) {
+Awaitable<void> ModelCall::attempt(const TargetRuntime& route) {
   const providers::ProviderAdapter& adapter = *route.provider->adapter;
   // Passthrough whenever the upstream speaks the caller's protocol, even when it prefers another
   // for translated traffic (OpenAI: Chat Completions and Responses).
@@ -162,7 +248,32 @@ Awaitable<void> ModelCall::attempt(const RouteRuntime& route) {
   record.provider = adapter.id();
   record.model = route.model;
   record.passthrough = passthrough;
+  record.path = route.path;
+  record.backoff = backoff_;
   const auto started = pipeline_.clock().now();
+  routing::TargetHealth& health = *route.health;
+  if (health.breaker.state() != routing::Breaker::State::kClosed) {
+    record.breaker = routing::to_string(health.breaker.state());
+  }
+  health.breaker.on_attempt(started);
+  health.in_flight.fetch_add(1, std::memory_order_relaxed);
+  // Whatever way the attempt ends: its load is gone and its health is known.
+  struct Settle {
+    ModelCall& call;
+    routing::TargetHealth& health;
+    ~Settle() {
+      health.in_flight.fetch_sub(1, std::memory_order_relaxed);
+      const Attempt& a = call.ctx_.attempts.back();
+      if (call.ctx_.outcome == Outcome::kClientGone && !a.error) {
+        return;  // the caller left: nothing learnt about the target
+      }
+      if (a.first_byte.count() >= 0) {
+        health.observe_ttfb(a.first_byte);
+      }
+      health.breaker.record(call.pipeline_.clock().now(), unhealthy(a),
+                            call.ctx_.snapshot->config().routing.breaker);
+    }
+  } settle{*this, health};
 
   auto opened = co_await pipeline_.parts_.connector->open(up_, cancel_);
   if (!opened) {
@@ -173,6 +284,9 @@ Awaitable<void> ModelCall::attempt(const RouteRuntime& route) {
     }
     if (opened.error().kind() == ErrorKind::kClientGone || downstream_.client_gone()) {
       client_gone(opened.error());
+      co_return;
+    }
+    if (fail_over(opened.error(), 0, nullptr)) {
       co_return;
     }
     co_await answer_error(opened.error(), Outcome::kUpstreamError);
@@ -199,12 +313,12 @@ Awaitable<void> ModelCall::attempt(const RouteRuntime& route) {
   }
 }
 
-void ModelCall::relay_headers(const RouteRuntime& route, const providers::Exchange& exchange,
+void ModelCall::relay_headers(const TargetRuntime& route, const providers::Exchange& exchange,
                               ResponseHead& head, bool include_retry_headers) const {
   relay_upstream_headers(*route.provider->adapter, exchange, head, include_retry_headers);
 }
 
-Awaitable<void> ModelCall::relay_failure(const RouteRuntime& route, providers::Exchange& exchange,
+Awaitable<void> ModelCall::relay_failure(const TargetRuntime& route, providers::Exchange& exchange,
                                          bool passthrough) {
   const int status = exchange.status();
   auto read = co_await exchange.read_all(kMaxErrorBody);
@@ -215,6 +329,9 @@ Awaitable<void> ModelCall::relay_failure(const RouteRuntime& route, providers::E
   ctx_.attempts.back().error = error;
   if (!read && (read.error().kind() == ErrorKind::kClientGone || downstream_.client_gone())) {
     client_gone(read.error());
+    co_return;
+  }
+  if (fail_over(error, status, &exchange)) {
     co_return;
   }
   ctx_.outcome = Outcome::kUpstreamError;
@@ -239,7 +356,7 @@ Awaitable<void> ModelCall::relay_failure(const RouteRuntime& route, providers::E
   co_await downstream_.send(ctx_, head, encoded);
 }
 
-Result<std::unique_ptr<StreamTransform>> ModelCall::make_transform(const RouteRuntime& route,
+Result<std::unique_ptr<StreamTransform>> ModelCall::make_transform(const TargetRuntime& route,
                                                                    bool passthrough) {
   const protocol::IngressCodec& ingress = *ctx_.ingress;
   const providers::ProviderAdapter& adapter = *route.provider->adapter;
@@ -263,7 +380,7 @@ Result<std::unique_ptr<StreamTransform>> ModelCall::make_transform(const RouteRu
       .with_code("translation_unsupported");
 }
 
-Result<std::string> ModelCall::answer_body(const RouteRuntime& route, std::string body,
+Result<std::string> ModelCall::answer_body(const TargetRuntime& route, std::string body,
                                            bool passthrough) {
   const protocol::IngressCodec& ingress = *ctx_.ingress;
   const providers::ProviderAdapter& adapter = *route.provider->adapter;
@@ -302,7 +419,7 @@ Result<std::string> ModelCall::answer_body(const RouteRuntime& route, std::strin
   return encoded;
 }
 
-Awaitable<void> ModelCall::relay_answer(const RouteRuntime& route, providers::Exchange& exchange,
+Awaitable<void> ModelCall::relay_answer(const TargetRuntime& route, providers::Exchange& exchange,
                                         bool passthrough) {
   const std::string_view content_type = exchange.header("content-type");
   if (request_.stream && content_type.starts_with("text/event-stream")) {
@@ -326,11 +443,21 @@ Awaitable<void> ModelCall::relay_answer(const RouteRuntime& route, providers::Ex
       client_gone(read.error());
       co_return;
     }
+    ctx_.attempts.back().error = read.error();
+    if (fail_over(read.error(), 0, nullptr)) {
+      co_return;
+    }
     co_await answer_error(read.error(), Outcome::kUpstreamError);
     co_return;
   }
   auto answer = answer_body(route, std::move(*read), passthrough);
   if (!answer) {
+    ctx_.attempts.back().error = answer.error();
+    if (fail_over(answer.error(), 0, nullptr)) {
+      ctx_.usage.reset();
+      ctx_.finish_reason.clear();
+      co_return;
+    }
     co_await answer_error(answer.error(), Outcome::kUpstreamError);
     co_return;
   }
@@ -365,7 +492,7 @@ Awaitable<bool> ModelCall::answer_locally() {
   co_return true;
 }
 
-ResponseHead& ModelCall::answer_head(const RouteRuntime& route,
+ResponseHead& ModelCall::answer_head(const TargetRuntime& route,
                                      const providers::Exchange& exchange) {
   ResponseHead& head = downstream_.new_head();
   head.status = exchange.status();  // the exact 2xx the upstream gave
@@ -377,18 +504,18 @@ ResponseHead& ModelCall::answer_head(const RouteRuntime& route,
 // Relays an SSE body as it arrives: one write per upstream read, no buffering beyond the event
 // being assembled. A stream that breaks, times out or ends before its final answer gets the
 // caller protocol's terminal error event, never a silent truncation.
+//
+// The streaming commit point: until the transform has produced model output (a content, tool
+// call or reasoning delta, or the final answer), what it writes (role chunk, message_start) is
+// held back and the head is not sent, so a failure then (status, timeout, reset, an error event)
+// goes to the next attempt and the caller never sees it. After it, a failure ends the stream.
 Awaitable<void> ModelCall::relay_stream(providers::Exchange& exchange, StreamTransform& transform,
                                         const ResponseHead& head) {
-  // co_await is kept out of if-conditions: GCC 12 miscompiles some of those.
-  const bool head_sent = co_await downstream_.begin_stream(ctx_, head);
-  if (!head_sent) {
-    cancel_.cancel();
-    client_gone(Error(ErrorKind::kClientGone, "client disconnected before the stream began"));
-    co_return;
-  }
   codec::SseParser parser(kMaxSseEvent);
   std::string in;
   std::string out;
+  std::string held;  // the prelude, before the commit point
+  bool committed = false;
   std::optional<Error> failure;
   bool gone = false;
   bool ended = false;
@@ -408,11 +535,12 @@ Awaitable<void> ModelCall::relay_stream(providers::Exchange& exchange, StreamTra
     auto n = co_await exchange.read_some(in);
     if (!n) {
       failure = n.error();
-      break;
     }
     out.clear();
     codec::SseEvent ev;
-    if (*n == 0) {
+    if (!n) {
+      // nothing read
+    } else if (*n == 0) {
       forward_events(parser.finish(ev), ev, true);
       if (!failure && !transform.failed()) {
         transform.on_end(out);
@@ -421,6 +549,37 @@ Awaitable<void> ModelCall::relay_stream(providers::Exchange& exchange, StreamTra
     } else {
       parser.feed(in);
       forward_events(parser.next(ev), ev, false);
+    }
+    const bool stopping = ended || failure || transform.failed();
+    if (!committed) {
+      held.append(out);
+      out.clear();
+      const bool broken = failure || transform.failed() || (ended && !transform.complete());
+      if (broken && !transform.committed() && !downstream_.client_gone() &&
+          !(failure && failure->kind() == ErrorKind::kClientGone)) {
+        // Before the commit point: the next attempt may still answer instead.
+        Error why = failure            ? *failure
+                    : transform.failed() ? *transform.failed()
+                                         : Error(ErrorKind::kUpstreamProtocol,
+                                                 "upstream stream ended before its final answer")
+                                               .with_code("upstream_stream_truncated");
+        ctx_.attempts.back().error = why;
+        if (fail_over(why, 0, nullptr)) {
+          exchange.abort();
+          co_return;
+        }
+      }
+      if (transform.committed() || stopping || held.size() > kMaxHeldPrelude) {
+        committed = true;
+        // co_await is kept out of if-conditions: GCC 12 miscompiles some of those.
+        const bool head_sent = co_await downstream_.begin_stream(ctx_, head);
+        if (!head_sent) {
+          cancel_.cancel();
+          client_gone(Error(ErrorKind::kClientGone, "client disconnected before the stream began"));
+          co_return;
+        }
+        out.swap(held);
+      }
     }
     if (!out.empty()) {
       if (ctx_.first_token.count() < 0) {
@@ -433,7 +592,7 @@ Awaitable<void> ModelCall::relay_stream(providers::Exchange& exchange, StreamTra
         break;
       }
     }
-    if (ended || failure || transform.failed()) {
+    if (stopping) {
       break;
     }
   }
@@ -478,7 +637,7 @@ Awaitable<void> ModelCall::end_stream_with(StreamTransform& transform, std::opti
   co_await downstream_.end_stream(ctx_);
 }
 
-void ModelCall::remember_stored(const RouteRuntime& route, std::string_view id) const {
+void ModelCall::remember_stored(const TargetRuntime& route, std::string_view id) const {
   if (id.empty() || pipeline_.parts_.affinity == nullptr) {
     return;
   }

@@ -13,6 +13,7 @@
 #include "pipeline/upstream_connector.h"
 #include "protocol/ingress.h"
 #include "providers/exchange.h"
+#include "routing/plan.h"
 
 namespace sluice::pipeline {
 
@@ -24,10 +25,11 @@ class StreamTransform;
 //   route    alias -> route, the key's allow-list (404 / 403)
 //   admit    the Admission hook (limits, budgets; 429)
 //   cache    the ResponseCache hook (a hit ends the call)
-//   plan     the targets to try, in order (one today; policy trees with the routing issue)
+//   plan     the route's policy tree ordered for this request (routing::AttemptPlan)
 //   attempt  per target: passthrough or translation (the (ingress, adapter) pair decides),
 //            the adapter frames the request, the connector opens the exchange, the adapter
-//            classifies a failure
+//            classifies a failure; a failure before anything reached the caller asks the plan
+//            for the next attempt (same target after a backoff, or the next in the tree)
 //   relay    the answer back to the caller: verbatim with a usage sniffer, or decoded to IR and
 //            encoded in the caller's protocol; streams event by event
 // The client-disconnect watch covers every stage that waits on an upstream and cancels it at
@@ -48,30 +50,39 @@ class ModelCall {
   // Decode and route (no I/O): the route, or the error to answer with.
   Result<const RouteRuntime*> decode_and_route(std::string_view body);
   Result<const RouteRuntime*> resolve_route(std::string_view model);
-  // One attempt at `route`. Writes the caller's response unless the caller is gone.
-  Awaitable<void> attempt(const RouteRuntime& route);
+  // Runs the plan's attempts until one answers the caller, the plan stops or the caller goes.
+  Awaitable<void> attempt_loop(const RouteRuntime& route);
+  // One attempt at `route`. Writes the caller's response unless the caller is gone or the
+  // failure was handed to the next attempt (next_ set).
+  Awaitable<void> attempt(const TargetRuntime& route);
+  // A failure before anything reached the caller: whether the plan has a next attempt (then
+  // kept in next_ and nothing is written for this one). `exchange` gives the upstream's
+  // Retry-After when it answered.
+  bool fail_over(const Error& error, int status, const providers::Exchange* exchange);
   // Frames the request for `route` into up_ (body, head by the adapter). No I/O.
-  std::optional<Error> frame_request(const RouteRuntime& route, bool passthrough);
-  Result<std::string> upstream_body(const RouteRuntime& route, bool passthrough);
-  Awaitable<void> relay_failure(const RouteRuntime& route, providers::Exchange& exchange,
+  std::optional<Error> frame_request(const TargetRuntime& route, bool passthrough);
+  Result<std::string> upstream_body(const TargetRuntime& route, bool passthrough);
+  Awaitable<void> relay_failure(const TargetRuntime& route, providers::Exchange& exchange,
                                 bool passthrough);
-  Awaitable<void> relay_answer(const RouteRuntime& route, providers::Exchange& exchange,
+  Awaitable<void> relay_answer(const TargetRuntime& route, providers::Exchange& exchange,
                                bool passthrough);
   // The stream transform the (ingress, adapter) pair calls for.
-  Result<std::unique_ptr<StreamTransform>> make_transform(const RouteRuntime& route,
+  Result<std::unique_ptr<StreamTransform>> make_transform(const TargetRuntime& route,
                                                           bool passthrough);
   // A complete answer in the caller's protocol (verbatim, or decoded and re-encoded); records
   // usage, finish reason and outcome. No I/O.
-  Result<std::string> answer_body(const RouteRuntime& route, std::string body, bool passthrough);
+  Result<std::string> answer_body(const TargetRuntime& route, std::string body, bool passthrough);
   // The head of a successful answer: the upstream's status and relayed headers.
-  ResponseHead& answer_head(const RouteRuntime& route, const providers::Exchange& exchange);
+  ResponseHead& answer_head(const TargetRuntime& route, const providers::Exchange& exchange);
+  // Relays the stream once it commits (first content, tool call or final answer): until then
+  // its prelude is held back, and a failure may still go to the next attempt instead.
   Awaitable<void> relay_stream(providers::Exchange& exchange, StreamTransform& transform,
                                const ResponseHead& head);
   // The terminal error event and the stream's end after a failure: what relay_stream ends with.
   Awaitable<void> end_stream_with(StreamTransform& transform, std::optional<Error> failure,
                                   bool gone);
   // Copies the adapter's relayable upstream headers (rate-limit state) into `head`.
-  void relay_headers(const RouteRuntime& route, const providers::Exchange& exchange,
+  void relay_headers(const TargetRuntime& route, const providers::Exchange& exchange,
                      ResponseHead& head, bool include_retry_headers) const;
   Awaitable<void> answer_error(const Error& error, Outcome outcome);
   // Sends the codec's own answer (IngressCodec::local_answer) or its error; false when the
@@ -79,7 +90,7 @@ class ModelCall {
   Awaitable<bool> answer_locally();
   // An answer relayed verbatim that the upstream stored under `id` (a Responses answer): the
   // affinity store remembers its provider for GETs and continuations.
-  void remember_stored(const RouteRuntime& route, std::string_view id) const;
+  void remember_stored(const TargetRuntime& route, std::string_view id) const;
   // The caller went away (or the upstream read says so): record it, write nothing.
   void client_gone(const Error& error);
 
@@ -91,6 +102,9 @@ class ModelCall {
   protocol::IngressRequest request_;
   UpstreamRequest up_;                // the current attempt's framed request
   std::unique_ptr<ir::Request> ir_;  // decoded once for translation, reused across attempts
+  routing::AttemptPlan* plan_ = nullptr;                 // during the attempt loop
+  std::optional<routing::AttemptPlan::Step> next_;       // set by fail_over()
+  std::chrono::milliseconds backoff_{0};                 // waited before the current attempt
 };
 
 }  // namespace sluice::pipeline

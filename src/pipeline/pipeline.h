@@ -33,6 +33,7 @@ class Host {
 struct PipelineParts {
   Host* host = nullptr;
   UpstreamConnector* connector = nullptr;
+  Sleeper* sleeper = nullptr;                     // null: retries do not wait (tests)
   const Clock* clock = nullptr;                   // RealClock::instance() in production
   std::span<RequestObserver* const> observers;    // called in order
   Admission* admission = nullptr;                 // null: admit everything

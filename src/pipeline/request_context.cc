@@ -105,6 +105,15 @@ std::string format_access_log(const RequestContext& ctx) {
       field("model").string(a.model);
       field("status").number(static_cast<std::int64_t>(a.status));
       field("passthrough").boolean(a.passthrough);
+      if (!a.path.empty()) {
+        field("target").string(a.path);
+      }
+      if (a.backoff.count() > 0) {
+        field("backoff_ms").number(static_cast<std::uint64_t>(a.backoff.count()));
+      }
+      if (!a.breaker.empty()) {
+        field("breaker").string(a.breaker);
+      }
       if (a.error) {
         field("error").string(to_string(a.error->kind()));
         if (!a.error->code().empty()) {

@@ -59,6 +59,9 @@ struct Attempt {
   std::chrono::microseconds duration{-1};    // the whole attempt, body included
   bool reused_connection = false;
   bool passthrough = false;  // bytes relayed verbatim (same protocol both sides)
+  std::string_view path;     // the target's place in the route's policy tree ("" = the root)
+  std::chrono::milliseconds backoff{0};  // waited before this attempt
+  std::string_view breaker;  // the target's breaker when the attempt began, unless closed
 };
 
 // Everything known about one request, filled in by the pipeline's stages and reported to the

@@ -39,9 +39,11 @@ std::array<char, 64> sha256_hex(std::string_view text) {
   return out;
 }
 
-Result<std::shared_ptr<const Snapshot>> Snapshot::build(std::shared_ptr<const config::Config> cfg) {
+Result<std::shared_ptr<const Snapshot>> Snapshot::build(
+    std::shared_ptr<const config::Config> cfg, std::shared_ptr<routing::HealthRegistry> health) {
   auto snap = std::make_shared<Snapshot>();
   snap->config_ = cfg;
+  snap->health_ = health ? std::move(health) : std::make_shared<routing::HealthRegistry>();
   std::unordered_map<std::string_view, const ProviderRuntime*> by_id;
   for (const config::Provider& p : cfg->providers) {
     auto rt = std::make_unique<ProviderRuntime>();
@@ -60,22 +62,38 @@ Result<std::shared_ptr<const Snapshot>> Snapshot::build(std::shared_ptr<const co
     }
     auto rr = std::make_unique<RouteRuntime>();
     rr->config = &r;
-    auto it = by_id.find(r.targets.front().provider);
-    if (it == by_id.end()) {
-      return Error(ErrorKind::kBadRequest,
-                   r.source + ": route refers to unknown provider " + r.targets.front().provider);
-    }
-    rr->provider = it->second;
     rr->operation = r.kind == config::RouteKind::kEmbeddings ? protocol::Operation::kEmbeddings
                                                              : protocol::Operation::kChat;
-    if (rr->provider->adapter->wire_protocol(rr->operation).empty()) {
-      return Error(ErrorKind::kBadRequest,
-                   r.source + ": provider " + it->second->config->id + " (adapter " +
-                       it->second->config->adapter + ") cannot serve " +
-                       std::string(protocol::to_string(rr->operation)) + " routes");
+    rr->policy.compile(r, cfg->routing.breaker, *snap->health_);
+    for (std::size_t i = 0; i < r.targets.size(); ++i) {
+      const config::Target& t = r.targets[i];
+      auto it = by_id.find(t.provider);
+      if (it == by_id.end()) {
+        return Error(ErrorKind::kBadRequest,
+                     r.source + ": route refers to unknown provider " + t.provider);
+      }
+      TargetRuntime& target = rr->targets.emplace_back();
+      target.operation = rr->operation;
+      target.provider = it->second;
+      if (target.provider->adapter->wire_protocol(rr->operation).empty()) {
+        return Error(ErrorKind::kBadRequest,
+                     t.source + ": provider " + it->second->config->id + " (adapter " +
+                         it->second->config->adapter + ") cannot serve " +
+                         std::string(protocol::to_string(rr->operation)) + " routes");
+      }
+      target.model = t.model;
+      target.timeouts = t.timeout   ? *t.timeout
+                        : r.timeout ? *r.timeout
+                                    : it->second->config->timeout;
+      target.health = rr->policy.health[i];
+      target.path = rr->policy.paths[i];
     }
-    rr->model = r.targets.front().model;
-    rr->timeouts = r.timeout ? *r.timeout : it->second->config->timeout;
+    rr->policy.deadline = r.retry.deadline;
+    if (rr->policy.deadline.count() == 0) {
+      for (const TargetRuntime& t : rr->targets) {
+        rr->policy.deadline = std::max(rr->policy.deadline, t.timeouts.total);
+      }
+    }
     for (const std::string& alias : r.aliases) {
       snap->by_alias_[alias] = rr.get();
     }

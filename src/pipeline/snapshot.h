@@ -11,6 +11,8 @@
 #include "core/result.h"
 #include "protocol/ingress.h"
 #include "providers/adapter.h"
+#include "routing/health.h"
+#include "routing/plan.h"
 
 namespace sluice::pipeline {
 
@@ -20,12 +22,21 @@ struct ProviderRuntime {
   std::unique_ptr<providers::ProviderAdapter> adapter;
 };
 
-struct RouteRuntime {
-  const config::Route* config = nullptr;
+// One target of a route, ready to send to.
+struct TargetRuntime {
   protocol::Operation operation = protocol::Operation::kChat;
   const ProviderRuntime* provider = nullptr;
   std::string model;
-  config::Timeouts timeouts;  // route override merged over the provider's
+  config::Timeouts timeouts;  // target over route over provider
+  routing::TargetHealth* health = nullptr;
+  std::string_view path;      // in the policy tree (CompiledPolicy::paths)
+};
+
+struct RouteRuntime {
+  const config::Route* config = nullptr;
+  protocol::Operation operation = protocol::Operation::kChat;
+  std::vector<TargetRuntime> targets;  // per config::Route::targets entry
+  routing::CompiledPolicy policy;
 };
 
 // The immutable, compiled form of one config version that the data plane serves from. Built
@@ -35,7 +46,11 @@ class Snapshot {
  public:
   // Throws nothing; fails on what config validation cannot see (an unreadable CA file, a route
   // whose provider cannot serve its kind).
-  static Result<std::shared_ptr<const Snapshot>> build(std::shared_ptr<const config::Config> cfg);
+  // `health` carries target health (breakers, budgets, latency) over from the version being
+  // replaced; null starts afresh.
+  static Result<std::shared_ptr<const Snapshot>> build(
+      std::shared_ptr<const config::Config> cfg,
+      std::shared_ptr<routing::HealthRegistry> health = nullptr);
 
   const config::Config& config() const { return *config_; }
   std::uint64_t version() const { return config_->version; }
@@ -50,9 +65,11 @@ class Snapshot {
   std::string_view stored_alias(std::string_view alias) const;
 
   const std::vector<std::unique_ptr<ProviderRuntime>>& providers() const { return providers_; }
+  const std::shared_ptr<routing::HealthRegistry>& health() const { return health_; }
 
  private:
   std::shared_ptr<const config::Config> config_;
+  std::shared_ptr<routing::HealthRegistry> health_;
   std::vector<std::unique_ptr<ProviderRuntime>> providers_;
   std::vector<std::unique_ptr<RouteRuntime>> routes_;
   std::unordered_map<std::string_view, const RouteRuntime*> by_alias_;

@@ -43,6 +43,7 @@ class Passthrough final : public StreamTransform {
   }
   void on_end(std::string& /*out*/) override {}
   bool complete() const override { return sniffer_->done() || sniffer_->answered(); }
+  bool committed() const override { return sniffer_->saw_output() || sniffer_->answered(); }
   const std::optional<Error>& failed() const override { return failed_; }
   void on_failure(const Error& error, std::string& out) override {
     ingress_.append_stream_error(error, out);
@@ -86,6 +87,7 @@ class Translation final : public StreamTransform {
     encode(out);
   }
   bool complete() const override { return done_ && !failed_; }
+  bool committed() const override { return committed_; }
   const std::optional<Error>& failed() const override { return failed_; }
   void on_failure(const Error& error, std::string& out) override {
     ir::StreamEvent ev;
@@ -110,11 +112,17 @@ class Translation final : public StreamTransform {
           break;
         case ir::StreamEventKind::kFinish:
           finish_reason_ = ir::to_string(ev.finish);
+          committed_ = true;
           break;
         case ir::StreamEventKind::kDone:
           done_ = true;
+          committed_ = true;
           break;
-        default:
+        case ir::StreamEventKind::kStart:
+        case ir::StreamEventKind::kError:
+          break;
+        default:  // content, reasoning, tool calls
+          committed_ = true;
           break;
       }
       encoder_->encode(ev, out);
@@ -133,6 +141,7 @@ class Translation final : public StreamTransform {
   std::string_view finish_reason_;
   std::uint64_t upstream_events_ = 0;
   bool done_ = false;
+  bool committed_ = false;
 };
 
 }  // namespace

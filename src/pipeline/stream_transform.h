@@ -33,6 +33,10 @@ class StreamTransform {
   // The stream finished properly: its terminator arrived, or it ended after its final answer
   // (some OpenAI-compatible servers never send [DONE]).
   virtual bool complete() const = 0;
+  // The streaming commit point has passed: model output (a content, reasoning or tool-call
+  // delta) or the final answer has been produced. Until then the relay may still give the
+  // request to another target.
+  virtual bool committed() const = 0;
   // Set when the stream cannot go on: the terminal error event is already in `out` and the
   // relay stops reading.
   virtual const std::optional<Error>& failed() const = 0;

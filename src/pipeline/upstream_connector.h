@@ -1,5 +1,6 @@
 #pragma once
 
+#include <chrono>
 #include <memory>
 #include <string>
 
@@ -37,6 +38,16 @@ class UpstreamConnector {
   virtual ~UpstreamConnector() = default;
   virtual boost::asio::awaitable<Result<std::unique_ptr<providers::Exchange>>> open(
       const UpstreamRequest& request, providers::Cancellation& cancel) = 0;
+};
+
+// Waits between attempts (retry backoff) on the worker's executor. The server implements it
+// with a timer; the pipeline's unit tests advance a SimulatedClock instead of waiting.
+class Sleeper {
+ public:
+  virtual ~Sleeper() = default;
+  // False when `cancel` fired (the caller went away) before the time was up.
+  virtual boost::asio::awaitable<bool> sleep(std::chrono::milliseconds duration,
+                                             providers::Cancellation& cancel) = 0;
 };
 
 }  // namespace sluice::pipeline

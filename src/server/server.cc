@@ -31,7 +31,8 @@ void Server::reload() {
                  (*loaded)->version, snapshot_->version());
     return;
   }
-  auto snap = pipeline::Snapshot::build(*loaded);
+  // Target health (breakers, retry budgets, latency) carries over to the new version.
+  auto snap = pipeline::Snapshot::build(*loaded, snapshot_->health());
   if (!snap) {
     spdlog::error("config reload rejected, still serving version {}: {}", snapshot_->version(),
                   snap.error().message());

@@ -1,5 +1,9 @@
 #include "server/upstream_connector.h"
 
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
 #include "http/upstream_call.h"
 #include "pipeline/snapshot.h"
 #include "server/worker.h"
@@ -25,6 +29,18 @@ boost::asio::awaitable<Result<std::unique_ptr<providers::Exchange>>> WorkerConne
     co_return std::move(call).error();
   }
   co_return std::unique_ptr<providers::Exchange>(std::move(*call));
+}
+
+boost::asio::awaitable<bool> WorkerSleeper::sleep(std::chrono::milliseconds duration,
+                                                  providers::Cancellation& cancel) {
+  if (cancel.cancelled()) {
+    co_return false;
+  }
+  boost::asio::steady_timer timer(worker_.io_context(), duration);
+  cancel.on_cancel([&timer] { timer.cancel(); });
+  auto [ec] = co_await timer.async_wait(boost::asio::as_tuple(boost::asio::use_awaitable));
+  cancel.clear();
+  co_return !ec && !cancel.cancelled();
 }
 
 }  // namespace sluice::server

@@ -19,4 +19,16 @@ class WorkerConnector final : public pipeline::UpstreamConnector {
   Worker& worker_;
 };
 
+// The worker's pipeline::Sleeper: a timer on the worker's io_context, stopped by cancellation.
+class WorkerSleeper final : public pipeline::Sleeper {
+ public:
+  explicit WorkerSleeper(Worker& worker) : worker_(worker) {}
+
+  boost::asio::awaitable<bool> sleep(std::chrono::milliseconds duration,
+                                     providers::Cancellation& cancel) override;
+
+ private:
+  Worker& worker_;
+};
+
 }  // namespace sluice::server

@@ -24,11 +24,13 @@ std::shared_ptr<http::ConnectionLimit> SharedState::connection_limit(
 namespace {
 
 pipeline::PipelineParts pipeline_parts(Worker& worker, pipeline::UpstreamConnector& connector,
+                                       pipeline::Sleeper& sleeper,
                                        std::span<pipeline::RequestObserver* const> observers,
                                        std::size_t index) {
   pipeline::PipelineParts parts;
   parts.host = &worker;
   parts.connector = &connector;
+  parts.sleeper = &sleeper;
   parts.clock = &RealClock::instance();
   parts.observers = observers;
   parts.worker = index;
@@ -45,7 +47,7 @@ Worker::Worker(std::size_t index, SharedState& shared,
       snapshot_(std::move(snapshot)),
       access_log_observer_(*shared.access_log, index),
       observers_{&access_log_observer_},
-      pipeline_(pipeline_parts(*this, connector_, observers_, index)) {}
+      pipeline_(pipeline_parts(*this, connector_, sleeper_, observers_, index)) {}
 
 Worker::~Worker() {
   for (auto& [id, pool] : pools_) {

@@ -105,6 +105,7 @@ class Worker final : public pipeline::Host {
   std::atomic<std::size_t> active_{0};
   bool draining_ = false;
   WorkerConnector connector_{*this};
+  WorkerSleeper sleeper_{*this};
   pipeline::AccessLogObserver access_log_observer_;
   std::vector<pipeline::RequestObserver*> observers_;
   pipeline::Pipeline pipeline_;

@@ -118,7 +118,7 @@ const ErrorCase kErrorCases[] = {
      "test.yaml:2:1: rutes: unknown field; did you mean \"routes\"?"},
     {"UnknownTopLevelField", "version: 1\nadmin: {}\n",
      "test.yaml:2:1: admin: unknown field (expected one of: version, listen, server, "
-     "access_log, auth, providers, routes, keys)"},
+     "access_log, auth, routing, providers, routes, keys)"},
     {"DuplicateField", "version: 1\nversion: 2\n",
      "test.yaml:2:1: version: duplicate field (first set on line 1)"},
     {"NonScalarFieldName", "version: 1\n[a, b]: 1\n",
@@ -641,8 +641,26 @@ routes:
     model: m
     targets: [{provider: mock, model: m}]
 )y",
-     "test.yaml:8:15: routes[0].provider: use either provider/model or targets, not both"},
-    {"RouteTwoTargets", R"y(version: 1
+     "test.yaml:8:15: routes[0].provider: use one of provider/model, targets or policy"},
+    {"RoutePolicyUnknownProvider", R"y(version: 1
+auth: none
+providers:
+  - id: mock
+    adapter: mock
+routes:
+  - alias: chat
+    policy:
+      fallback:
+        targets:
+          - loadbalance:
+              targets:
+                - { provider: mock, model: a, weight: 3 }
+                - { provider: mokc, model: b, weight: 1 }
+          - { provider: mock, model: c }
+)y",
+     "test.yaml:14:31: routes[0].policy.fallback.targets[0].loadbalance.targets[1].provider: "
+     "unknown provider \"mokc\" (known: mock)"},
+    {"RoutePolicyWeightOutsideLoadbalance", R"y(version: 1
 auth: none
 providers:
   - id: mock
@@ -650,11 +668,78 @@ providers:
 routes:
   - alias: chat
     targets:
-      - { provider: mock, model: a }
-      - { provider: mock, model: b }
+      - { provider: mock, model: a, weight: 2 }
 )y",
-     "test.yaml:10:9: routes[0].targets: only one target is supported for now; fallback arrives "
-     "with the routing feature"},
+     "test.yaml:9:45: routes[0].targets[0].weight: weight applies only inside loadbalance"},
+    {"RoutePolicyNeverRetriedStatus", R"y(version: 1
+auth: none
+providers:
+  - id: mock
+    adapter: mock
+routes:
+  - alias: chat
+    policy:
+      fallback:
+        on_status: [429, 400]
+        targets: [{ provider: mock, model: a }, { provider: mock, model: b }]
+)y",
+     "test.yaml:10:26: routes[0].policy.fallback.on_status[1]: 400 is never retried: the same "
+     "request fails the same way everywhere"},
+    {"RoutePolicyAllWeightsZero", R"y(version: 1
+auth: none
+providers:
+  - id: mock
+    adapter: mock
+routes:
+  - alias: chat
+    policy:
+      loadbalance:
+        targets:
+          - { provider: mock, model: a, weight: 0 }
+          - { provider: mock, model: b, weight: 0 }
+)y",
+     "test.yaml:11:11: routes[0].policy.loadbalance.targets: every target has weight 0: at least "
+     "one must take traffic"},
+    {"RoutePolicyTwoKinds", R"y(version: 1
+auth: none
+providers:
+  - id: mock
+    adapter: mock
+routes:
+  - alias: chat
+    policy:
+      provider: mock
+      model: a
+      fallback: { targets: [{ provider: mock, model: b }] }
+)y",
+     "test.yaml:9:7: routes[0].policy: a node is one of: a target (provider, model), fallback or "
+     "loadbalance"},
+    {"RouteEmbeddingsIncomparableFallback", R"y(version: 1
+auth: none
+providers:
+  - id: mock
+    adapter: mock
+routes:
+  - alias: embed
+    kind: embeddings
+    targets:
+      - { provider: mock, model: small }
+      - { provider: mock, model: large }
+)y",
+     "test.yaml:7:5: routes[0]: embeddings target mock/large (test.yaml:11) returns vectors that "
+     "are not comparable with mock/small: give both the same vector_space to allow it"},
+    {"RouteRetryBudgetRatio", R"y(version: 1
+auth: none
+providers:
+  - id: mock
+    adapter: mock
+routes:
+  - alias: chat
+    provider: mock
+    model: m
+    retry: { budget_ratio: 1.5 }
+)y",
+     "test.yaml:10:28: routes[0].retry.budget_ratio: expected a number from 0 to 1"},
     {"RouteEmptyTargets", R"y(version: 1
 auth: none
 providers:
@@ -673,7 +758,7 @@ providers:
 routes:
   - alias: chat
 )y",
-     "test.yaml:7:5: routes[0]: missing target: set provider and model, or targets"},
+     "test.yaml:7:5: routes[0]: missing target: set provider and model, targets, or policy"},
     {"RouteMissingModel", R"y(version: 1
 auth: none
 providers:
@@ -718,10 +803,10 @@ routes:
   - alias: chat
     provider: mock
     model: m
-    retry: { max_attempts: 3 }
+    retries: { max_attempts: 3 }
 )y",
-     "test.yaml:10:5: routes[0].retry: unknown field (expected one of: alias, kind, provider, "
-     "model, targets, timeout)"},
+     "test.yaml:10:5: routes[0].retries: unknown field (expected one of: alias, kind, provider, "
+     "model, targets, policy, retry, timeout)"},
 
     // keys
     {"KeyTooShort",
@@ -1317,7 +1402,7 @@ ${FIELD}: 1
   ASSERT_FALSE(result);
   EXPECT_EQ(result.error().message(),
             "test.yaml:2:1: ${FIELD}: unknown field (expected one of: version, listen, server, "
-            "access_log, auth, providers, routes, keys)");
+            "access_log, auth, routing, providers, routes, keys)");
 }
 
 TEST(ConfigInterpolationTest, SetButEmptyVariableIsEmptyString) {

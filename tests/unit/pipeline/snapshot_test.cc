@@ -70,10 +70,14 @@ TEST(Snapshot, RoutesCarryProviderHeadersAndMergedTimeouts) {
   auto snap = build(kConfig);
   const RouteRuntime* c = snap->find_route("c");
   ASSERT_NE(c, nullptr);
-  EXPECT_EQ(c->model, "gpt-x");
-  EXPECT_EQ(c->timeouts.first_byte.count(), 5);
-  EXPECT_EQ(c->timeouts.connect.count(), 2000);  // inherited from the provider defaults
-  const providers::ProviderAdapter& adapter = *c->provider->adapter;
+  ASSERT_EQ(c->targets.size(), 1u);
+  const TargetRuntime& t = c->targets.front();
+  EXPECT_EQ(t.model, "gpt-x");
+  EXPECT_EQ(t.timeouts.first_byte.count(), 5);
+  EXPECT_EQ(t.timeouts.connect.count(), 2000);  // inherited from the provider defaults
+  EXPECT_EQ(t.path, "");                        // the whole tree
+  ASSERT_NE(t.health, nullptr);
+  const providers::ProviderAdapter& adapter = *t.provider->adapter;
   ASSERT_NE(adapter.endpoint(), nullptr);
   EXPECT_EQ(adapter.endpoint()->port, 9);
   std::string head;
@@ -85,7 +89,8 @@ TEST(Snapshot, RoutesCarryProviderHeadersAndMergedTimeouts) {
   EXPECT_NE(head.find("\r\nAuthorization: Bearer sk-provider-secret-1234\r\n"), std::string::npos)
       << head;
   EXPECT_EQ(head.rfind("POST /v1/chat/completions HTTP/1.1\r\n", 0), 0u) << head;
-  EXPECT_EQ(snap->find_route("a")->provider->adapter->endpoint(), nullptr);  // in-process
+  EXPECT_EQ(snap->find_route("a")->targets.front().provider->adapter->endpoint(),
+            nullptr);  // in-process
   EXPECT_EQ(snap->find_route("missing"), nullptr);
   EXPECT_EQ(snap->version(), 3u);
 }

@@ -1,0 +1,111 @@
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+#include "config/config.h"
+#include "core/clock.h"
+
+namespace sluice::routing {
+
+using TimePoint = Clock::Monotonic::time_point;
+
+// Retries allowed as a fraction of requests: a bucket every request adds `ratio` to (up to
+// `burst` retries) and every retry takes one from. Over a storm of N requests the retries stay
+// below ratio * N + burst, whatever the upstream answers. Lock-free; any thread.
+class RetryBudget {
+ public:
+  explicit RetryBudget(std::uint32_t initial = 10) : milli_(std::int64_t{initial} * 1000) {}
+
+  void deposit(double ratio, std::uint32_t burst);
+  // Takes one retry; false (and nothing taken) when less than one is left.
+  bool try_spend();
+  // Gives back a retry taken for an attempt that was then not made.
+  void refund();
+  double available() const { return static_cast<double>(milli_.load()) / 1000.0; }
+
+ private:
+  std::atomic<std::int64_t> milli_;  // thousandths of a retry
+};
+
+// A circuit breaker for one target, per instance: closed while the failure rate over a sliding
+// window stays below the threshold (or too few requests were seen); open for `open` after that,
+// during which the target is only tried when nothing else is left; then half-open: one probe
+// request, whose success closes it and whose failure opens it again. Lock-free; any thread.
+class Breaker {
+ public:
+  enum class State : std::uint8_t { kClosed, kOpen, kHalfOpen };
+
+  // Whether the target should be preferred now: closed, or due for (or without) a probe. Reads
+  // only.
+  bool available(TimePoint now) const;
+  // An attempt is about to go to the target: an open breaker past its time becomes half-open
+  // and this attempt is its probe.
+  void on_attempt(TimePoint now);
+  // The attempt's result. `failure`: it failed in a way that says the target is unhealthy
+  // (connect error, timeout, 5xx, broken stream); other outcomes are successes.
+  void record(TimePoint now, bool failure, const config::BreakerSettings& settings);
+
+  State state() const { return static_cast<State>(state_.load(std::memory_order_acquire)); }
+  // Requests and failures in the current window (for /readyz).
+  std::pair<std::uint32_t, std::uint32_t> window(TimePoint now,
+                                                 const config::BreakerSettings& settings) const;
+  std::uint64_t opened_count() const { return opened_.load(std::memory_order_relaxed); }
+
+ private:
+  static constexpr std::size_t kBuckets = 10;
+  struct Bucket {
+    std::atomic<std::int64_t> epoch{-1};
+    std::atomic<std::uint32_t> total{0};
+    std::atomic<std::uint32_t> failures{0};
+  };
+  void open(TimePoint now, const config::BreakerSettings& settings);
+
+  std::atomic<std::uint8_t> state_{0};
+  std::atomic<std::int64_t> open_until_ns_{0};
+  std::atomic<std::int64_t> probe_started_ns_{0};
+  std::atomic<std::int64_t> open_ns_{15'000'000'000};  // the last open duration (probe expiry)
+  std::atomic<std::uint64_t> opened_{0};
+  std::array<Bucket, kBuckets> buckets_;
+};
+
+std::string_view to_string(Breaker::State state);
+
+// What the gateway knows about one target (a provider and model), per instance: shared by every
+// worker and every config version that names the same target, so a reload keeps its state.
+struct TargetHealth {
+  std::string provider;
+  std::string model;
+  Breaker breaker;
+  RetryBudget budget;
+  std::atomic<std::int32_t> in_flight{0};
+  // Exponentially weighted moving average of time to first byte, microseconds; -1 = no sample.
+  std::atomic<std::int64_t> ttfb_ewma_us{-1};
+
+  void observe_ttfb(std::chrono::microseconds sample);
+};
+
+// Every TargetHealth of the instance. Entries are made when a config version is compiled (never
+// on the request path) and never removed, so pointers to them stay valid for the process.
+class HealthRegistry {
+ public:
+  TargetHealth& target(std::string_view provider, std::string_view model);
+  // The instance-wide retry budget (every target's retries together).
+  RetryBudget& instance_budget() { return instance_budget_; }
+  void for_each(const std::function<void(const TargetHealth&)>& fn) const;
+
+ private:
+  mutable std::mutex mutex_;
+  std::unordered_map<std::string, std::unique_ptr<TargetHealth>> targets_;
+  RetryBudget instance_budget_;
+};
+
+}  // namespace sluice::routing

@@ -1,0 +1,263 @@
+#include "routing/plan.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace sluice::routing {
+
+namespace {
+
+using config::PolicyNode;
+
+// splitmix64: small, fast and good enough to spread load and jitter.
+std::uint64_t mix(std::uint64_t& state) {
+  std::uint64_t z = (state += 0x9E3779B97F4A7C15ULL);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+  return z ^ (z >> 31);
+}
+
+// A uniform double in (0, 1].
+double unit(std::uint64_t r) { return (static_cast<double>(r >> 11) + 1.0) * 0x1.0p-53; }
+
+bool never_retried(int status) {
+  switch (status) {
+    case 400:
+    case 401:
+    case 403:
+    case 404:
+    case 413:
+    case 422:
+      return true;
+    default:
+      return false;
+  }
+}
+
+void collect_paths(const PolicyNode& node, const std::string& path,
+                   std::vector<std::string>& paths) {
+  if (node.kind == PolicyNode::Kind::kTarget) {
+    paths[node.target] = path;
+    return;
+  }
+  for (std::size_t i = 0; i < node.children.size(); ++i) {
+    collect_paths(node.children[i], path.empty() ? std::to_string(i) : path + "." + std::to_string(i),
+                  paths);
+  }
+}
+
+}  // namespace
+
+void CompiledPolicy::compile(const config::Route& r, const config::BreakerSettings& b,
+                             HealthRegistry& registry) {
+  route = &r;
+  breaker = &b;
+  health.clear();
+  for (const config::Target& t : r.targets) {
+    health.push_back(&registry.target(t.provider, t.model));
+  }
+  paths.assign(r.targets.size(), std::string());
+  collect_paths(r.policy, std::string(), paths);
+  instance_budget = &registry.instance_budget();
+}
+
+AttemptPlan::AttemptPlan(const CompiledPolicy& policy, TimePoint now, std::uint64_t seed)
+    : policy_(policy), retry_(policy.route->retry), rng_(seed) {
+  static constexpr int kDefault[] = {408, 429, 500, 502, 503, 504};
+  flatten(policy.route->policy, kDefault, now, leaves_);
+  order_.reserve(leaves_.size());
+  for (const Leaf& leaf : leaves_) {
+    order_.push_back(leaf.target);
+  }
+  max_attempts_ = retry_.max_attempts > 0
+                      ? retry_.max_attempts
+                      : static_cast<std::uint32_t>(leaves_.size()) * retry_.per_target_attempts;
+  deadline_ = now + policy.deadline;
+}
+
+std::uint64_t AttemptPlan::next_random() { return mix(rng_); }
+
+void AttemptPlan::flatten(const PolicyNode& node, std::span<const int> on_status, TimePoint now,
+                          std::vector<Leaf>& out) {
+  switch (node.kind) {
+    case PolicyNode::Kind::kTarget:
+      out.push_back(Leaf{node.target, on_status});
+      return;
+    case PolicyNode::Kind::kFallback:
+      for (const PolicyNode& child : node.children) {
+        flatten(child, node.on_status, now, out);
+      }
+      return;
+    case PolicyNode::Kind::kLoadBalance:
+      break;
+  }
+  // Order the children for this request, then flatten each in turn. A child's health and load
+  // are those of its best leaf.
+  struct Ranked {
+    const PolicyNode* node;
+    double key;        // higher first, within its class
+    bool failover;     // weight 0: after every weighted child, in the order written
+    bool unhealthy;    // no available leaf: after every healthy child
+  };
+  std::vector<Ranked> ranked;
+  ranked.reserve(node.children.size());
+  std::vector<Leaf> scratch;
+  for (std::size_t i = 0; i < node.children.size(); ++i) {
+    const PolicyNode& child = node.children[i];
+    scratch.clear();
+    // Leaves of the child in their own order, only to read their health.
+    flatten(child, on_status, now, scratch);
+    bool healthy = false;
+    std::int64_t busy = INT64_MAX;
+    std::int64_t ttfb = INT64_MAX;
+    for (const Leaf& leaf : scratch) {
+      const TargetHealth& h = *policy_.health[leaf.target];
+      healthy = healthy || h.breaker.available(now);
+      busy = std::min<std::int64_t>(busy, h.in_flight.load(std::memory_order_relaxed));
+      const std::int64_t e = h.ttfb_ewma_us.load(std::memory_order_relaxed);
+      ttfb = std::min<std::int64_t>(ttfb, e < 0 ? 0 : e);  // no sample yet: worth a try
+    }
+    double key = 0;
+    switch (node.strategy) {
+      case PolicyNode::Strategy::kWeighted:
+        // Weighted sampling without replacement (Efraimidis-Spirakis): u^(1/w), higher first.
+        key = child.weight > 0 ? std::log(unit(next_random())) / child.weight : 0;
+        break;
+      case PolicyNode::Strategy::kOrdered:
+        key = -static_cast<double>(i);
+        break;
+      case PolicyNode::Strategy::kLeastBusy:
+        // Fewest in flight first; ties broken at random.
+        key = -static_cast<double>(busy) + unit(next_random()) * 0.5;
+        break;
+      case PolicyNode::Strategy::kLatency:
+        key = -static_cast<double>(ttfb);
+        break;
+    }
+    ranked.push_back(Ranked{&child, key, child.weight == 0, !healthy});
+  }
+  if (node.strategy == PolicyNode::Strategy::kLatency) {
+    // Power of two choices: two weighted children at random, the faster of them first; the
+    // others by latency after it. Sampling keeps a slow-but-recovered target getting probes.
+    std::vector<std::size_t> weighted;
+    for (std::size_t i = 0; i < ranked.size(); ++i) {
+      if (!ranked[i].failover) {
+        weighted.push_back(i);
+      }
+    }
+    if (weighted.size() >= 2) {
+      const std::size_t ia = next_random() % weighted.size();
+      std::size_t ib = next_random() % (weighted.size() - 1);
+      ib += ib >= ia ? 1 : 0;
+      const std::size_t a = weighted[ia];
+      const std::size_t b = weighted[ib];
+      const std::size_t best = ranked[a].key >= ranked[b].key ? a : b;
+      ranked[best].key = 1.0;  // above every -ttfb
+    }
+  }
+  std::stable_sort(ranked.begin(), ranked.end(), [](const Ranked& x, const Ranked& y) {
+    if (x.unhealthy != y.unhealthy) {
+      return !x.unhealthy;
+    }
+    if (x.failover != y.failover) {
+      return !x.failover;
+    }
+    return x.failover ? false : x.key > y.key;
+  });
+  for (const Ranked& r : ranked) {
+    flatten(*r.node, on_status, now, out);
+  }
+}
+
+AttemptPlan::Step AttemptPlan::first() {
+  for (TargetHealth* h : policy_.health) {
+    h->budget.deposit(retry_.budget_ratio, retry_.budget_burst);
+  }
+  policy_.instance_budget->deposit(retry_.budget_ratio, retry_.budget_burst);
+  at_ = 0;
+  at_attempts_ = 1;
+  attempts_ = 1;
+  return Step{leaves_.front().target, Millis(0)};
+}
+
+bool AttemptPlan::moves_on(std::size_t i, const Failure& failure) const {
+  if (failure.status == 0) {
+    return true;  // no answer at all: connect error, timeout, reset
+  }
+  const std::span<const int> statuses = leaves_[i].on_status;
+  return std::find(statuses.begin(), statuses.end(), failure.status) != statuses.end();
+}
+
+bool AttemptPlan::spend_retry(std::size_t target) {
+  if (!policy_.instance_budget->try_spend()) {
+    return false;
+  }
+  if (!policy_.health[target]->budget.try_spend()) {
+    policy_.instance_budget->refund();
+    return false;
+  }
+  return true;
+}
+
+std::optional<AttemptPlan::Step> AttemptPlan::after_failure(const Failure& failure,
+                                                            TimePoint now) {
+  if (!failure.retryable || never_retried(failure.status)) {
+    stop_reason_ = "not retryable";
+    return std::nullopt;
+  }
+  if (attempts_ >= max_attempts_) {
+    stop_reason_ = "attempts exhausted";
+    return std::nullopt;
+  }
+  // The same target again, when it may be tried more and did not ask for a longer wait than
+  // the cap; else the next target, when this failure lets the tree move on.
+  const bool asked_too_long = failure.retry_after && *failure.retry_after > retry_.retry_after_max;
+  const bool same = at_attempts_ < retry_.per_target_attempts && !asked_too_long;
+  Step step;
+  if (same) {
+    step.target = leaves_[at_].target;
+    step.wait = backoff(retry_, at_attempts_ - 1, next_random());
+    if (failure.retry_after) {
+      step.wait = std::max(step.wait, *failure.retry_after);
+    }
+  } else if (at_ + 1 < leaves_.size() && moves_on(at_, failure)) {
+    step.target = leaves_[at_ + 1].target;
+    step.wait = Millis(0);  // another target: no reason to wait
+  } else {
+    stop_reason_ = at_ + 1 < leaves_.size() ? "status does not fall back" : "targets exhausted";
+    return std::nullopt;
+  }
+  if (now + step.wait >= deadline_) {
+    stop_reason_ = "deadline";
+    return std::nullopt;
+  }
+  if (!spend_retry(step.target)) {
+    stop_reason_ = "retry budget exhausted";
+    return std::nullopt;
+  }
+  if (same) {
+    ++at_attempts_;
+  } else {
+    ++at_;
+    at_attempts_ = 1;
+  }
+  ++attempts_;
+  return step;
+}
+
+Millis AttemptPlan::backoff(const config::RetrySettings& retry, std::uint32_t retry_index,
+                            std::uint64_t random) {
+  const std::int64_t base = retry.backoff_base.count();
+  const std::int64_t cap = retry.backoff_max.count();
+  std::int64_t ceiling = base;
+  for (std::uint32_t i = 0; i < retry_index && ceiling < cap; ++i) {
+    ceiling *= 2;
+  }
+  ceiling = std::min(ceiling, cap);
+  if (ceiling <= 0) {
+    return Millis(0);
+  }
+  return Millis(static_cast<std::int64_t>(random % static_cast<std::uint64_t>(ceiling)));
+}
+
+}  // namespace sluice::routing

@@ -1,0 +1,97 @@
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "config/config.h"
+#include "routing/health.h"
+
+namespace sluice::routing {
+
+using Millis = std::chrono::milliseconds;
+
+// A route's policy tree as the data plane uses it, compiled once per config version: the
+// config tree, each target's health and its path in the tree ("0.1": second child of the
+// root's first child; "" for a single-target route).
+struct CompiledPolicy {
+  const config::Route* route = nullptr;
+  std::vector<TargetHealth*> health;   // per Route::targets entry
+  std::vector<std::string> paths;      // per Route::targets entry
+  RetryBudget* instance_budget = nullptr;
+  const config::BreakerSettings* breaker = nullptr;
+  // Bounds every attempt of a request together: RetrySettings::deadline, or the longest total
+  // timeout among the targets (set by whoever knows the providers' timeouts).
+  Millis deadline{600000};
+
+  // Fills health, paths and instance_budget from `registry`.
+  void compile(const config::Route& r, const config::BreakerSettings& b, HealthRegistry& registry);
+};
+
+// How an attempt failed, as far as the plan cares.
+struct Failure {
+  int status = 0;          // the upstream's HTTP status; 0 when none (connect, timeout, reset)
+  bool retryable = false;  // Error::retryable(): a later attempt may succeed
+  // What the upstream asked for (retry-after-ms, Retry-After), when it did.
+  std::optional<Millis> retry_after;
+};
+
+// The order of attempts for one request, decided as it goes: the tree is ordered once (load
+// balancing, health), then each failure says whether and where the next attempt goes and how
+// long to wait first. Per request, one thread; reads shared health, spends shared budgets.
+class AttemptPlan {
+ public:
+  struct Step {
+    std::size_t target = 0;  // Route::targets index
+    Millis wait{0};          // backoff before this attempt
+  };
+
+  // `seed` drives load balancing and jitter (a per-request random number).
+  AttemptPlan(const CompiledPolicy& policy, TimePoint now, std::uint64_t seed);
+
+  // The first attempt. Also deposits this request's share in the retry budgets.
+  Step first();
+  // After a failed attempt: the next one, or nullopt with stop_reason() saying why not.
+  std::optional<Step> after_failure(const Failure& failure, TimePoint now);
+  // Why after_failure returned nullopt ("not retryable", "retry budget exhausted", ...).
+  std::string_view stop_reason() const { return stop_reason_; }
+
+  // The order the tree gave, as Route::targets indexes (for tests and logs).
+  const std::vector<std::size_t>& order() const { return order_; }
+  std::uint32_t attempts() const { return attempts_; }
+  TimePoint deadline() const { return deadline_; }
+
+  // Full jitter: uniform in [0, min(max, base * 2^retry)).
+  static Millis backoff(const config::RetrySettings& retry, std::uint32_t retry_index,
+                        std::uint64_t random);
+
+ private:
+  struct Leaf {
+    std::size_t target;
+    std::span<const int> on_status;  // of the nearest fallback above it
+  };
+  void flatten(const config::PolicyNode& node, std::span<const int> on_status, TimePoint now,
+               std::vector<Leaf>& out);
+  std::uint64_t next_random();
+  // Whether failing with `failure` at leaf `i` lets the plan move past it.
+  bool moves_on(std::size_t i, const Failure& failure) const;
+  bool spend_retry(std::size_t target);
+
+  const CompiledPolicy& policy_;
+  const config::RetrySettings& retry_;
+  std::vector<Leaf> leaves_;
+  std::vector<std::size_t> order_;
+  std::uint64_t rng_;
+  std::size_t at_ = 0;              // current leaf
+  std::uint32_t at_attempts_ = 0;   // attempts made at the current leaf
+  std::uint32_t attempts_ = 0;      // attempts made in total
+  std::uint32_t max_attempts_ = 0;
+  TimePoint deadline_{};
+  std::string_view stop_reason_;
+};
+
+}  // namespace sluice::routing

@@ -1,0 +1,306 @@
+// The attempt plan: tree order, load balancing, fallback rules, retries on one target, budgets
+// and deadlines. Decisions only: a SimulatedClock, no sockets, no sleeps.
+
+#include "routing/plan.h"
+
+#include <map>
+#include <memory>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "providers/registry.h"
+
+namespace sluice::routing {
+namespace {
+
+using namespace std::chrono_literals;
+
+class PlanTest : public ::testing::Test {
+ protected:
+  // A config with providers a, b, c, d (mock) and the given routes.
+  void load(const std::string& routes, const std::string& routing = "") {
+    const std::string yaml = "version: 1\nauth: none\n" + routing +
+                             "providers:\n"
+                             "  - { id: a, adapter: mock }\n"
+                             "  - { id: b, adapter: mock }\n"
+                             "  - { id: c, adapter: mock }\n"
+                             "  - { id: d, adapter: mock }\n"
+                             "routes:\n" +
+                             routes;
+    auto loaded = providers::load_config_string(yaml, "test.yaml");
+    ASSERT_TRUE(loaded) << loaded.error().message();
+    config_ = *loaded;
+    policy_.compile(config_->routes.front(), config_->routing.breaker, registry_);
+  }
+  std::string provider_of(std::size_t target) const {
+    return config_->routes.front().targets[target].provider;
+  }
+  std::string order(AttemptPlan& plan) const {
+    std::string out;
+    for (std::size_t t : plan.order()) {
+      out += provider_of(t);
+    }
+    return out;
+  }
+  TargetHealth& health(const std::string& provider) { return registry_.target(provider, "m"); }
+
+  SimulatedClock clock_;
+  HealthRegistry registry_;
+  std::shared_ptr<const config::Config> config_;
+  CompiledPolicy policy_;
+};
+
+Failure status(int s) {
+  Failure f;
+  f.status = s;
+  f.retryable = s == 408 || s == 429 || s >= 500;
+  return f;
+}
+
+Failure no_answer() {
+  Failure f;
+  f.retryable = true;
+  return f;
+}
+
+TEST_F(PlanTest, FallbackTriesInOrderAndPathsNameTheTree) {
+  load("  - alias: x\n"
+       "    targets: [{provider: a, model: m}, {provider: b, model: m}, {provider: c, model: m}]\n");
+  AttemptPlan plan(policy_, clock_.now(), 1);
+  EXPECT_EQ(order(plan), "abc");
+  EXPECT_EQ(policy_.paths, (std::vector<std::string>{"0", "1", "2"}));
+  EXPECT_EQ(provider_of(plan.first().target), "a");
+  auto next = plan.after_failure(status(503), clock_.now());
+  ASSERT_TRUE(next);
+  EXPECT_EQ(provider_of(next->target), "b");
+  EXPECT_EQ(next->wait, 0ms) << "another target: no backoff";
+  next = plan.after_failure(no_answer(), clock_.now());
+  ASSERT_TRUE(next);
+  EXPECT_EQ(provider_of(next->target), "c");
+  EXPECT_FALSE(plan.after_failure(status(503), clock_.now()));
+  EXPECT_EQ(plan.stop_reason(), "attempts exhausted");
+  EXPECT_EQ(plan.attempts(), 3u);
+}
+
+TEST_F(PlanTest, NeverRetriedStatusesStopAtOnce) {
+  load("  - alias: x\n"
+       "    targets: [{provider: a, model: m}, {provider: b, model: m}]\n");
+  for (int s : {400, 401, 403, 404, 413, 422}) {
+    AttemptPlan plan(policy_, clock_.now(), 1);
+    plan.first();
+    Failure f = status(s);
+    f.retryable = true;  // even when an adapter says otherwise
+    EXPECT_FALSE(plan.after_failure(f, clock_.now())) << s;
+    EXPECT_EQ(plan.stop_reason(), "not retryable");
+  }
+}
+
+TEST_F(PlanTest, OnStatusDecidesWhichStatusesMoveOn) {
+  load("  - alias: x\n"
+       "    policy:\n"
+       "      fallback:\n"
+       "        on_status: [503]\n"
+       "        targets: [{provider: a, model: m}, {provider: b, model: m}]\n");
+  AttemptPlan plan(policy_, clock_.now(), 1);
+  plan.first();
+  EXPECT_FALSE(plan.after_failure(status(500), clock_.now()));
+  EXPECT_EQ(plan.stop_reason(), "status does not fall back");
+  AttemptPlan again(policy_, clock_.now(), 1);
+  again.first();
+  EXPECT_TRUE(again.after_failure(status(503), clock_.now()));
+  AttemptPlan timeout(policy_, clock_.now(), 1);
+  timeout.first();
+  EXPECT_TRUE(timeout.after_failure(no_answer(), clock_.now())) << "no status: always moves on";
+}
+
+TEST_F(PlanTest, WeightedBalanceFollowsWeightsAndWeightZeroIsFailoverOnly) {
+  load("  - alias: x\n"
+       "    policy:\n"
+       "      loadbalance:\n"
+       "        targets:\n"
+       "          - { provider: a, model: m, weight: 3 }\n"
+       "          - { provider: b, model: m, weight: 1 }\n"
+       "          - { provider: c, model: m, weight: 0 }\n");
+  std::map<std::string, int> first;
+  const int n = 20000;
+  for (int i = 0; i < n; ++i) {
+    AttemptPlan plan(policy_, clock_.now(), static_cast<std::uint64_t>(i) * 7919 + 13);
+    const std::string o = order(plan);
+    ASSERT_EQ(o.size(), 3u);
+    EXPECT_EQ(o[2], 'c') << "weight 0 only after every weighted target";
+    ++first[o.substr(0, 1)];
+  }
+  EXPECT_EQ(first.count("c"), 0u);
+  // 3:1 -> 75%; the binomial standard deviation at n = 20000 is 0.3%: allow 1.5%.
+  EXPECT_NEAR(first["a"] / static_cast<double>(n), 0.75, 0.015);
+}
+
+TEST_F(PlanTest, OpenBreakersGoLastButAreStillTried) {
+  load("  - alias: x\n"
+       "    policy:\n"
+       "      loadbalance:\n"
+       "        strategy: ordered\n"
+       "        targets: [{provider: a, model: m}, {provider: b, model: m}]\n",
+       "routing: { circuit_breaker: { min_requests: 4, error_rate: 0.5, open_ms: 1000 } }\n");
+  const auto& settings = config_->routing.breaker;
+  for (int i = 0; i < 4; ++i) {
+    health("a").breaker.record(clock_.now(), true, settings);
+  }
+  ASSERT_EQ(health("a").breaker.state(), Breaker::State::kOpen);
+  AttemptPlan plan(policy_, clock_.now(), 1);
+  EXPECT_EQ(order(plan), "ba");
+  // Both open: every target still in the plan, in their order.
+  for (int i = 0; i < 4; ++i) {
+    health("b").breaker.record(clock_.now(), true, settings);
+  }
+  AttemptPlan both(policy_, clock_.now(), 1);
+  EXPECT_EQ(order(both), "ab");
+}
+
+TEST_F(PlanTest, LeastBusyPrefersFewerInFlight) {
+  load("  - alias: x\n"
+       "    policy:\n"
+       "      loadbalance:\n"
+       "        strategy: least_busy\n"
+       "        targets: [{provider: a, model: m}, {provider: b, model: m}]\n");
+  health("a").in_flight = 5;
+  health("b").in_flight = 1;
+  for (std::uint64_t seed = 0; seed < 50; ++seed) {
+    AttemptPlan plan(policy_, clock_.now(), seed);
+    EXPECT_EQ(order(plan), "ba");
+  }
+}
+
+TEST_F(PlanTest, LatencyPrefersTheFasterOfTwoChoices) {
+  load("  - alias: x\n"
+       "    policy:\n"
+       "      loadbalance:\n"
+       "        strategy: latency\n"
+       "        targets: [{provider: a, model: m}, {provider: b, model: m}]\n");
+  health("a").observe_ttfb(900ms);
+  health("b").observe_ttfb(100ms);
+  for (std::uint64_t seed = 0; seed < 50; ++seed) {
+    AttemptPlan plan(policy_, clock_.now(), seed);
+    EXPECT_EQ(order(plan), "ba");
+  }
+}
+
+TEST_F(PlanTest, SameTargetRetriesBackOffWithFullJitterAndHonourRetryAfter) {
+  load("  - alias: x\n"
+       "    targets: [{provider: a, model: m}, {provider: b, model: m}]\n"
+       "    retry: { per_target_attempts: 3, backoff_base_ms: 100, backoff_max_ms: 150,\n"
+       "             retry_after_max_ms: 2000 }\n");
+  AttemptPlan plan(policy_, clock_.now(), 42);
+  plan.first();
+  auto next = plan.after_failure(status(503), clock_.now());
+  ASSERT_TRUE(next);
+  EXPECT_EQ(provider_of(next->target), "a");
+  EXPECT_LT(next->wait, 100ms);
+  Failure asked = status(429);
+  asked.retry_after = 1500ms;
+  next = plan.after_failure(asked, clock_.now());
+  ASSERT_TRUE(next);
+  EXPECT_EQ(provider_of(next->target), "a");
+  EXPECT_EQ(next->wait, 1500ms) << "the upstream's wait, when within the cap";
+  next = plan.after_failure(status(503), clock_.now());
+  ASSERT_TRUE(next);
+  EXPECT_EQ(provider_of(next->target), "b") << "three attempts at a: move on";
+}
+
+TEST_F(PlanTest, ARetryAfterAboveTheCapMovesToTheNextTarget) {
+  load("  - alias: x\n"
+       "    targets: [{provider: a, model: m}, {provider: b, model: m}]\n"
+       "    retry: { per_target_attempts: 3, retry_after_max_ms: 2000 }\n");
+  AttemptPlan plan(policy_, clock_.now(), 1);
+  plan.first();
+  Failure asked = status(429);
+  asked.retry_after = 30s;
+  auto next = plan.after_failure(asked, clock_.now());
+  ASSERT_TRUE(next);
+  EXPECT_EQ(provider_of(next->target), "b");
+  EXPECT_EQ(next->wait, 0ms);
+}
+
+TEST_F(PlanTest, BackoffCeilingDoublesUpToTheCap) {
+  config::RetrySettings retry;
+  retry.backoff_base = 100ms;
+  retry.backoff_max = 1000ms;
+  for (std::uint64_t r = 0; r < 2000; r += 7) {
+    EXPECT_LT(AttemptPlan::backoff(retry, 0, r * 2654435761ULL), 100ms);
+    EXPECT_LT(AttemptPlan::backoff(retry, 2, r * 2654435761ULL), 400ms);
+    EXPECT_LT(AttemptPlan::backoff(retry, 30, r * 2654435761ULL), 1000ms);
+  }
+  // Full jitter spreads over the whole range, not just near the ceiling.
+  EXPECT_LT(AttemptPlan::backoff(retry, 3, 5), 10ms);
+}
+
+TEST_F(PlanTest, TheDeadlineBoundsEveryAttemptTogether) {
+  load("  - alias: x\n"
+       "    targets: [{provider: a, model: m}, {provider: b, model: m}]\n"
+       "    retry: { per_target_attempts: 2, deadline_ms: 1000 }\n");
+  policy_.deadline = config_->routes.front().retry.deadline;
+  AttemptPlan plan(policy_, clock_.now(), 1);
+  plan.first();
+  clock_.advance(999ms);
+  Failure asked = status(503);
+  asked.retry_after = 10ms;
+  EXPECT_FALSE(plan.after_failure(asked, clock_.now()));
+  EXPECT_EQ(plan.stop_reason(), "deadline");
+}
+
+TEST_F(PlanTest, RetriesStayWithinTheBudgetInAStorm) {
+  load("  - alias: x\n"
+       "    provider: a\n"
+       "    model: m\n"
+       "    retry: { per_target_attempts: 3, budget_ratio: 0.1, budget_burst: 5 }\n");
+  const int requests = 1000;
+  int attempts = 0;
+  for (int i = 0; i < requests; ++i) {
+    AttemptPlan plan(policy_, clock_.now(), static_cast<std::uint64_t>(i));
+    plan.first();
+    ++attempts;
+    while (plan.after_failure(status(429), clock_.now())) {
+      ++attempts;
+    }
+  }
+  // 1000 requests: at most 10% of them plus the initial reserve as retries.
+  EXPECT_LE(attempts, requests + requests / 10 + 10);
+  EXPECT_GE(attempts, requests + requests / 10 - 5) << "the budget is spent, not hoarded";
+}
+
+TEST_F(PlanTest, MaxAttemptsCapsTheWholeTree) {
+  load("  - alias: x\n"
+       "    targets: [{provider: a, model: m}, {provider: b, model: m}, {provider: c, model: m}]\n"
+       "    retry: { max_attempts: 2 }\n");
+  AttemptPlan plan(policy_, clock_.now(), 1);
+  plan.first();
+  EXPECT_TRUE(plan.after_failure(status(503), clock_.now()));
+  EXPECT_FALSE(plan.after_failure(status(503), clock_.now()));
+  EXPECT_EQ(plan.stop_reason(), "attempts exhausted");
+}
+
+TEST_F(PlanTest, NestedFallbackOverALoadBalancedPool) {
+  load("  - alias: x\n"
+       "    policy:\n"
+       "      fallback:\n"
+       "        targets:\n"
+       "          - loadbalance:\n"
+       "              targets:\n"
+       "                - { provider: a, model: m, weight: 1 }\n"
+       "                - { provider: b, model: m, weight: 1 }\n"
+       "          - { provider: c, model: m }\n");
+  EXPECT_EQ(policy_.paths, (std::vector<std::string>{"0.0", "0.1", "1"}));
+  std::map<std::string, int> seen;
+  for (std::uint64_t seed = 0; seed < 200; ++seed) {
+    AttemptPlan plan(policy_, clock_.now(), seed * 31 + 7);
+    const std::string o = order(plan);
+    EXPECT_EQ(o.back(), 'c');
+    ++seen[o];
+  }
+  EXPECT_GT(seen["abc"], 0);
+  EXPECT_GT(seen["bac"], 0);
+}
+
+}  // namespace
+}  // namespace sluice::routing
