@@ -8,6 +8,7 @@
 #include <malloc.h>
 
 #include "config/config.h"
+#include "config/routes_report.h"
 #include "core/version.h"
 #include "server/server.h"
 #include "pipeline/snapshot.h"
@@ -17,23 +18,41 @@
 
 namespace {
 
-int check_config(const std::string& path) {
+// Loads and compiles `path` as the server would; on failure prints the error on stderr.
+std::shared_ptr<const sluice::config::Config> load_checked(const std::string& path) {
   auto cfg = sluice::providers::load_config_file(path);
   if (!cfg) {
     std::cerr << cfg.error().message() << "\n";
-    return 1;
+    return nullptr;
   }
   auto snap = sluice::pipeline::Snapshot::build(*cfg);
   if (!snap) {
     std::cerr << snap.error().message() << "\n";
+    return nullptr;
+  }
+  return *cfg;
+}
+
+int check_config(const std::string& path) {
+  auto cfg = load_checked(path);
+  if (!cfg) {
     return 1;
   }
-  std::cout << "OK: " << path << " (version " << (*cfg)->version << ", " << (*cfg)->providers.size()
-            << " providers, " << (*cfg)->routes.size() << " routes, " << (*cfg)->keys.size()
+  std::cout << "OK: " << path << " (version " << cfg->version << ", " << cfg->providers.size()
+            << " providers, " << cfg->routes.size() << " routes, " << cfg->keys.size()
             << " keys)\n";
-  for (const std::string& note : (*cfg)->notes) {
+  for (const std::string& note : cfg->notes) {
     std::cout << "note: " << note << "\n";
   }
+  return 0;
+}
+
+int print_routes(const std::string& path) {
+  auto cfg = load_checked(path);
+  if (!cfg) {
+    return 1;
+  }
+  std::cout << sluice::config::describe_routes(*cfg);
   return 0;
 }
 
@@ -78,6 +97,11 @@ int main(int argc, char** argv) {
   auto* check = app.add_subcommand("check-config", "Validate a config file and exit");
   check->add_option("file", check_path, "YAML config file")->required();
 
+  std::string routes_path;
+  auto* routes = app.add_subcommand(
+      "routes", "Print each route's policy tree, retry settings and worst-case latency, and exit");
+  routes->add_option("file", routes_path, "YAML config file")->required();
+
   std::string serve_path;
   auto* serve_cmd = app.add_subcommand("serve", "Run the gateway");
   serve_cmd->add_option("-c,--config", serve_path, "YAML config file")->required();
@@ -86,6 +110,9 @@ int main(int argc, char** argv) {
   try {
     if (*check) {
       return check_config(check_path);
+    }
+    if (*routes) {
+      return print_routes(routes_path);
     }
     return serve(serve_path);
   } catch (const std::exception& e) {

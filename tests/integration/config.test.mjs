@@ -1,4 +1,4 @@
-// Configuration from the outside: check-config on the examples and on broken files, --version,
+// Configuration from the outside: check-config on the examples and on broken files, routes, --version,
 // reload on SIGHUP (higher version applied, invalid or not-newer file ignored), access_log.path.
 
 import assert from 'node:assert/strict';
@@ -125,6 +125,72 @@ describe('check-config', () => {
     const r = await runBinary(sluiceBin, ['serve', '--config', file]);
     assert.equal(r.code, 1);
     assert.match(r.stderr, /bogus/);
+  });
+});
+
+describe('routes', () => {
+  // A fallback over a weighted pool with a failover-only member, then a third target; the
+  // route's timeout covers the targets without their own.
+  const nested = `version: 1
+auth: none
+providers:
+  - { id: a, adapter: mock, timeout: { first_byte_ms: 1000, total_ms: 5000 } }
+  - { id: b, adapter: mock }
+  - { id: c, adapter: mock }
+routes:
+  - alias: [chat, chat-2]
+    policy:
+      fallback:
+        on_status: [429, 503]
+        targets:
+          - loadbalance:
+              targets:
+                - { provider: a, model: m, weight: 3 }
+                - { provider: b, model: m, weight: 0, timeout: { first_byte_ms: 500, total_ms: 2000 } }
+          - { provider: c, model: m }
+    retry: { per_target_attempts: 2, backoff_base_ms: 100, backoff_max_ms: 400, retry_after_max_ms: 300, deadline_ms: 10000 }
+    timeout: { first_byte_ms: 1000, total_ms: 4000 }
+`;
+
+  test('prints each route\'s tree, paths, timeouts, retry settings and worst case', async (t) => {
+    const file = tempFile(t, 'routes.yaml', nested);
+    const r = await runBinary(sluiceBin, ['routes', file]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stderr, '');
+    const lines = r.stdout.split('\n').map((l) => l.trimEnd());
+    assert.equal(lines[0], `${file}: version 1, 1 routes`);
+    assert.ok(lines.includes(`route chat, chat-2 (chat, ${file}:8)`), r.stdout);
+    const tree = lines.slice(lines.indexOf('  policy:') + 1, lines.findIndex((l) => l.startsWith('  retry:')));
+    assert.deepEqual(tree, [
+      '    fallback  on_status 429,503',
+      '      [0] loadbalance  strategy weighted',
+      '        [0.0] target a/m  weight 3',
+      '              timeout connect 2000 ms, first_byte 1000 ms, idle 300000 ms, total 4000 ms (route)',
+      '        [0.1] target b/m  weight 0 (failover only)',
+      '              timeout connect 2000 ms, first_byte 500 ms, idle 300000 ms, total 2000 ms (target)',
+      '      [1] target c/m',
+      '          timeout connect 2000 ms, first_byte 1000 ms, idle 300000 ms, total 4000 ms (route)',
+    ]);
+    assert.match(r.stdout, /retry: max_attempts 0 \(= 3 targets x 2 = 6\), per_target_attempts 2, /);
+    // 2 x (4000 + 2000 + 4000) + 3 x 300 = 20900, cut to the 10000 ms deadline + one 4000 ms attempt.
+    assert.match(r.stdout, /\n {2}worst case: 14000 ms\n {4}longest chain: 6 attempts, 20900 ms /);
+  });
+
+  test('the examples print with an empty environment', async () => {
+    const r = await runBinary(sluiceBin, ['routes', path.join(repoRoot, 'examples', 'production.yaml')], { env: cleanEnv() });
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /^route llama-8b, chat-internal \(chat, /m);
+    assert.match(r.stdout, /note: route llama-8b, chat-internal: a target left out: provider openai disabled/);
+  });
+
+  test('an invalid file fails exactly like check-config', async (t) => {
+    const file = tempFile(t, 'bad.yaml', nested.replace('provider: c,', 'provider: cc,'));
+    const routes = await runBinary(sluiceBin, ['routes', file]);
+    const check = await runBinary(sluiceBin, ['check-config', file]);
+    assert.equal(routes.code, 1);
+    assert.equal(routes.stdout, '');
+    assert.equal(routes.stderr, check.stderr);
+    assert.match(routes.stderr, /^.+:\d+:\d+: routes\[0\]\.policy\.fallback\.targets\[1\]\.provider: unknown provider "cc"/);
   });
 });
 
