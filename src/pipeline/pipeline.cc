@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "codec/json_writer.h"
 #include "config/config.h"
 #include "pipeline/error_reply.h"
 #include "pipeline/model_call.h"
@@ -190,6 +191,36 @@ Awaitable<void> Pipeline::serve(RequestContext& ctx, const codec::RequestHead& h
   co_await downstream.send(ctx, res, answer);
 }
 
+// Readiness with every target's health: breaker state and window, load, latency average and
+// retry budget, so an operator sees what routing sees.
+std::string Pipeline::ready_detail(const RequestContext& ctx) const {
+  std::string out;
+  codec::JsonWriter w(out);
+  w.raw(R"({"status":"ready","config_version":)").number(ctx.snapshot->version());
+  w.raw(R"(,"targets":[)");
+  const config::BreakerSettings& settings = ctx.snapshot->config().routing.breaker;
+  const auto now = parts_.clock->now();
+  bool first = true;
+  ctx.snapshot->health()->for_each([&](const routing::TargetHealth& h) {
+    const auto [requests, failures] = h.breaker.window(now, settings);
+    w.raw(first ? "{" : ",{");
+    first = false;
+    w.key("provider").string(h.provider);
+    w.next_key("model").string(h.model);
+    w.next_key("breaker").string(routing::to_string(h.breaker.state()));
+    w.next_key("window_requests").number(std::uint64_t{requests});
+    w.next_key("window_failures").number(std::uint64_t{failures});
+    w.next_key("opened").number(h.breaker.opened_count());
+    w.next_key("in_flight").number(
+        static_cast<std::int64_t>(h.in_flight.load(std::memory_order_relaxed)));
+    w.next_key("ttfb_ewma_us").number(h.ttfb_ewma_us.load(std::memory_order_relaxed));
+    w.next_key("retry_budget").number(h.budget.available());
+    w.ch('}');
+  });
+  w.raw("]}");
+  return out;
+}
+
 std::string Pipeline::ops_answer(RequestContext& ctx, ResponseHead& res) const {
   add_standard_fields(ctx, res);
   switch (ctx.endpoint) {
@@ -200,8 +231,7 @@ std::string Pipeline::ops_answer(RequestContext& ctx, ResponseHead& res) const {
         res.status = 503;
         return R"({"status":"draining"})";
       }
-      return R"({"status":"ready","config_version":)" + std::to_string(ctx.snapshot->version()) +
-             "}";
+      return ready_detail(ctx);
     case Endpoint::kModels: {
       const protocol::IngressCodec& codec =
           ctx.ingress != nullptr ? *ctx.ingress : protocol::default_ingress();

@@ -83,6 +83,7 @@ class Pipeline {
   friend class StoredObjectCall;
   // The body of an ops endpoint (health, readiness, model list), filling `res`.
   std::string ops_answer(RequestContext& ctx, ResponseHead& res) const;
+  std::string ready_detail(const RequestContext& ctx) const;
 
   PipelineParts parts_;
 };

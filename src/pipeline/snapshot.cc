@@ -64,7 +64,7 @@ Result<std::shared_ptr<const Snapshot>> Snapshot::build(
     rr->config = &r;
     rr->operation = r.kind == config::RouteKind::kEmbeddings ? protocol::Operation::kEmbeddings
                                                              : protocol::Operation::kChat;
-    rr->policy.compile(r, cfg->routing.breaker, *snap->health_);
+    rr->policy.compile(r, cfg->routing, *snap->health_);
     for (std::size_t i = 0; i < r.targets.size(); ++i) {
       const config::Target& t = r.targets[i];
       auto it = by_id.find(t.provider);

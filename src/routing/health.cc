@@ -23,7 +23,7 @@ void RetryBudget::deposit(double ratio, std::uint32_t burst) {
   const std::int64_t cap = std::int64_t{burst} * 1000;
   std::int64_t cur = milli_.load(std::memory_order_relaxed);
   while (cur < cap) {
-    const std::int64_t next = std::min(cap, cur + add);
+    const std::int64_t next = cur == kUnset ? cap : std::min(cap, cur + add);
     if (milli_.compare_exchange_weak(cur, next, std::memory_order_relaxed)) {
       return;
     }

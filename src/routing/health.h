@@ -23,17 +23,23 @@ using TimePoint = Clock::Monotonic::time_point;
 // below ratio * N + burst, whatever the upstream answers. Lock-free; any thread.
 class RetryBudget {
  public:
-  explicit RetryBudget(std::uint32_t initial = 10) : milli_(std::int64_t{initial} * 1000) {}
+  // Starts full: the first deposit fills it to `burst`, so a fresh instance can retry at once.
+  RetryBudget() = default;
+  explicit RetryBudget(std::uint32_t initial) : milli_(std::int64_t{initial} * 1000) {}
 
   void deposit(double ratio, std::uint32_t burst);
   // Takes one retry; false (and nothing taken) when less than one is left.
   bool try_spend();
   // Gives back a retry taken for an attempt that was then not made.
   void refund();
-  double available() const { return static_cast<double>(milli_.load()) / 1000.0; }
+  double available() const {
+    const std::int64_t m = milli_.load();
+    return m == kUnset ? 0.0 : static_cast<double>(m) / 1000.0;
+  }
 
  private:
-  std::atomic<std::int64_t> milli_;  // thousandths of a retry
+  static constexpr std::int64_t kUnset = INT64_MIN;
+  std::atomic<std::int64_t> milli_{kUnset};  // thousandths of a retry
 };
 
 // A circuit breaker for one target, per instance: closed while the failure rate over a sliding

@@ -48,10 +48,11 @@ void collect_paths(const PolicyNode& node, const std::string& path,
 
 }  // namespace
 
-void CompiledPolicy::compile(const config::Route& r, const config::BreakerSettings& b,
+void CompiledPolicy::compile(const config::Route& r, const config::RoutingSettings& routing,
                              HealthRegistry& registry) {
   route = &r;
-  breaker = &b;
+  breaker = &routing.breaker;
+  instance_retry = &routing.retry;
   health.clear();
   for (const config::Target& t : r.targets) {
     health.push_back(&registry.target(t.provider, t.model));
@@ -77,6 +78,18 @@ AttemptPlan::AttemptPlan(const CompiledPolicy& policy, TimePoint now, std::uint6
 
 std::uint64_t AttemptPlan::next_random() { return mix(rng_); }
 
+bool AttemptPlan::available(const PolicyNode& node, TimePoint now) const {
+  if (node.kind == PolicyNode::Kind::kTarget) {
+    return policy_.health[node.target]->breaker.available(now);
+  }
+  for (const PolicyNode& child : node.children) {
+    if (available(child, now)) {
+      return true;
+    }
+  }
+  return false;
+}
+
 void AttemptPlan::flatten(const PolicyNode& node, std::span<const int> on_status, TimePoint now,
                           std::vector<Leaf>& out) {
   switch (node.kind) {
@@ -84,8 +97,14 @@ void AttemptPlan::flatten(const PolicyNode& node, std::span<const int> on_status
       out.push_back(Leaf{node.target, on_status});
       return;
     case PolicyNode::Kind::kFallback:
-      for (const PolicyNode& child : node.children) {
-        flatten(child, node.on_status, now, out);
+      // In order, but a child whose every target's breaker is open goes after the others: it
+      // is still tried when they fail, never skipped.
+      for (const bool healthy_pass : {true, false}) {
+        for (const PolicyNode& child : node.children) {
+          if (available(child, now) == healthy_pass) {
+            flatten(child, node.on_status, now, out);
+          }
+        }
       }
       return;
     case PolicyNode::Kind::kLoadBalance:
@@ -173,7 +192,8 @@ AttemptPlan::Step AttemptPlan::first() {
   for (TargetHealth* h : policy_.health) {
     h->budget.deposit(retry_.budget_ratio, retry_.budget_burst);
   }
-  policy_.instance_budget->deposit(retry_.budget_ratio, retry_.budget_burst);
+  policy_.instance_budget->deposit(policy_.instance_retry->budget_ratio,
+                                   policy_.instance_retry->budget_burst);
   at_ = 0;
   at_attempts_ = 1;
   attempts_ = 1;

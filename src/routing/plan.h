@@ -23,13 +23,16 @@ struct CompiledPolicy {
   std::vector<TargetHealth*> health;   // per Route::targets entry
   std::vector<std::string> paths;      // per Route::targets entry
   RetryBudget* instance_budget = nullptr;
+  // The instance budget fills at the config-wide rate (routing.retry), whatever the route says.
+  const config::RetrySettings* instance_retry = nullptr;
   const config::BreakerSettings* breaker = nullptr;
   // Bounds every attempt of a request together: RetrySettings::deadline, or the longest total
   // timeout among the targets (set by whoever knows the providers' timeouts).
   Millis deadline{600000};
 
   // Fills health, paths and instance_budget from `registry`.
-  void compile(const config::Route& r, const config::BreakerSettings& b, HealthRegistry& registry);
+  void compile(const config::Route& r, const config::RoutingSettings& routing,
+               HealthRegistry& registry);
 };
 
 // How an attempt failed, as far as the plan cares.
@@ -77,6 +80,8 @@ class AttemptPlan {
   void flatten(const config::PolicyNode& node, std::span<const int> on_status, TimePoint now,
                std::vector<Leaf>& out);
   std::uint64_t next_random();
+  // Whether any target under `node` has its breaker closed or due for a probe.
+  bool available(const config::PolicyNode& node, TimePoint now) const;
   // Whether failing with `failure` at leaf `i` lets the plan move past it.
   bool moves_on(std::size_t i, const Failure& failure) const;
   bool spend_retry(std::size_t target);

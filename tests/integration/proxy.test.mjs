@@ -35,10 +35,15 @@ describe('health and readiness', () => {
     assert.match(r.headers.get('x-request-id'), REQUEST_ID_RE);
   });
 
-  test('GET /readyz is 200 with the running config version', async () => {
+  test('GET /readyz is 200 with the running config version and every target\'s health', async () => {
     const r = await getJson(gw, '/readyz', { key: null });
     assert.equal(r.status, 200);
-    assert.deepEqual(r.json, { status: 'ready', config_version: 1 });
+    assert.equal(r.json.status, 'ready');
+    assert.equal(r.json.config_version, 1);
+    const up = r.json.targets.find((t) => t.provider === 'up' && t.model === 'mock-model');
+    assert.ok(up, JSON.stringify(r.json));
+    assert.equal(up.breaker, 'closed');
+    assert.equal(up.in_flight, 0);
   });
 
   test('two requests get two different generated request ids', async () => {

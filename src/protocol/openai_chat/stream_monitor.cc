@@ -12,7 +12,10 @@ namespace json = boost::json;
 namespace {
 
 // True when `text` has `"key"` followed (after optional whitespace and a colon) by `open`.
-bool has_key_with(std::string_view text, std::string_view quoted_key, char open) {
+// Whether `quoted_key` appears as a key whose value starts with `open` (and, when `nonempty`,
+// is not the empty string "").
+bool has_key_with(std::string_view text, std::string_view quoted_key, char open,
+                  bool nonempty = false) {
   std::size_t pos = 0;
   while ((pos = text.find(quoted_key, pos)) != std::string_view::npos) {
     pos += quoted_key.size();
@@ -25,12 +28,23 @@ bool has_key_with(std::string_view text, std::string_view quoted_key, char open)
       while (i < text.size() && (text[i] == ' ' || text[i] == '\t')) {
         ++i;
       }
-      if (i < text.size() && text[i] == open) {
+      if (i < text.size() && text[i] == open &&
+          !(nonempty && i + 1 < text.size() && text[i + 1] == '"')) {
         return true;
       }
     }
   }
   return false;
+}
+
+// Whether a chunk carries model output, the streaming commit point: text, reasoning, a refusal
+// or a tool call. The role chunk ({"role":"assistant","content":""}) does not.
+bool carries_output(std::string_view data) {
+  return has_key_with(data, "\"content\"", '"', true) ||
+         has_key_with(data, "\"tool_calls\"", '[') ||
+         has_key_with(data, "\"reasoning_content\"", '"', true) ||
+         has_key_with(data, "\"reasoning\"", '"', true) ||
+         has_key_with(data, "\"refusal\"", '"', true);
 }
 
 std::uint64_t read_count(const json::object& obj, std::string_view key) {
@@ -101,14 +115,15 @@ StreamMonitor::Action StreamMonitor::on_event(const codec::SseEvent& event) {
     saw_error_ = true;
     return Action::kForward;
   }
-  if (!has_usage) {
+  if (!saw_output_ && (!finish_reason_.empty() || carries_output(data))) {
     saw_output_ = true;
+  }
+  if (!has_usage) {
     return Action::kForward;
   }
   Arena arena;
   json::value doc = parse_bounded(data, arena);
   if (!doc.is_object()) {
-    saw_output_ = true;
     return Action::kForward;
   }
   const json::object& obj = doc.get_object();
@@ -121,9 +136,6 @@ StreamMonitor::Action StreamMonitor::on_event(const codec::SseEvent& event) {
   const bool usage_only = choices && choices->is_array() && choices->get_array().empty();
   if (usage_only && strip_usage_chunk_) {
     return Action::kDrop;
-  }
-  if (!usage_only) {
-    saw_output_ = true;
   }
   return Action::kForward;
 }

@@ -40,10 +40,9 @@ StreamSniffer::Action StreamSniffer::on_event(const codec::SseEvent& event) {
     fallback = type_of(event.data);
     type = fallback;
   }
-  if (type.ends_with(".delta")) {
-    saw_output_ = true;
+  if (type.ends_with(".delta") || type == "response.output_item.done") {
+    saw_output_ = true;  // the commit point: an item's opening (output_item.added) is prelude
   } else if (type == "response.output_item.added") {
-    saw_output_ = true;
     json::value doc;
     if (const json::object* item = member(event.data, "item", doc)) {
       tool_calls_ = tool_calls_ || string_at(*item, "type") == "function_call";

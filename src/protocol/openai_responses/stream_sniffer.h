@@ -15,7 +15,7 @@ namespace sluice::protocol::openai_responses {
 // (built-in tool events, annotations, anything newer than this code) pass unread, so the
 // caller keeps every feature of its upstream. One per request.
 //   response.created         the response id (stored_id(), recorded for GET /v1/responses/{id})
-//   *.delta, output_item.added   saw_output()
+//   *.delta, output_item.done    saw_output() (the streaming commit point)
 //   response.completed       usage, finish reason (tool_calls when a function_call item was
 //                            added, else stop), answered() and done()
 //   response.incomplete      the same, finish reason length (max_output_tokens),

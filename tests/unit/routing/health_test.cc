@@ -120,6 +120,13 @@ TEST(RetryBudget, DepositsAreCappedAndSpendingStopsAtZero) {
   EXPECT_DOUBLE_EQ(budget.available(), 6.0);
 }
 
+TEST(RetryBudget, StartsFullAtTheBurst) {
+  RetryBudget budget;
+  EXPECT_FALSE(budget.try_spend()) << "nothing before the first request";
+  budget.deposit(0.1, 3);
+  EXPECT_DOUBLE_EQ(budget.available(), 3.0);
+}
+
 TEST(TargetHealth, LatencyAverageMovesAnEighthPerSample) {
   TargetHealth h;
   h.observe_ttfb(800us);
