@@ -77,6 +77,18 @@ struct Reasoning {
   std::string summary;  // OpenAI Responses reasoning.summary (auto/concise/detailed), when given
 };
 
+// What shape the answer's text must have (structured output): OpenAI chat `response_format`,
+// Responses `text.format`, Gemini `responseMimeType` with a schema, Anthropic
+// `output_config.format`. kText (the default) puts no constraint on the answer.
+struct ResponseFormat {
+  enum class Kind : std::uint8_t { kText, kJsonObject, kJsonSchema };
+  Kind kind = Kind::kText;
+  std::string name;         // kJsonSchema: the schema's name (OpenAI's), "" when not given
+  std::string schema;       // kJsonSchema: a JSON Schema as compact JSON text (an object)
+  std::string description;  // kJsonSchema: what the answer is for, when given
+  std::optional<bool> strict;  // kJsonSchema: OpenAI's strict schema adherence, when given
+};
+
 // The OpenAI reasoning effort for a token budget, for targets that take an effort but no budget
 // (Chat Completions, Responses): <= 2048 low, <= 8192 medium, else high, the values every
 // OpenAI reasoning model accepts.
@@ -96,6 +108,7 @@ struct Request {
   bool stream = false;
   std::string user;  // end-user id: OpenAI `user`, Anthropic metadata.user_id
   Reasoning reasoning;
+  ResponseFormat response_format;
 };
 
 }  // namespace sluice::ir

@@ -47,6 +47,7 @@ std::uint64_t estimate_input_tokens(const Request& request) {
     bytes += t.name.size() + t.description.size() + t.parameters.size();
     fixed += kPerTool;
   }
+  bytes += request.response_format.schema.size();  // providers put the schema in the prompt
   return (bytes + kBytesPerToken - 1) / kBytesPerToken + fixed + images * kPerImage;
 }
 

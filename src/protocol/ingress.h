@@ -40,7 +40,12 @@ struct IngressRequest {
   // did not, the gateway may still ask the upstream and drop the extra event on the way back.
   bool include_usage = false;
   // Top-level request fields the codec ignored because the IR cannot carry them (schema drift).
+  // Counted by to_ir, so only translated requests pay for it.
   std::uint32_t ignored_fields = 0;
+  // Set by the pipeline before to_ir (config server.strict_fields): to_ir then rejects, with a
+  // kBadRequest naming the field in this protocol's words, any field it would ignore.
+  // Passthrough never reads it: every field reaches an upstream of the caller's protocol.
+  bool strict_fields = false;
   // Where the top-level model value sits in `body` (quotes included), for splicing; valid when
   // `spliceable`. `object_open` is the offset of the top-level '{'.
   std::size_t model_begin = 0;
@@ -124,7 +129,9 @@ class IngressCodec {
   virtual Result<IngressRequest> decode(std::string_view body,
                                         const codec::RequestHead& head) const = 0;
   // The IR request, for translation to an upstream of another protocol. May move the IR out of
-  // `request` when decode() built it. Fails (kBadRequest) for content the IR cannot carry.
+  // `request` when decode() built it. Fails (kBadRequest) for content the IR cannot carry, and
+  // with `request.strict_fields` for any field it would otherwise ignore; sets
+  // `request.ignored_fields`.
   virtual Result<ir::Request> to_ir(IngressRequest& request) const = 0;
   // The body for an upstream of this same protocol: the caller's bytes with the model replaced
   // by `upstream_model`, plus what the gateway always asks for (usage in streams).

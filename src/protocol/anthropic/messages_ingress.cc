@@ -89,7 +89,9 @@ Result<ir::Request> MessagesIngress::to_ir(IngressRequest& request) const {
     return std::move(*request.ir);
   }
   DecodeStats stats;
-  auto decoded = decode_request(request.body, {}, &stats);
+  DecodeOptions options;
+  options.strict = request.strict_fields;
+  auto decoded = decode_request(request.body, options, &stats);
   request.ignored_fields = stats.ignored_fields;
   return decoded;
 }

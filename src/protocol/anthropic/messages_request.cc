@@ -295,10 +295,10 @@ class RequestDecoder {
 
  private:
   static bool known_top_level(std::string_view key) {
-    static constexpr std::array<std::string_view, 14> kKnown = {
+    static constexpr std::array<std::string_view, 15> kKnown = {
         "model",  "max_tokens", "messages", "system",   "tools",         "tool_choice",
         "temperature", "top_p", "top_k",    "stop_sequences", "stream", "metadata",
-        "thinking", "output_config"};
+        "thinking", "output_config", "output_format"};
     for (std::string_view k : kKnown) {
       if (k == key) {
         return true;
@@ -748,15 +748,26 @@ class RequestDecoder {
   }
 
   // output_config.effort (what Claude Code sends to pick a reasoning level) -> the IR's
-  // reasoning effort, which OpenAI-compatible targets send as reasoning_effort. Other members
-  // (e.g. format) have no place in the IR: counted as ignored fields, or rejected when strict.
+  // reasoning effort, which OpenAI-compatible targets send as reasoning_effort;
+  // output_config.format (and the structured-outputs beta's top-level output_format, same
+  // shape) -> response_format. Other members have no place in the IR: counted as ignored
+  // fields, or rejected when strict.
   Result<void> output_config(const json::object& root, ir::Request& out) {
+    const json::value* legacy = field(root, "output_format");
     const json::value* v = field(root, "output_config");
+    if (v != nullptr && !v->is_object()) {
+      return bad("output_config", kNotObject);
+    }
+    const json::value* format = v != nullptr ? field(v->get_object(), "format") : nullptr;
+    if (legacy != nullptr && format != nullptr) {
+      return bad("output_format",
+                 "output_format is deprecated and cannot be combined with output_config.format");
+    }
+    if (legacy != nullptr) {
+      SLUICE_ANTHROPIC_TRY(output_format(*legacy, "output_format", out));
+    }
     if (v == nullptr) {
       return {};
-    }
-    if (!v->is_object()) {
-      return bad("output_config", kNotObject);
     }
     for (const json::key_value_pair& kv : v->get_object()) {
       const std::string_view key(kv.key().data(), kv.key().size());  // not view(): a temporary
@@ -765,12 +776,49 @@ class RequestDecoder {
           return bad("output_config.effort", "Input should be a valid string");
         }
         out.reasoning.effort = std::string(view(kv.value().get_string()));
+      } else if (key == "format") {
+        if (!kv.value().is_null()) {
+          SLUICE_ANTHROPIC_TRY(output_format(kv.value(), "output_config.format", out));
+        }
       } else if (options_.strict) {
         return bad("output_config." + std::string(key), "Extra inputs are not permitted");
       } else if (stats_ != nullptr) {
         ++stats_->ignored_fields;
       }
     }
+    return {};
+  }
+
+  // {type: "json_schema", schema: {...}} (JSONOutputFormat, the only format the API has).
+  static Result<void> output_format(const json::value& v, const std::string& path,
+                                    ir::Request& out) {
+    if (!v.is_object()) {
+      return bad(path, kNotObject);
+    }
+    const json::object& o = v.get_object();
+    auto type = required_string(o, "type", path);
+    if (!type) {
+      return std::move(type).error();
+    }
+    if (*type != "json_schema") {
+      return bad_tag(join(path, "type"), *type, {"json_schema"});
+    }
+    const json::value* schema = o.if_contains("schema");
+    if (schema == nullptr) {
+      return bad(join(path, "schema"), kFieldRequired);
+    }
+    if (!schema->is_object()) {
+      return bad(join(path, "schema"), kNotObject);
+    }
+    for (const json::key_value_pair& kv : o) {
+      const std::string_view key(kv.key().data(), kv.key().size());
+      if (key != "type" && key != "schema") {
+        return bad(join(path, key), "Extra inputs are not permitted");
+      }
+    }
+    out.response_format.kind = ir::ResponseFormat::Kind::kJsonSchema;
+    out.response_format.schema.clear();
+    append_compact_json(out.response_format.schema, *schema);
     return {};
   }
 

@@ -9,9 +9,11 @@
 namespace sluice::protocol::anthropic {
 
 struct DecodeOptions {
-  // Reject top-level fields this decoder does not know ("<field>: Extra inputs are not
-  // permitted", what the Anthropic API itself answers). Off by default: the gateway tolerates
-  // fields newer clients send (context_management, service_tier, ...) and counts them instead.
+  // Reject top-level fields this decoder does not know, and output_config members other than
+  // effort and format ("<field>: Extra inputs are not permitted", what the Anthropic API itself
+  // answers). Off by default: the gateway tolerates fields newer clients send
+  // (context_management, service_tier, ...) and counts them instead; config
+  // server.strict_fields turns it on for translated requests.
   bool strict = false;
   // A POST /v1/messages/count_tokens body: the Messages fields, but max_tokens is optional (the
   // counting endpoint takes none).
@@ -32,7 +34,9 @@ struct DecodeStats {
 // tool_choice {type: auto|any|tool|none, name, disable_parallel_tool_use}, temperature and top_p
 // (numbers in [0, 1]), top_k (integer >= 0), stop_sequences (strings), stream (boolean),
 // metadata.user_id (-> user), thinking {type: enabled, budget_tokens >= 1024} | {type: disabled}
-// | {type: adaptive} (-> enabled without a budget).
+// | {type: adaptive} (-> enabled without a budget), output_config {effort -> reasoning.effort,
+// format {type: json_schema, schema} -> response_format kJsonSchema} and the structured-outputs
+// beta's top-level output_format (the same shape; both at once is an error).
 // Content blocks: text, image (source base64 {media_type, data} | url {url}), tool_use {id, name,
 // input object -> compact JSON text in `arguments`}, tool_result {tool_use_id, content string |
 // array of text / image blocks, is_error}, thinking {thinking, signature}, redacted_thinking

@@ -20,6 +20,8 @@ namespace {
 
 constexpr std::string_view kEmptySchema = R"({"type":"object"})";
 constexpr std::string_view kSystemPrefix = "System: ";
+constexpr std::string_view kJsonObjectInstruction =
+    "Respond with a single JSON object and nothing else.";
 constexpr std::uint32_t kMinThinkingBudget = 1024;  // "Must be >= 1024 and less than max_tokens"
 
 // decode_request (and the API) parse the body with a nesting limit of kMaxJsonDepth. A tool
@@ -190,6 +192,7 @@ class Encoder {
       w_.raw(R"(,"metadata":{"user_id":)").string(request_.user).ch('}');
     }
     write_thinking(budget);
+    write_output_config();
     if (stream) {
       w_.raw(R"(,"stream":true)");
     }
@@ -231,6 +234,12 @@ class Encoder {
         items_.push_back(Item{&p, is_system});
         turns_.back().end = items_.size();
       }
+    }
+    if (request_.response_format.kind == ir::ResponseFormat::Kind::kJsonObject) {
+      // Anthropic has no schema-less JSON mode: the caller's "any JSON object" becomes an
+      // instruction at the end of the system prompt.
+      json_instruction_.text = kJsonObjectInstruction;
+      system_.push_back(&json_instruction_);
     }
     return {};
   }
@@ -576,9 +585,29 @@ class Encoder {
       return;
     }
     w_.raw(R"(,"thinking":{"type":"adaptive"})");
-    if (options_.adaptive_thinking && !r.effort.empty()) {
-      w_.raw(R"(,"output_config":{"effort":)").string(adaptive_effort(r.effort)).ch('}');
+  }
+
+  // One output_config object for what lives there: the adaptive-thinking effort and the
+  // structured output format (json_schema only; json_object became a system instruction).
+  void write_output_config() {
+    const ir::Reasoning& r = request_.reasoning;
+    const bool effort = options_.adaptive_thinking && r.enabled && r.effort != "none" &&
+                        !r.effort.empty();
+    const bool format = request_.response_format.kind == ir::ResponseFormat::Kind::kJsonSchema;
+    if (!effort && !format) {
+      return;
     }
+    w_.raw(R"(,"output_config":{)");
+    if (effort) {
+      w_.raw(R"("effort":)").string(adaptive_effort(r.effort));
+    }
+    if (format) {
+      w_.raw(effort ? R"(,"format":{"type":"json_schema","schema":)"
+                    : R"("format":{"type":"json_schema","schema":)");
+      const std::string& schema = request_.response_format.schema;
+      w_.raw(schema.empty() ? std::string_view(R"({"type":"object"})") : schema).ch('}');
+    }
+    w_.ch('}');
   }
 
   const ir::Request& request_;
@@ -586,6 +615,7 @@ class Encoder {
   EncodeStats& stats_;
   JsonWriter w_;
   std::vector<const ir::ContentPart*> system_;
+  ir::ContentPart json_instruction_;
   std::vector<Item> items_;
   std::vector<Turn> turns_;
 };

@@ -70,6 +70,10 @@ struct EncodeStats {
 //     budget + max_tokens, so the answer keeps the room that was asked for.
 //     With options.adaptive_thinking: enabled -> {type:adaptive}, and an effort ->
 //     output_config {effort}: minimal -> low, low/medium/high/xhigh as they are.
+//   - response_format: json_schema -> output_config {format: {type:json_schema, schema}} (in
+//     the same output_config as the effort; name, description and strict have no Anthropic
+//     field); json_object (Anthropic has no schema-less JSON mode) -> the text "Respond with a
+//     single JSON object and nothing else." appended to the system prompt; text -> nothing.
 // Messages:
 //   - kUser and kAssistant keep their role; kTool (the OpenAI decoder never makes it: it folds
 //     tool results into user messages) is a user message. Consecutive messages of the same

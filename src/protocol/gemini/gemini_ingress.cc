@@ -143,7 +143,9 @@ Result<ir::Request> GeminiIngress::to_ir(IngressRequest& request) const {
     return std::move(*request.ir);
   }
   DecodeStats stats;
-  auto decoded = decode_request(request.body, &stats);
+  DecodeOptions options;
+  options.strict = request.strict_fields;
+  auto decoded = decode_request(request.body, &stats, options);
   request.ignored_fields = stats.ignored_fields;
   if (decoded) {
     decoded->model = request.model;

@@ -93,32 +93,67 @@ Result<std::uint32_t> count(const json::value& v, std::string path) {
   return static_cast<std::uint32_t>(*n);
 }
 
-// Gemini's Schema (OpenAPI 3.0 subset) names types in upper case; JSON Schema, which the IR
-// and the other protocols carry, in lower case.
-void lower_schema_types(json::value& v) {
+// Gemini's Schema (an OpenAPI 3.0 subset) as JSON Schema, which the IR and the other protocols
+// carry, in place: type names lower-cased (OBJECT -> object), `nullable: true` -> "null" added
+// to the type (or to anyOf), propertyOrdering dropped (it orders Gemini's own output only).
+// Only keywords that hold schemas are walked, so a property named "type" or "nullable" is
+// left alone.
+void to_json_schema(json::value& v) {
   static constexpr std::array<std::string_view, 7> kTypes = {
       "STRING", "NUMBER", "INTEGER", "BOOLEAN", "ARRAY", "OBJECT", "NULL"};
-  if (v.is_array()) {
-    for (json::value& e : v.get_array()) {
-      lower_schema_types(e);
+  json::object* o = v.if_object();
+  if (o == nullptr) {
+    return;
+  }
+  bool nullable = false;
+  if (const json::value* n = o->if_contains("nullable")) {
+    nullable = n->is_bool() && n->get_bool();
+    o->erase("nullable");
+  }
+  o->erase("propertyOrdering");
+  o->erase("property_ordering");
+  if (json::value* type = o->if_contains("type");
+      type != nullptr && type->is_string() && one_of(std::string_view(type->get_string()), kTypes)) {
+    std::string lower(type->get_string().data(), type->get_string().size());
+    for (char& c : lower) {
+      c = static_cast<char>(c - 'A' + 'a');
     }
-    return;
+    *type = lower;
   }
-  if (!v.is_object()) {
-    return;
-  }
-  for (json::key_value_pair& kv : v.get_object()) {
+  for (json::key_value_pair& kv : *o) {
+    const std::string_view key(kv.key().data(), kv.key().size());
     json::value& value = kv.value();
-    if (kv.key() == "type" && value.is_string() &&
-        one_of(std::string_view(value.get_string()), kTypes)) {
-      std::string lower(value.get_string().data(), value.get_string().size());
-      for (char& c : lower) {
-        c = static_cast<char>(c - 'A' + 'a');
+    if (key == "properties" || key == "$defs" || key == "definitions") {
+      if (json::object* map = value.if_object()) {
+        for (json::key_value_pair& p : *map) {
+          to_json_schema(p.value());
+        }
       }
-      value = lower;
-    } else {
-      lower_schema_types(value);
+    } else if (key == "items" || key == "additionalProperties" || key == "not") {
+      to_json_schema(value);
+    } else if (key == "anyOf" || key == "any_of" || key == "oneOf" || key == "allOf" ||
+               key == "prefixItems") {
+      if (json::array* list = value.if_array()) {
+        for (json::value& e : *list) {
+          to_json_schema(e);
+        }
+      }
     }
+  }
+  if (!nullable) {
+    return;
+  }
+  if (json::value* type = o->if_contains("type"); type != nullptr && type->is_string()) {
+    if (type->get_string() != "null") {
+      json::array both;
+      both.emplace_back(type->get_string());
+      both.emplace_back("null");
+      *type = std::move(both);
+    }
+  } else if (json::value* any = o->if_contains("anyOf"); any != nullptr && any->is_array()) {
+    json::object null_type;
+    null_type["type"] = "null";
+    any->get_array().emplace_back(std::move(null_type));
   }
 }
 
@@ -131,7 +166,8 @@ struct Call {
 
 class RequestDecoder final : public parts::CallIds {
  public:
-  explicit RequestDecoder(DecodeStats* stats) : stats_(stats) {}
+  RequestDecoder(DecodeStats* stats, const DecodeOptions& options)
+      : stats_(stats), options_(options) {}
 
   Result<void> decode(const json::object& root, ir::Request& out) {
     if (auto r = contents(root, out); !r) {
@@ -157,8 +193,10 @@ class RequestDecoder final : public parts::CallIds {
         "generationConfig", "cachedContent",     "model", "safetySettings"};
     for (const json::key_value_pair& kv : root) {
       const std::string key = camel_of(std::string_view(kv.key().data(), kv.key().size()));
-      if (!one_of(key, kKnown) || key == "safetySettings") {
-        ignore();
+      if ((!one_of(key, kKnown) || key == "safetySettings") && !kv.value().is_null()) {
+        if (auto r = ignore("", key); !r) {
+          return r;
+        }
       }
     }
     return {};
@@ -204,10 +242,23 @@ class RequestDecoder final : public parts::CallIds {
   }
 
  private:
-  void ignore() {
+  // A field the IR cannot carry (`camel` under `base`): counted, or an error when strict.
+  Result<void> ignore(const std::string& base, const std::string& camel) {
+    if (options_.strict) {
+      std::string snake;
+      for (char c : camel) {
+        if (c >= 'A' && c <= 'Z') {
+          snake.push_back('_');
+          c = static_cast<char>(c - 'A' + 'a');
+        }
+        snake.push_back(c);
+      }
+      return untranslatable(base.empty() ? snake : join(base, snake), camel);
+    }
     if (stats_ != nullptr) {
       ++stats_->ignored_fields;
     }
+    return {};
   }
 
   Result<void> contents(const json::object& root, ir::Request& out) {
@@ -341,7 +392,7 @@ class RequestDecoder final : public parts::CallIds {
         return bad(join(path, "parameters"), "Invalid value, expected a Schema object");
       }
       json::value copy(*schema);
-      lower_schema_types(copy);
+      to_json_schema(copy);
       codec::append_compact_json(tool.parameters, copy);
     } else if (json_schema != nullptr) {
       if (!json_schema->is_object()) {
@@ -467,14 +518,8 @@ class RequestDecoder final : public parts::CallIds {
         return untranslatable(join(base, "candidate_count"), "candidateCount above 1");
       }
     }
-    if (auto mime = string_member(g, "responseMimeType"); mime && *mime != "text/plain") {
-      return untranslatable(join(base, "response_mime_type"), "responseMimeType " +
-                                                                  std::string(*mime));
-    }
-    for (std::string_view key : {"responseSchema", "responseJsonSchema"}) {
-      if (member(g, key) != nullptr) {
-        return untranslatable(join(base, key), key);
-      }
+    if (auto r = response_format(g, base, out); !r) {
+      return r;
     }
     if (auto r = thinking(g, base, out); !r) {
       return r;
@@ -484,9 +529,68 @@ class RequestDecoder final : public parts::CallIds {
         "stopSequences",    "candidateCount", "responseMimeType", "responseSchema",
         "responseJsonSchema", "thinkingConfig"};
     for (const json::key_value_pair& kv : g) {
-      if (!one_of(camel_of(std::string_view(kv.key().data(), kv.key().size())), kKnown)) {
-        ignore();
+      const std::string key = camel_of(std::string_view(kv.key().data(), kv.key().size()));
+      if (!one_of(key, kKnown) && !kv.value().is_null()) {
+        if (auto r = ignore(base, key); !r) {
+          return r;
+        }
       }
+    }
+    return {};
+  }
+
+  // responseMimeType with responseJsonSchema (JSON Schema, as it is) or responseSchema (Gemini's
+  // Schema, converted) -> response_format.
+  static Result<void> response_format(const json::object& g, const std::string& base,
+                                      ir::Request& out) {
+    const std::string mime_path = join(base, "response_mime_type");
+    std::string_view mime = "text/plain";
+    if (const json::value* m = member(g, "responseMimeType"); m != nullptr && !m->is_null()) {
+      if (!m->is_string()) {
+        return bad(mime_path, "Invalid value, expected a string");
+      }
+      mime = std::string_view(m->get_string().data(), m->get_string().size());
+    }
+    const json::value* schema = member(g, "responseSchema");
+    const json::value* json_schema = member(g, "responseJsonSchema");
+    schema = schema != nullptr && schema->is_null() ? nullptr : schema;
+    json_schema = json_schema != nullptr && json_schema->is_null() ? nullptr : json_schema;
+    if (schema != nullptr && json_schema != nullptr) {
+      return bad(join(base, "response_schema"),
+                 "response_schema and response_json_schema are mutually exclusive");
+    }
+    const std::string schema_path =
+        join(base, schema != nullptr ? "response_schema" : "response_json_schema");
+    if (mime == "text/plain" || mime.empty()) {
+      if (schema != nullptr || json_schema != nullptr) {
+        return bad(schema_path,
+                   "a response schema requires response_mime_type \"application/json\"");
+      }
+      out.response_format.kind = ir::ResponseFormat::Kind::kText;
+      return {};
+    }
+    if (mime != "application/json") {
+      // text/x.enum and other types constrain the answer in ways no other provider can.
+      return untranslatable(mime_path, "responseMimeType " + std::string(mime));
+    }
+    ir::ResponseFormat& f = out.response_format;
+    if (schema == nullptr && json_schema == nullptr) {
+      f.kind = ir::ResponseFormat::Kind::kJsonObject;
+      return {};
+    }
+    const json::value& given = schema != nullptr ? *schema : *json_schema;
+    if (!given.is_object()) {
+      return bad(schema_path, schema != nullptr ? "Invalid value, expected a Schema object"
+                                                : "Invalid value, expected an object");
+    }
+    f.kind = ir::ResponseFormat::Kind::kJsonSchema;
+    f.schema.clear();
+    if (schema != nullptr) {
+      json::value copy(given);
+      to_json_schema(copy);
+      codec::append_compact_json(f.schema, copy);
+    } else {
+      codec::append_compact_json(f.schema, given);
     }
     return {};
   }
@@ -540,6 +644,7 @@ class RequestDecoder final : public parts::CallIds {
   }
 
   DecodeStats* stats_;
+  const DecodeOptions& options_;
   std::size_t content_ = 0;
   std::vector<Call> calls_;
 };
@@ -846,6 +951,13 @@ class RequestEncoder {
     } else if (r.budget_tokens && *r.budget_tokens == 0) {
       field("thinkingConfig").raw(R"({"thinkingBudget":0})");
     }
+    const ir::ResponseFormat& f = request_.response_format;
+    if (f.kind != ir::ResponseFormat::Kind::kText) {
+      field("responseMimeType").string("application/json");
+      if (f.kind == ir::ResponseFormat::Kind::kJsonSchema && !f.schema.empty()) {
+        field("responseJsonSchema").raw(f.schema);
+      }
+    }
     if (!g.empty()) {
       w_.raw(R"(,"generationConfig":)").raw(g).ch('}');
     }
@@ -892,7 +1004,8 @@ class RequestEncoder {
 
 }  // namespace
 
-Result<ir::Request> decode_request(std::string_view body, DecodeStats* stats) {
+Result<ir::Request> decode_request(std::string_view body, DecodeStats* stats,
+                                   const DecodeOptions& options) {
   json::monotonic_resource mr;
   boost::system::error_code ec;
   json::value doc = codec::parse_json(body, ec, &mr, kMaxJsonDepth);
@@ -904,7 +1017,7 @@ Result<ir::Request> decode_request(std::string_view body, DecodeStats* stats) {
                  "Invalid JSON payload received. Expected a GenerateContentRequest object.");
   }
   ir::Request request;
-  RequestDecoder decoder(stats);
+  RequestDecoder decoder(stats, options);
   if (auto r = decoder.decode(doc.get_object(), request); !r) {
     return std::move(r).error();
   }

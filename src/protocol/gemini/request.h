@@ -19,6 +19,12 @@ struct DecodeStats {
   std::uint32_t ignored_fields = 0;
 };
 
+struct DecodeOptions {
+  // Reject ("'<field>' cannot be translated for this model's provider", param = the field) what
+  // would otherwise be ignored and counted: config server.strict_fields.
+  bool strict = false;
+};
+
 // Decodes a GenerateContentRequest body for translation to an upstream of another protocol.
 // Both JSON spellings are accepted (camelCase and proto snake_case, as the API does).
 //   contents[] {role user|model (absent = user), parts[]} -> messages (user -> kUser, model ->
@@ -30,8 +36,8 @@ struct DecodeStats {
 //     error. Calls
 //     without an id get request_call_id(content, part).
 //   systemInstruction {parts: text only} -> system.
-//   tools[].functionDeclarations[] {name, description, parameters (an OpenAPI Schema: its
-//     "type" names are lower-cased, OBJECT -> object, so it is JSON Schema) |
+//   tools[].functionDeclarations[] {name, description, parameters (an OpenAPI Schema,
+//     converted to JSON Schema as responseSchema is below) |
 //     parametersJsonSchema (verbatim)} -> tools; a declaration without either ->
 //     {"type":"object"}. Other tools (googleSearch, codeExecution, urlContext, ...) and
 //     cachedContent are errors: they run inside Google's API.
@@ -42,12 +48,18 @@ struct DecodeStats {
 //     stop; thinkingConfig: thinkingBudget 0 -> reasoning disabled (budget 0), -1 ->
 //     enabled (dynamic), N -> enabled with budget N; thinkingLevel MINIMAL/LOW/MEDIUM/HIGH ->
 //     enabled with that effort (lower case); includeThoughts alone -> enabled.
-//     candidateCount above 1, responseMimeType other than text/plain, responseSchema and
-//     responseJsonSchema are errors (the IR has one candidate and no structured output);
-//     other generationConfig fields are ignored and counted.
-//   safetySettings and unknown top-level fields are ignored and counted.
+//     responseMimeType "application/json" -> response_format: with responseJsonSchema (JSON
+//     Schema, as it is) kJsonSchema, with responseSchema (Gemini's OpenAPI Schema: type names
+//     lower-cased, nullable: true -> "null" added to the type, propertyOrdering dropped)
+//     kJsonSchema, with neither kJsonObject; "text/plain" (or none) -> kText. Both schemas, a
+//     schema without the JSON mime type, and any other mime type (text/x.enum, ...) are
+//     errors, as is candidateCount above 1 (the IR has one candidate).
+//     Other generationConfig fields are ignored and counted.
+//   safetySettings and unknown top-level fields are ignored and counted. Fields whose value is
+//   null count as absent. With options.strict every ignored field is an error instead.
 // Errors are kBadRequest, "* GenerateContentRequest.<field>: <problem>", param() = the field.
-Result<ir::Request> decode_request(std::string_view body, DecodeStats* stats = nullptr);
+Result<ir::Request> decode_request(std::string_view body, DecodeStats* stats = nullptr,
+                                   const DecodeOptions& options = {});
 
 // Thinking budgets for an effort without a budget (OpenAI reasoning_effort; Gemini's
 // thinkingLevel decodes to an effort too). Budgets work on every thinking model (Gemini 2.5
@@ -89,6 +101,9 @@ struct EncodeStats {
 //   enabled -> thinkingConfig {includeThoughts: true[, thinkingBudget]} (budget from
 //   budget_tokens, else from the effort via options.effort_budgets; effort "none" -> budget
 //   0); disabled with budget 0 -> {thinkingBudget: 0}; disabled otherwise -> nothing.
+//   response_format: json_object -> responseMimeType "application/json"; json_schema -> that
+//   and responseJsonSchema (the JSON Schema as it is; name, description and strict have no
+//   Gemini field); text -> nothing.
 //   user is dropped (Gemini has no end-user field).
 // Errors (kBadRequest, param() names the field): a tool result whose call is not in the
 // conversation, tool call arguments that are not a JSON object, non-text system content,

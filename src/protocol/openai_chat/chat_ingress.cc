@@ -37,7 +37,12 @@ Result<ir::Request> ChatIngress::to_ir(IngressRequest& request) const {
   if (request.ir) {
     return std::move(*request.ir);
   }
-  return decode_request(request.body);
+  DecodeStats stats;
+  DecodeOptions options;
+  options.strict = request.strict_fields;
+  auto decoded = decode_request(request.body, &stats, options);
+  request.ignored_fields = stats.ignored_fields;
+  return decoded;
 }
 
 std::string ChatIngress::passthrough_body(const IngressRequest& request,

@@ -1,6 +1,7 @@
 #include "protocol/openai_chat/ir_request.h"
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <limits>
 
@@ -165,6 +166,30 @@ void write_assistant(JsonWriter& w, const ir::Message& m) {
   w.ch('}');
 }
 
+void write_response_format(JsonWriter& w, const ir::ResponseFormat& f) {
+  switch (f.kind) {
+    case ir::ResponseFormat::Kind::kText:
+      return;  // the default
+    case ir::ResponseFormat::Kind::kJsonObject:
+      w.raw(R"(,"response_format":{"type":"json_object"})");
+      return;
+    case ir::ResponseFormat::Kind::kJsonSchema:
+      break;
+  }
+  // json_schema.name is required; callers of protocols without one (Gemini, Anthropic) get a
+  // fixed name.
+  w.raw(R"(,"response_format":{"type":"json_schema","json_schema":{"name":)")
+      .string(f.name.empty() ? std::string_view("response") : std::string_view(f.name));
+  if (!f.description.empty()) {
+    w.raw(R"(,"description":)").string(f.description);
+  }
+  w.raw(R"(,"schema":)").raw(f.schema.empty() ? kEmptySchema : f.schema);
+  if (f.strict) {
+    w.raw(R"(,"strict":)").boolean(*f.strict);
+  }
+  w.raw("}}");
+}
+
 }  // namespace
 
 std::string encode_request(const ir::Request& request, std::string_view upstream_model, bool stream,
@@ -292,6 +317,7 @@ std::string encode_request(const ir::Request& request, std::string_view upstream
     // A thinking budget (Anthropic, Gemini callers) becomes the effort that budget buys.
     w.raw(R"(,"reasoning_effort":)").string(ir::effort_for_budget(*request.reasoning.budget_tokens));
   }
+  write_response_format(w, request.response_format);
   if (stream) {
     w.raw(R"(,"stream":true,"stream_options":{"include_usage":true})");
   }
@@ -539,9 +565,147 @@ Result<void> decode_messages(const json::array& messages, ir::Request& req) {
   return {};
 }
 
+// OpenAI's wording for a value of the wrong type.
+Error bad_type(const std::string& param, std::string_view expected) {
+  return bad("Invalid type for '" + param + "': expected " + std::string(expected) + ".", param);
+}
+
+Error missing(const std::string& param) {
+  return bad("Missing required parameter: '" + param + "'.", param);
+}
+
+// response_format {type: text | json_object | json_schema, json_schema: {name, description,
+// schema, strict}}, worded the way the API rejects a malformed one.
+Result<void> decode_response_format(const json::value& v, ir::ResponseFormat& out) {
+  const json::object* o = v.if_object();
+  if (o == nullptr) {
+    return bad_type("response_format", "an object");
+  }
+  const json::value* type = field(*o, "type");
+  if (type == nullptr) {
+    return missing("response_format.type");
+  }
+  const std::string_view t = type->is_string() ? std::string_view(type->get_string()) : "";
+  if (t == "text") {
+    out.kind = ir::ResponseFormat::Kind::kText;
+    return {};
+  }
+  if (t == "json_object") {
+    out.kind = ir::ResponseFormat::Kind::kJsonObject;
+    return {};
+  }
+  if (t != "json_schema") {
+    return bad("Invalid value: '" + (type->is_string() ? std::string(t) : json::serialize(*type)) +
+                   "'. Supported values are: 'text', 'json_object', and 'json_schema'.",
+               "response_format.type");
+  }
+  const json::value* js = field(*o, "json_schema");
+  if (js == nullptr) {
+    return missing("response_format.json_schema");
+  }
+  if (!js->is_object()) {
+    return bad_type("response_format.json_schema", "an object");
+  }
+  const json::object& j = js->get_object();
+  const json::value* name = field(j, "name");
+  if (name == nullptr) {
+    return missing("response_format.json_schema.name");
+  }
+  if (!name->is_string()) {
+    return bad_type("response_format.json_schema.name", "a string");
+  }
+  if (const json::value* d = field(j, "description")) {
+    if (!d->is_string()) {
+      return bad_type("response_format.json_schema.description", "a string");
+    }
+    out.description = std::string(d->get_string());
+  }
+  if (const json::value* strict = field(j, "strict")) {
+    if (!strict->is_bool()) {
+      return bad_type("response_format.json_schema.strict", "a boolean");
+    }
+    out.strict = strict->get_bool();
+  }
+  const json::value* schema = field(j, "schema");
+  if (schema != nullptr && !schema->is_object()) {
+    return bad_type("response_format.json_schema.schema", "an object");
+  }
+  out.name = std::string(name->get_string());
+  // Without a schema the answer is constrained to JSON only: json_object for the other
+  // protocols, whose schema modes all need a schema.
+  out.kind = schema == nullptr ? ir::ResponseFormat::Kind::kJsonObject
+                               : ir::ResponseFormat::Kind::kJsonSchema;
+  if (schema != nullptr) {
+    out.schema = json::serialize(*schema);
+  }
+  return {};
+}
+
+// Top-level fields decode_request maps into the IR, or that the ingress reads (stream_options).
+bool mapped_field(std::string_view key) {
+  static constexpr std::array<std::string_view, 17> kMapped = {
+      "model",       "messages",    "tools",          "tool_choice",      "parallel_tool_calls",
+      "max_tokens",  "max_completion_tokens",         "temperature",      "top_p",
+      "stop",        "stream",      "stream_options", "user",             "safety_identifier",
+      "reasoning_effort",           "response_format", "n"};
+  return std::find(kMapped.begin(), kMapped.end(), key) != kMapped.end();
+}
+
+bool is_zero(const json::value& v) {
+  const std::optional<double> n = codec::as_number(v);
+  return n && *n == 0.0;
+}
+
+// A value that asks for nothing beyond the API's default, so leaving it out changes nothing
+// (clients such as LangChain send n: 1 and zero penalties on every request).
+bool asks_nothing(std::string_view key, const json::value& v) {
+  if (v.is_null()) {
+    return true;
+  }
+  if (key == "logprobs" || key == "store") {
+    return v.is_bool() && !v.get_bool();
+  }
+  if (key == "frequency_penalty" || key == "presence_penalty" || key == "top_logprobs") {
+    return is_zero(v);
+  }
+  if (key == "service_tier") {
+    return v.is_string() && v.get_string() == "auto";
+  }
+  return false;
+}
+
+// What no provider but OpenAI can honour: refused in translation rather than dropped, since
+// the caller would read an answer that is not what it asked for.
+Result<void> refuse_untranslatable(const json::object& root) {
+  auto refuse = [](std::string param, std::string what) {
+    return Error(ErrorKind::kBadRequest,
+                 what + " cannot be translated for this model's provider, which returns " +
+                     "neither several choices nor log probabilities.")
+        .with_code("unsupported_parameter")
+        .with_param(std::move(param));
+  };
+  if (const json::value* n = field(root, "n")) {
+    const std::optional<std::uint32_t> count = as_u32(*n);
+    if (!count || *count == 0) {
+      return bad("'n' must be an integer of at least 1", "n");
+    }
+    if (*count > 1) {
+      return refuse("n", "'n' above 1");
+    }
+  }
+  if (const json::value* lp = field(root, "logprobs"); lp && lp->is_bool() && lp->get_bool()) {
+    return refuse("logprobs", "'logprobs'");
+  }
+  if (const json::value* top = field(root, "top_logprobs"); top && !is_zero(*top)) {
+    return refuse("top_logprobs", "'top_logprobs'");
+  }
+  return {};
+}
+
 }  // namespace
 
-Result<ir::Request> decode_request(std::string_view body) {
+Result<ir::Request> decode_request(std::string_view body, DecodeStats* stats,
+                                   const DecodeOptions& options) {
   json::monotonic_resource mr;
   boost::system::error_code ec;
   json::value doc = codec::parse_json(body, ec, &mr);
@@ -622,12 +786,40 @@ Result<ir::Request> decode_request(std::string_view body) {
     }
     req.stream = s->get_bool();
   }
-  if (const json::value* u = field(*root, "user"); u && u->is_string()) {
-    req.user = std::string(u->get_string());
+  for (std::string_view key : {"user", "safety_identifier"}) {
+    if (const json::value* u = field(*root, key); u && u->is_string()) {
+      req.user = std::string(u->get_string());
+      break;
+    }
   }
   if (const json::value* e = field(*root, "reasoning_effort"); e && e->is_string()) {
     req.reasoning.enabled = true;
     req.reasoning.effort = std::string(e->get_string());
+  }
+  if (const json::value* f = field(*root, "response_format")) {
+    if (auto ok = decode_response_format(*f, req.response_format); !ok) {
+      return ok.error();
+    }
+  }
+  if (auto ok = refuse_untranslatable(*root); !ok) {
+    return ok.error();
+  }
+  for (const json::key_value_pair& kv : *root) {
+    const std::string_view key(kv.key().data(), kv.key().size());
+    if (mapped_field(key) || asks_nothing(key, kv.value())) {
+      continue;
+    }
+    if (options.strict) {
+      return Error(ErrorKind::kBadRequest,
+                   "Unsupported parameter: '" + std::string(key) +
+                       "' is not supported with this model's provider (the gateway translates "
+                       "the request and would have to leave it out; server.strict_fields is on).")
+          .with_code("unsupported_parameter")
+          .with_param(std::string(key));
+    }
+    if (stats != nullptr) {
+      ++stats->ignored_fields;
+    }
   }
   return req;
 }

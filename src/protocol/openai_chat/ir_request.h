@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -35,6 +36,9 @@ struct EncodeOptions {
 //     are dropped (Chat Completions has no input field for them).
 //   - tools, tool_choice, parallel_tool_calls=false (only with tools), max_tokens (see
 //     EncodeOptions), temperature, top_p, stop, user, reasoning_effort.
+//   - response_format: json_object -> {"type":"json_object"}; json_schema ->
+//     {"type":"json_schema","json_schema":{name ("response" when the caller's protocol has
+//     none), description, schema, strict (only when given)}}; text -> nothing (the default).
 //   - dropped: top_k (not an OpenAI parameter), reasoning.budget_tokens, cache breakpoints
 //     (OpenAI caches prompts automatically).
 //   - `stream`: "stream":true and "stream_options":{"include_usage":true}, so usage can be
@@ -42,17 +46,38 @@ struct EncodeOptions {
 std::string encode_request(const ir::Request& request, std::string_view upstream_model, bool stream,
                            const EncodeOptions& options = {});
 
+struct DecodeOptions {
+  // Reject (400, code unsupported_parameter, param = the field) any field decode_request would
+  // otherwise ignore and count: config `server.strict_fields`.
+  bool strict = false;
+};
+
+struct DecodeStats {
+  // Top-level fields that were ignored because the IR cannot carry them (schema drift metric).
+  std::uint32_t ignored_fields = 0;
+};
+
 // The inverse of encode_request, for an OpenAI Chat Completions body. Leading system and
 // developer messages become request.system; later ones become Role::kSystem messages.
 // Each run of consecutive tool messages becomes one Role::kUser message of kToolResult
 // parts, and a user message directly after it is merged into that message (the shape
 // Anthropic needs, and what encode_request takes apart). reasoning_effort sets
-// reasoning.enabled and reasoning.effort; max_completion_tokens wins over max_tokens.
-// Dropped without error: n, seed, response_format, logprobs, penalties, logit_bias,
-// stream_options, metadata, store, service_tier, assistant refusal, and any unknown field.
+// reasoning.enabled and reasoning.effort; max_completion_tokens wins over max_tokens; user,
+// else safety_identifier, -> user. response_format {type: text | json_object | json_schema,
+// json_schema: {name (required), description, schema, strict}} -> response_format (a
+// json_schema without a schema is json_object: any JSON).
+// Refused (kBadRequest, code unsupported_parameter), because no other provider can honour
+// them: n above 1, logprobs true, top_logprobs above 0.
+// Ignored and counted in stats->ignored_fields (rejected when options.strict): every other
+// top-level field (seed, penalties, logit_bias, metadata, store true, service_tier,
+// prediction, modalities, audio, functions, unknown fields) except those whose value asks for
+// nothing (null, n 1, logprobs false, penalties 0, store false, service_tier "auto");
+// stream_options is read by the ingress. An assistant refusal is dropped.
 // Errors (kBadRequest, with param): invalid JSON (depth > 64 included), a body that is not
 // an object, missing model or messages, unknown roles, content parts other than text and
-// image_url (audio and files are not in the IR), malformed tool calls.
-Result<ir::Request> decode_request(std::string_view body);
+// image_url (audio and files are not in the IR), malformed tool calls, a malformed
+// response_format (worded like OpenAI: "Missing required parameter: '...'.").
+Result<ir::Request> decode_request(std::string_view body, DecodeStats* stats = nullptr,
+                                   const DecodeOptions& options = {});
 
 }  // namespace sluice::protocol::openai_chat

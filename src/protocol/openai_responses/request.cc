@@ -376,11 +376,116 @@ bool known_field(std::string_view key) {
                                                 "user",
                                                 "safety_identifier",
                                                 "stream_options",
-                                                "previous_response_id"};
+                                                "previous_response_id",
+                                                "text"};
   for (std::string_view k : kKnown) {
     if (k == key) {
       return true;
     }
+  }
+  return false;
+}
+
+// OpenAI's answer to a field the gateway would leave out when strict (server.strict_fields).
+Error unsupported(const std::string& param) {
+  return Error(ErrorKind::kBadRequest,
+               "Unsupported parameter: '" + param +
+                   "' is not supported with this model's provider (the gateway translates the "
+                   "request and would have to leave it out; server.strict_fields is on).")
+      .with_code("unsupported_parameter")
+      .with_param(param);
+}
+
+// text {format: {type: text | json_object | json_schema, name, schema, description, strict},
+// verbosity}: format -> response_format; verbosity has no place in the IR (`ignored`).
+Result<void> decode_text(const json::value& v, ir::ResponseFormat& out, bool strict,
+                         std::uint32_t& ignored) {
+  const json::object* o = v.if_object();
+  if (o == nullptr) {
+    return bad_type("text", "an object");
+  }
+  for (const json::key_value_pair& kv : *o) {
+    if (kv.key() != "format" && !kv.value().is_null()) {
+      if (strict) {
+        return unsupported("text." + std::string(kv.key()));
+      }
+      ++ignored;
+    }
+  }
+  const json::value* format = field(*o, "format");
+  if (format == nullptr) {
+    return {};
+  }
+  const json::object* f = format->if_object();
+  if (f == nullptr) {
+    return bad_type("text.format", "an object");
+  }
+  const json::value* type = field(*f, "type");
+  if (type == nullptr) {
+    return bad("Missing required parameter: 'text.format.type'.", "text.format.type");
+  }
+  const std::string_view t = type->is_string() ? std::string_view(type->get_string()) : "";
+  if (t == "text") {
+    out.kind = ir::ResponseFormat::Kind::kText;
+    return {};
+  }
+  if (t == "json_object") {
+    out.kind = ir::ResponseFormat::Kind::kJsonObject;
+    return {};
+  }
+  if (t != "json_schema") {
+    return bad("Invalid value: '" + std::string(t) +
+                   "'. Supported values are: 'text', 'json_object', and 'json_schema'.",
+               "text.format.type");
+  }
+  for (const char* key : {"name", "schema"}) {
+    if (field(*f, key) == nullptr) {
+      return bad("Missing required parameter: 'text.format." + std::string(key) + "'.",
+                 "text.format." + std::string(key));
+    }
+  }
+  const json::value& name = *field(*f, "name");
+  const json::value& schema = *field(*f, "schema");
+  if (!name.is_string()) {
+    return bad_type("text.format.name", "a string");
+  }
+  if (!schema.is_object()) {
+    return bad_type("text.format.schema", "an object");
+  }
+  if (const json::value* d = field(*f, "description")) {
+    if (!d->is_string()) {
+      return bad_type("text.format.description", "a string");
+    }
+    out.description = text_of(*d);
+  }
+  if (const json::value* st = field(*f, "strict")) {
+    if (!st->is_bool()) {
+      return bad_type("text.format.strict", "a boolean");
+    }
+    out.strict = st->get_bool();
+  }
+  out.kind = ir::ResponseFormat::Kind::kJsonSchema;
+  out.name = text_of(name);
+  out.schema = json::serialize(schema);
+  return {};
+}
+
+// A value that asks for nothing beyond the API's default, so leaving it out changes nothing.
+bool asks_nothing(std::string_view key, const json::value& v) {
+  if (v.is_null()) {
+    return true;
+  }
+  if (key == "truncation") {
+    return v.is_string() && v.get_string() == "disabled";
+  }
+  if (key == "service_tier") {
+    return v.is_string() && v.get_string() == "auto";
+  }
+  if (key == "include") {
+    return v.is_array() && v.get_array().empty();
+  }
+  if (key == "background") {
+    return v.is_bool() && !v.get_bool();
   }
   return false;
 }
@@ -621,6 +726,29 @@ class RequestWriter {
   bool first_ = true;
 };
 
+void write_text_format(JsonWriter& w, const ir::ResponseFormat& f) {
+  switch (f.kind) {
+    case ir::ResponseFormat::Kind::kText:
+      return;  // the default
+    case ir::ResponseFormat::Kind::kJsonObject:
+      w.raw(R"(,"text":{"format":{"type":"json_object"}})");
+      return;
+    case ir::ResponseFormat::Kind::kJsonSchema:
+      break;
+  }
+  // name and schema are required; callers of protocols without a name get a fixed one.
+  w.raw(R"(,"text":{"format":{"type":"json_schema","name":)")
+      .string(f.name.empty() ? std::string_view("response") : std::string_view(f.name));
+  if (!f.description.empty()) {
+    w.raw(R"(,"description":)").string(f.description);
+  }
+  w.raw(R"(,"schema":)").raw(f.schema.empty() ? kEmptySchema : f.schema);
+  if (f.strict) {
+    w.raw(R"(,"strict":)").boolean(*f.strict);
+  }
+  w.raw("}}");
+}
+
 void write_reasoning(JsonWriter& w, const ir::Reasoning& r, EncodeStats& stats) {
   std::string_view effort = r.effort;
   if (effort.empty() && r.budget_tokens) {
@@ -650,7 +778,8 @@ void write_reasoning(JsonWriter& w, const ir::Reasoning& r, EncodeStats& stats) 
 
 }  // namespace
 
-Result<ir::Request> decode_request(std::string_view body, DecodeStats* stats) {
+Result<ir::Request> decode_request(std::string_view body, DecodeStats* stats,
+                                   const DecodeOptions& options) {
   json::monotonic_resource mr;
   boost::system::error_code ec;
   json::value doc = codec::parse_json(body, ec, &mr, kMaxJsonDepth);
@@ -665,10 +794,24 @@ Result<ir::Request> decode_request(std::string_view body, DecodeStats* stats) {
   if (auto ok = decode_root(*root, req); !ok) {
     return ok.error();
   }
-  if (stats != nullptr) {
-    for (const json::key_value_pair& kv : *root) {
-      stats->ignored_fields += known_field(kv.key()) ? 0 : 1;
+  std::uint32_t ignored = 0;
+  if (const json::value* text = field(*root, "text")) {
+    if (auto ok = decode_text(*text, req.response_format, options.strict, ignored); !ok) {
+      return ok.error();
     }
+  }
+  for (const json::key_value_pair& kv : *root) {
+    const std::string_view key(kv.key().data(), kv.key().size());
+    if (known_field(key) || asks_nothing(key, kv.value())) {
+      continue;
+    }
+    if (options.strict) {
+      return unsupported(std::string(key));
+    }
+    ++ignored;
+  }
+  if (stats != nullptr) {
+    stats->ignored_fields = ignored;
   }
   return req;
 }
@@ -751,6 +894,7 @@ Result<std::string> encode_request(const ir::Request& request, std::string_view 
   if (!request.user.empty()) {
     w.raw(R"(,"user":)").string(request.user);
   }
+  write_text_format(w, request.response_format);
   st.dropped_fields += static_cast<std::uint32_t>(!request.stop.empty()) +
                        static_cast<std::uint32_t>(request.top_k.has_value());
   w.raw(R"(,"store":false)");

@@ -17,6 +17,12 @@ struct DecodeStats {
   std::uint32_t ignored_fields = 0;
 };
 
+struct DecodeOptions {
+  // Reject (400, code unsupported_parameter, param = the field) what would otherwise be ignored
+  // and counted: config server.strict_fields.
+  bool strict = false;
+};
+
 // A Responses request body -> IR.
 //   instructions -> system; input as a string -> one user message; input items:
 //     message (type "message" or a bare {role, content}): user -> kUser, leading system and
@@ -37,13 +43,17 @@ struct DecodeStats {
 //   tool_choice none/auto/required/{type:"function", name}; parallel_tool_calls false ->
 //   disable_parallel_tool_use; max_output_tokens -> max_tokens; temperature, top_p;
 //   reasoning {effort, summary} -> reasoning.enabled, effort, summary; user (else
-//   safety_identifier) -> user; stream.
-// Counted in stats.ignored_fields: any other top-level field except store, stream_options and
-// previous_response_id (the ingress handles those).
+//   safety_identifier) -> user; stream; text.format {type: text | json_object | json_schema,
+//   name and schema (both required for json_schema), description, strict} -> response_format.
+// Counted in stats.ignored_fields (rejected when options.strict): text.verbosity and any other
+// top-level field except store, stream_options and previous_response_id (the ingress handles
+// those) and values that ask for nothing (null, truncation "disabled", service_tier "auto",
+// include [], background false).
 // Errors (kBadRequest with param, OpenAI's wording): invalid JSON, missing model, input not a
 // string or array, items or parts of a type the IR cannot carry (input_file, file_id images,
 // built-in tool calls, item_reference), tools other than functions, malformed fields.
-Result<ir::Request> decode_request(std::string_view body, DecodeStats* stats = nullptr);
+Result<ir::Request> decode_request(std::string_view body, DecodeStats* stats = nullptr,
+                                   const DecodeOptions& options = {});
 
 struct EncodeStats {
   // Reasoning parts left out: only parts carrying a Responses reasoning item id (set by
@@ -61,7 +71,9 @@ struct EncodeStats {
 //   {role:assistant, content: text} per text part, function_call items;
 //   tools with "strict":false (Responses defaults function tools to strict mode, which other
 //   protocols' schemas do not expect); "store":false (the gateway keeps no record of translated
-//   answers); "stream":true when `stream`.
+//   answers); "stream":true when `stream`; response_format -> text {format: {type:json_object}
+//   or {type:json_schema, name ("response" when the caller's protocol has none), description,
+//   schema, strict (only when given)}}.
 // Errors (kBadRequest): max_tokens below 16 (the API's minimum for max_output_tokens).
 Result<std::string> encode_request(const ir::Request& request, std::string_view upstream_model,
                                    bool stream, EncodeStats* stats = nullptr);

@@ -441,6 +441,26 @@ TEST(OpenAiIrDecodeRequest, RejectsWhatTheIrCannotHold) {
       {R"({"model":"m","messages":[{"role":"developer"}]})", "messages"},
       {R"({"model":"m","messages":[{"role":"system","content":null},{"role":"system","content":[]}]})",
        "messages"},
+      // What no provider but OpenAI can honour is refused rather than dropped.
+      {R"({"model":"m","messages":[{"role":"user","content":"x"}],"n":2})", "n"},
+      {R"({"model":"m","messages":[{"role":"user","content":"x"}],"logprobs":true})", "logprobs"},
+      {R"({"model":"m","messages":[{"role":"user","content":"x"}],"top_logprobs":3})",
+       "top_logprobs"},
+      // Malformed response_format, with OpenAI's param paths.
+      {R"({"model":"m","messages":[{"role":"user","content":"x"}],"response_format":"json"})",
+       "response_format"},
+      {R"({"model":"m","messages":[{"role":"user","content":"x"}],"response_format":{}})",
+       "response_format.type"},
+      {R"({"model":"m","messages":[{"role":"user","content":"x"}],"response_format":{"type":"yaml"}})",
+       "response_format.type"},
+      {R"({"model":"m","messages":[{"role":"user","content":"x"}],"response_format":{"type":"json_schema"}})",
+       "response_format.json_schema"},
+      {R"({"model":"m","messages":[{"role":"user","content":"x"}],"response_format":{"type":"json_schema","json_schema":{"schema":{}}}})",
+       "response_format.json_schema.name"},
+      {R"({"model":"m","messages":[{"role":"user","content":"x"}],"response_format":{"type":"json_schema","json_schema":{"name":"n","schema":"{}"}}})",
+       "response_format.json_schema.schema"},
+      {R"({"model":"m","messages":[{"role":"user","content":"x"}],"response_format":{"type":"json_schema","json_schema":{"name":"n","strict":1}}})",
+       "response_format.json_schema.strict"},
   };
   for (const Case& c : cases) {
     Result<ir::Request> r = decode_request(c.body);
@@ -451,6 +471,77 @@ TEST(OpenAiIrDecodeRequest, RejectsWhatTheIrCannotHold) {
   std::string deep = R"({"model":"m","messages":[{"role":"user","content":"x"}],"x":)";
   deep += std::string(100, '[') + std::string(100, ']') + "}";
   EXPECT_FALSE(decode_request(deep).has_value());
+}
+
+TEST(OpenAiIrDecodeRequest, ResponseFormatBothWays) {
+  const std::string base = R"({"model":"m","messages":[{"role":"user","content":"x"}],)";
+  auto r = decode_request(
+      base +
+      R"("response_format":{"type":"json_schema","json_schema":{"name":"person","description":"d",)"
+      R"("strict":true,"schema":{"type":"object","properties":{"a":{"type":"string"}}}}}})");
+  ASSERT_TRUE(r.has_value()) << r.error().message();
+  const ir::ResponseFormat& f = r->response_format;
+  EXPECT_EQ(f.kind, ir::ResponseFormat::Kind::kJsonSchema);
+  EXPECT_EQ(f.name, "person");
+  EXPECT_EQ(f.description, "d");
+  EXPECT_EQ(f.strict, true);
+  EXPECT_EQ(f.schema, R"({"type":"object","properties":{"a":{"type":"string"}}})");
+  json::object body = encode_json(*r);
+  EXPECT_EQ(json::serialize(body.at("response_format")),
+            R"({"type":"json_schema","json_schema":{"name":"person","description":"d",)"
+            R"("schema":{"type":"object","properties":{"a":{"type":"string"}}},"strict":true}})");
+
+  // Protocols without a name (Gemini, Anthropic) get one; strict only when given.
+  ir::Request unnamed = *r;
+  unnamed.response_format.name.clear();
+  unnamed.response_format.description.clear();
+  unnamed.response_format.strict.reset();
+  EXPECT_EQ(json::serialize(encode_json(unnamed).at("response_format")),
+            R"({"type":"json_schema","json_schema":{"name":"response",)"
+            R"("schema":{"type":"object","properties":{"a":{"type":"string"}}}}})");
+
+  auto object = decode_request(base + R"("response_format":{"type":"json_object"}})");
+  ASSERT_TRUE(object.has_value());
+  EXPECT_EQ(object->response_format.kind, ir::ResponseFormat::Kind::kJsonObject);
+  EXPECT_EQ(json::serialize(encode_json(*object).at("response_format")), R"({"type":"json_object"})");
+  // A json_schema without a schema constrains the answer to JSON only.
+  auto schemaless = decode_request(
+      base + R"("response_format":{"type":"json_schema","json_schema":{"name":"n"}}})");
+  ASSERT_TRUE(schemaless.has_value());
+  EXPECT_EQ(schemaless->response_format.kind, ir::ResponseFormat::Kind::kJsonObject);
+  auto text = decode_request(base + R"("response_format":{"type":"text"}})");
+  ASSERT_TRUE(text.has_value());
+  EXPECT_FALSE(encode_json(*text).contains("response_format"));
+}
+
+TEST(OpenAiIrDecodeRequest, CountsWhatItIgnores) {
+  DecodeStats stats;
+  auto r = decode_request(
+      R"({"model":"m","messages":[{"role":"user","content":"x"}],"seed":7,"logit_bias":{"1":2},)"
+      R"("frequency_penalty":0.5,"metadata":{"a":"b"},"some_new_field":1,)"
+      R"("n":1,"logprobs":false,"top_logprobs":0,"presence_penalty":0,"store":false,)"
+      R"("service_tier":"auto","stream_options":{"include_usage":true},"user":null,)"
+      R"("safety_identifier":"s-1"})",
+      &stats);
+  ASSERT_TRUE(r.has_value()) << r.error().message();
+  EXPECT_EQ(stats.ignored_fields, 5u)
+      << "seed, logit_bias, frequency_penalty, metadata, some_new_field; the rest ask for nothing";
+  EXPECT_EQ(r->user, "s-1");
+}
+
+TEST(OpenAiIrDecodeRequest, StrictRejectsWhatWouldBeIgnored) {
+  DecodeOptions strict;
+  strict.strict = true;
+  auto r = decode_request(R"({"model":"m","messages":[{"role":"user","content":"x"}],"seed":7})",
+                          nullptr, strict);
+  ASSERT_FALSE(r.has_value());
+  EXPECT_EQ(r.error().param(), "seed");
+  EXPECT_EQ(r.error().code(), "unsupported_parameter");
+  EXPECT_EQ(r.error().message().rfind("Unsupported parameter: 'seed'", 0), 0u) << r.error().message();
+  auto ok = decode_request(
+      R"({"model":"m","messages":[{"role":"user","content":"x"}],"n":1,"stream_options":{}})",
+      nullptr, strict);
+  EXPECT_TRUE(ok.has_value());
 }
 
 }  // namespace

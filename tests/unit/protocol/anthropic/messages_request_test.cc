@@ -411,7 +411,7 @@ TEST(DecodeRequest, ClaudeCodeSystemMessagesAndEffort) {
       R"({"model":"m","max_tokens":100,"messages":[{"role":"user","content":"a"},)"
       R"({"role":"system","content":"tools changed"},{"role":"assistant","content":"b"},)"
       R"({"role":"system","content":[{"type":"text","text":"again"}]},{"role":"user","content":"c"}],)"
-      R"("output_config":{"effort":"high","format":{"type":"json_schema"}}})",
+      R"("output_config":{"effort":"high","task_budget":{"total":1}}})",
       {}, &stats);
   ASSERT_TRUE(r.has_value()) << r.error().message();
   ASSERT_EQ(r->messages.size(), 5u);
@@ -420,14 +420,60 @@ TEST(DecodeRequest, ClaudeCodeSystemMessagesAndEffort) {
   EXPECT_EQ(r->messages[3].role, ir::Role::kSystem);
   EXPECT_EQ(r->messages[3].content.at(0).text, "again");
   EXPECT_EQ(r->reasoning.effort, "high");
-  EXPECT_EQ(stats.ignored_fields, 1u) << "output_config.format has no place in the IR";
+  EXPECT_EQ(stats.ignored_fields, 1u) << "output_config.task_budget has no place in the IR";
   DecodeOptions strict;
   strict.strict = true;
   auto rejected = decode_request(
-      R"({"model":"m","max_tokens":1,"messages":[{"role":"user","content":"a"}],"output_config":{"format":{}}})",
+      R"({"model":"m","max_tokens":1,"messages":[{"role":"user","content":"a"}],"output_config":{"task_budget":{}}})",
       strict);
   ASSERT_FALSE(rejected.has_value());
-  EXPECT_EQ(rejected.error().param(), "output_config.format");
+  EXPECT_EQ(rejected.error().param(), "output_config.task_budget");
+}
+
+// Structured output: output_config.format (GA) and the beta's top-level output_format.
+TEST(DecodeRequest, OutputFormatIsTheResponseFormat) {
+  const std::string base =
+      R"({"model":"m","max_tokens":10,"messages":[{"role":"user","content":"a"}],)";
+  for (std::string_view field :
+       {R"("output_config":{"effort":"low","format":{"type":"json_schema","schema":{"type":"object","properties":{"a":{"type":"string"}}}}}})",
+        R"("output_format":{"type":"json_schema","schema":{"type":"object","properties":{"a":{"type":"string"}}}}})"}) {
+    DecodeStats stats;
+    auto r = decode_request(base + std::string(field), {}, &stats);
+    ASSERT_TRUE(r.has_value()) << r.error().message();
+    EXPECT_EQ(r->response_format.kind, ir::ResponseFormat::Kind::kJsonSchema);
+    EXPECT_EQ(r->response_format.schema, R"({"type":"object","properties":{"a":{"type":"string"}}})");
+    EXPECT_TRUE(r->response_format.name.empty());
+    EXPECT_EQ(stats.ignored_fields, 0u) << field;
+  }
+  struct Case {
+    std::string_view field;
+    std::string_view param;
+    std::string_view message;
+  };
+  const Case cases[] = {
+      {R"("output_config":{"format":{"type":"json_object"}}})", "output_config.format.type",
+       "output_config.format.type: Input tag 'json_object' found using 'type' does not match any "
+       "of the expected tags: 'json_schema'"},
+      {R"("output_config":{"format":{"type":"json_schema"}}})", "output_config.format.schema",
+       "output_config.format.schema: Field required"},
+      {R"("output_config":{"format":{"type":"json_schema","schema":[]}}})",
+       "output_config.format.schema", "output_config.format.schema: Input should be a valid dictionary"},
+      {R"("output_config":{"format":{"schema":{}}}})", "output_config.format.type",
+       "output_config.format.type: Field required"},
+      {R"("output_format":{"type":"json_schema","schema":{},"name":"x"}})", "output_format.name",
+       "output_format.name: Extra inputs are not permitted"},
+      {R"("output_format":{"type":"json_schema","schema":{}},"output_config":{"format":{"type":"json_schema","schema":{}}}})",
+       "output_format", ""},
+  };
+  for (const Case& c : cases) {
+    auto r = decode_request(base + std::string(c.field));
+    ASSERT_FALSE(r.has_value()) << c.field;
+    EXPECT_EQ(r.error().kind(), ErrorKind::kBadRequest);
+    EXPECT_EQ(r.error().param(), c.param) << r.error().message();
+    if (!c.message.empty()) {
+      EXPECT_EQ(r.error().message(), c.message);
+    }
+  }
 }
 
 }  // namespace

@@ -62,6 +62,10 @@ std::string dump(const ir::Request& r) {
   out += "reasoning enabled=" + std::to_string(r.reasoning.enabled) + " budget=" +
          (r.reasoning.budget_tokens ? std::to_string(*r.reasoning.budget_tokens) : "-") +
          " effort=[" + r.reasoning.effort + "]\n";
+  const ir::ResponseFormat& f = r.response_format;
+  out += "response_format kind=" + std::to_string(static_cast<int>(f.kind)) + " name=[" + f.name +
+         "] schema=" + f.schema + " description=[" + f.description + "] strict=" +
+         (f.strict ? std::to_string(*f.strict) : "-") + "\n";
   return out;
 }
 
@@ -855,6 +859,61 @@ TEST(AnthropicEncodeRequest, AdaptiveThinkingOption) {
   EXPECT_EQ(thinking_of(r, options), "max_tokens=2000");
   r.reasoning.effort = "turbo";
   EXPECT_EQ(encode_error(r, options).param(), "reasoning_effort");
+}
+
+// Structured output: one output_config holds the adaptive effort and the format.
+TEST(AnthropicEncodeRequest, JsonSchemaGoesToOutputConfigFormat) {
+  ir::Request r = minimal();
+  r.response_format.kind = ir::ResponseFormat::Kind::kJsonSchema;
+  r.response_format.name = "person";  // no Anthropic field
+  r.response_format.strict = true;
+  r.response_format.schema = R"({"type":"object","properties":{"n":{"type":"string"}}})";
+  json::object body = encode_json(r);
+  EXPECT_EQ(json::serialize(body.at("output_config")),
+            R"({"format":{"type":"json_schema","schema":{"type":"object","properties":{"n":{"type":"string"}}}}})");
+
+  EncodeOptions options;
+  options.adaptive_thinking = true;
+  r.reasoning.enabled = true;
+  r.reasoning.effort = "medium";
+  body = encode_json(r, options);
+  EXPECT_EQ(json::serialize(body.at("output_config")),
+            R"({"effort":"medium","format":{"type":"json_schema","schema":{"type":"object","properties":{"n":{"type":"string"}}}}})");
+
+  // Decoding the body gives the format back (name and strict have no Anthropic field).
+  auto back = decode_request(encode_ok(r, "claude-up", false, options));
+  ASSERT_TRUE(back.has_value());
+  EXPECT_EQ(back->response_format.kind, ir::ResponseFormat::Kind::kJsonSchema);
+  EXPECT_EQ(back->response_format.schema, r.response_format.schema);
+  EXPECT_EQ(back->reasoning.effort, "medium");
+}
+
+TEST(AnthropicEncodeRequest, JsonObjectBecomesASystemInstruction) {
+  ir::Request r = minimal();
+  r.response_format.kind = ir::ResponseFormat::Kind::kJsonObject;
+  json::object body = encode_json(r);
+  EXPECT_FALSE(body.contains("output_config"));
+  EXPECT_EQ(body.at("system").as_string(), "Respond with a single JSON object and nothing else.");
+
+  r.system.push_back(ir::ContentPart::make_text("Be brief."));
+  body = encode_json(r);
+  EXPECT_EQ(json::serialize(body.at("system")),
+            R"([{"type":"text","text":"Be brief."},)"
+            R"({"type":"text","text":"Respond with a single JSON object and nothing else."}])");
+
+  r.response_format.kind = ir::ResponseFormat::Kind::kText;
+  body = encode_json(r);
+  EXPECT_EQ(body.at("system").as_string(), "Be brief.");
+  EXPECT_FALSE(body.contains("output_config"));
+}
+
+TEST(AnthropicEncodeRequest, OpenAiResponseFormatCarriesOver) {
+  const ir::Request r = decode_openai(
+      R"({"model":"gpt","messages":[{"role":"user","content":"hi"}],"response_format":)"
+      R"({"type":"json_schema","json_schema":{"name":"n","strict":true,"schema":{"type":"object"}}}})");
+  const json::object body = encode_json(r);
+  EXPECT_EQ(json::serialize(body.at("output_config")),
+            R"({"format":{"type":"json_schema","schema":{"type":"object"}}})");
 }
 
 }  // namespace

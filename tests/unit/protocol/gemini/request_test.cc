@@ -217,8 +217,16 @@ TEST(DecodeRequest, ErrorsInTheApisWords) {
        "tools[0].googleSearch"},
       {R"({"contents":[{"parts":[{"text":"x"}]}],"cachedContent":"cachedContents/1"})",
        "cached_content"},
-      {R"({"contents":[{"parts":[{"text":"x"}]}],"generationConfig":{"responseMimeType":"application/json"}})",
+      {R"({"contents":[{"parts":[{"text":"x"}]}],"generationConfig":{"responseMimeType":"text/x.enum"}})",
        "generation_config.response_mime_type"},
+      {R"({"contents":[{"parts":[{"text":"x"}]}],"generationConfig":{"responseMimeType":7}})",
+       "generation_config.response_mime_type"},
+      {R"({"contents":[{"parts":[{"text":"x"}]}],"generationConfig":{"responseMimeType":"application/json","responseSchema":{"type":"OBJECT"},"responseJsonSchema":{"type":"object"}}})",
+       "generation_config.response_schema"},
+      {R"({"contents":[{"parts":[{"text":"x"}]}],"generationConfig":{"responseJsonSchema":{"type":"object"}}})",
+       "generation_config.response_json_schema"},
+      {R"({"contents":[{"parts":[{"text":"x"}]}],"generationConfig":{"responseMimeType":"application/json","responseSchema":[]}})",
+       "generation_config.response_schema"},
       {R"({"contents":[{"parts":[{"text":"x"}]}],"generationConfig":{"candidateCount":2}})",
        "generation_config.candidate_count"},
       {R"({"contents":[{"parts":[{"text":"x"}]}],"toolConfig":{"functionCallingConfig":{"mode":"AUTO","allowedFunctionNames":["f"]}}})",
@@ -472,6 +480,86 @@ TEST(EncodeRequest, ImagesNeedAnImageType) {
   const std::string body = encode_ok(r);
   EXPECT_NE(body.find(R"({"fileData":{"mimeType":"image/png","fileUri":)"), std::string::npos)
       << body;
+}
+
+// Structured output: responseMimeType with Gemini's Schema or a JSON Schema.
+TEST(DecodeRequest, ResponseSchemaBecomesJsonSchema) {
+  const ir::Request r = decode_ok(R"({"contents":[{"parts":[{"text":"x"}]}],
+    "generationConfig":{"responseMimeType":"application/json","responseSchema":{
+      "type":"OBJECT","propertyOrdering":["name","tags"],
+      "properties":{"name":{"type":"STRING","nullable":true},
+                    "type":{"type":"STRING","enum":["A","B"]},
+                    "nullable":{"type":"BOOLEAN"},
+                    "tags":{"type":"ARRAY","items":{"type":"STRING"}},
+                    "either":{"anyOf":[{"type":"INTEGER"}],"nullable":true}},
+      "required":["name"]}}})");
+  EXPECT_EQ(r.response_format.kind, ir::ResponseFormat::Kind::kJsonSchema);
+  EXPECT_EQ(json::parse(r.response_format.schema), json::parse(R"({"type":"object",
+      "properties":{"name":{"type":["string","null"]},
+                    "type":{"type":"string","enum":["A","B"]},
+                    "nullable":{"type":"boolean"},
+                    "tags":{"type":"array","items":{"type":"string"}},
+                    "either":{"anyOf":[{"type":"integer"},{"type":"null"}]}},
+      "required":["name"]})"));
+
+  const ir::Request js = decode_ok(R"({"contents":[{"parts":[{"text":"x"}]}],
+    "generation_config":{"response_mime_type":"application/json",
+                         "response_json_schema":{"type":"object","propertyOrdering":["a"]}}})");
+  EXPECT_EQ(js.response_format.kind, ir::ResponseFormat::Kind::kJsonSchema);
+  EXPECT_EQ(js.response_format.schema, R"({"type":"object","propertyOrdering":["a"]})")
+      << "a JSON Schema is taken as it is";
+
+  const ir::Request any = decode_ok(
+      R"({"contents":[{"parts":[{"text":"x"}]}],"generationConfig":{"responseMimeType":"application/json"}})");
+  EXPECT_EQ(any.response_format.kind, ir::ResponseFormat::Kind::kJsonObject);
+  const ir::Request text = decode_ok(
+      R"({"contents":[{"parts":[{"text":"x"}]}],"generationConfig":{"responseMimeType":"text/plain"}})");
+  EXPECT_EQ(text.response_format.kind, ir::ResponseFormat::Kind::kText);
+}
+
+TEST(EncodeRequest, ResponseFormatAsMimeTypeAndJsonSchema) {
+  ir::Request r = decode_ok(R"({"contents":[{"parts":[{"text":"x"}]}]})");
+  r.response_format.kind = ir::ResponseFormat::Kind::kJsonSchema;
+  r.response_format.name = "person";
+  r.response_format.schema = R"({"type":"object","properties":{"a":{"type":["string","null"]}}})";
+  json::value body = json::parse(encode_ok(r));
+  EXPECT_EQ(json::serialize(body.at("generationConfig")),
+            R"({"responseMimeType":"application/json","responseJsonSchema":)"
+            R"({"type":"object","properties":{"a":{"type":["string","null"]}}}})");
+  const ir::Request back = decode_ok(json::serialize(body));
+  EXPECT_EQ(back.response_format.kind, ir::ResponseFormat::Kind::kJsonSchema);
+  EXPECT_EQ(back.response_format.schema, r.response_format.schema);
+
+  r.response_format.kind = ir::ResponseFormat::Kind::kJsonObject;
+  body = json::parse(encode_ok(r));
+  EXPECT_EQ(json::serialize(body.at("generationConfig")),
+            R"({"responseMimeType":"application/json"})");
+  r.response_format.kind = ir::ResponseFormat::Kind::kText;
+  EXPECT_FALSE(json::parse(encode_ok(r)).as_object().contains("generationConfig"));
+}
+
+TEST(DecodeRequest, StrictRejectsWhatWouldBeIgnored) {
+  DecodeOptions strict;
+  strict.strict = true;
+  auto top = decode_request(R"({"contents":[{"parts":[{"text":"x"}]}],"safetySettings":[]})",
+                            nullptr, strict);
+  ASSERT_FALSE(top.has_value());
+  EXPECT_EQ(top.error().param(), "safety_settings");
+  EXPECT_EQ(top.error().message(),
+            "* GenerateContentRequest.safety_settings: 'safetySettings' cannot be translated for "
+            "this model's provider");
+  auto nested = decode_request(
+      R"({"contents":[{"parts":[{"text":"x"}]}],"generationConfig":{"presencePenalty":0.5}})",
+      nullptr, strict);
+  ASSERT_FALSE(nested.has_value());
+  EXPECT_EQ(nested.error().param(), "generation_config.presence_penalty");
+  // Null values ask for nothing; mapped fields are fine.
+  DecodeStats stats;
+  auto ok = decode_request(
+      R"({"contents":[{"parts":[{"text":"x"}]}],"safetySettings":null,"generationConfig":{"seed":null,"temperature":1}})",
+      &stats, strict);
+  ASSERT_TRUE(ok.has_value()) << ok.error().message();
+  EXPECT_EQ(stats.ignored_fields, 0u);
 }
 
 }  // namespace

@@ -15,6 +15,7 @@
 #include "protocol/anthropic/request_encoder.h"
 #include "protocol/anthropic/stream_decoder.h"
 #include "protocol/anthropic/stream_encoder.h"
+#include "protocol/gemini/request.h"
 #include "protocol/openai_chat/ir_request.h"
 #include "protocol/openai_chat/ir_response.h"
 #include "protocol/openai_chat/ir_stream.h"
@@ -265,6 +266,55 @@ TEST(ResponsesCrossProtocol, ResponsesRequestsEncodeForOtherUpstreams) {
   ASSERT_FALSE(calls.empty());
   EXPECT_EQ(calls.back().kind, ir::PartKind::kToolCall);
   EXPECT_EQ(calls.back().name, "weather");
+}
+
+// Structured output survives every hop: chat -> Gemini -> Anthropic -> Responses -> chat. Each
+// hop keeps the schema; the name lives only where the protocol has one.
+TEST(ResponsesCrossProtocol, StructuredOutputRoundTripsThroughEveryProtocol) {
+  constexpr std::string_view kSchema =
+      R"({"type":"object","properties":{"city":{"type":"string"},"temp":{"type":["number","null"]}},"required":["city","temp"],"additionalProperties":false})";
+  const std::string chat_body =
+      R"({"model":"m","messages":[{"role":"user","content":"Weather?"}],"response_format":)"
+      R"({"type":"json_schema","json_schema":{"name":"weather","strict":true,"schema":)" +
+      std::string(kSchema) + "}}}";
+  auto from_chat = openai_chat::decode_request(chat_body);
+  ASSERT_TRUE(from_chat) << from_chat.error().message();
+
+  auto gemini_body = gemini::encode_request(*from_chat);
+  ASSERT_TRUE(gemini_body) << gemini_body.error().message();
+  auto from_gemini = gemini::decode_request(*gemini_body);
+  ASSERT_TRUE(from_gemini) << from_gemini.error().message();
+  EXPECT_EQ(from_gemini->response_format.schema, kSchema);
+
+  auto anthropic_body = anthropic::encode_request(*from_gemini, "claude", false);
+  ASSERT_TRUE(anthropic_body) << anthropic_body.error().message();
+  auto from_anthropic = anthropic::decode_request(*anthropic_body);
+  ASSERT_TRUE(from_anthropic) << from_anthropic.error().message();
+  EXPECT_EQ(from_anthropic->response_format.kind, ir::ResponseFormat::Kind::kJsonSchema);
+  EXPECT_EQ(from_anthropic->response_format.schema, kSchema);
+
+  auto responses_body = encode_request(*from_anthropic, "gpt", false);
+  ASSERT_TRUE(responses_body) << responses_body.error().message();
+  auto from_responses = decode_request(*responses_body);
+  ASSERT_TRUE(from_responses) << from_responses.error().message();
+  EXPECT_EQ(from_responses->response_format.name, "response") << "the name was lost at Gemini";
+
+  auto back = openai_chat::decode_request(openai_chat::encode_request(*from_responses, "gpt", false));
+  ASSERT_TRUE(back) << back.error().message();
+  EXPECT_EQ(back->response_format.kind, ir::ResponseFormat::Kind::kJsonSchema);
+  EXPECT_EQ(back->response_format.schema, kSchema);
+
+  // json_object: Gemini and Responses keep it; Anthropic has no JSON mode without a schema.
+  ir::Request object = *from_chat;
+  object.response_format = {};
+  object.response_format.kind = ir::ResponseFormat::Kind::kJsonObject;
+  auto g = gemini::decode_request(*gemini::encode_request(object));
+  ASSERT_TRUE(g);
+  EXPECT_EQ(g->response_format.kind, ir::ResponseFormat::Kind::kJsonObject);
+  auto a = anthropic::decode_request(*anthropic::encode_request(object, "claude", false));
+  ASSERT_TRUE(a);
+  EXPECT_EQ(a->response_format.kind, ir::ResponseFormat::Kind::kText);
+  EXPECT_EQ(a->system.back().text, "Respond with a single JSON object and nothing else.");
 }
 
 }  // namespace

@@ -115,6 +115,14 @@ TEST(ResponsesIngress, ToIrDecodesTheWholeBodyAndCountsIgnoredFields) {
   ASSERT_TRUE(ir);
   EXPECT_EQ(ir->messages.at(0).content.at(0).text, "hi");
   EXPECT_EQ(r.ignored_fields, 2u);
+
+  IngressRequest strict = decode_ok(R"({"model":"m","input":"hi","metadata":{}})");
+  strict.strict_fields = true;
+  auto refused = kIngress.to_ir(strict);
+  ASSERT_FALSE(refused);
+  const ErrorReply reply = kIngress.encode_error(refused.error());
+  EXPECT_EQ(reply.status, 400);
+  EXPECT_EQ(json::parse(reply.body).at("error").at("param").as_string(), "metadata");
 }
 
 TEST(ResponsesIngress, StoredObjects) {

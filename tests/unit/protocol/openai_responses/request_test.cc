@@ -128,7 +128,8 @@ TEST(ResponsesRequest, DecodesEveryItemKind) {
   EXPECT_EQ(r.reasoning.summary, "auto");
   EXPECT_TRUE(r.stream);
   EXPECT_EQ(r.user, "u-1");
-  EXPECT_EQ(stats.ignored_fields, 2u);  // metadata, text
+  EXPECT_EQ(stats.ignored_fields, 1u);  // metadata (text.format "text" is mapped)
+  EXPECT_EQ(r.response_format.kind, ir::ResponseFormat::Kind::kText);
 }
 
 TEST(ResponsesRequest, StringInputIsOneUserMessage) {
@@ -327,6 +328,94 @@ TEST(ResponsesRequest, MaxTokensBelowTheApiMinimumIsRefused) {
   EXPECT_EQ(encoded.error().param(), "max_tokens");
   r.max_tokens = 16;
   EXPECT_TRUE(encode_request(r, "m", false));
+}
+
+// Structured output: text.format <-> response_format.
+TEST(ResponsesRequest, TextFormatBothWays) {
+  DecodeStats stats;
+  const ir::Request r = decode_ok(
+      R"({"model":"m","input":"hi","text":{"verbosity":"low","format":{"type":"json_schema",)"
+      R"("name":"person","description":"A person","strict":true,)"
+      R"("schema":{"type":"object","properties":{"n":{"type":"string"}},"required":["n"]}}}})",
+      &stats);
+  EXPECT_EQ(stats.ignored_fields, 1u) << "text.verbosity";
+  const ir::ResponseFormat& f = r.response_format;
+  EXPECT_EQ(f.kind, ir::ResponseFormat::Kind::kJsonSchema);
+  EXPECT_EQ(f.name, "person");
+  EXPECT_EQ(f.description, "A person");
+  EXPECT_EQ(f.strict, true);
+  EXPECT_EQ(f.schema, R"({"type":"object","properties":{"n":{"type":"string"}},"required":["n"]})");
+
+  const json::value body = json::parse(encode_ok(r));
+  EXPECT_EQ(json::serialize(body.at("text")),
+            R"({"format":{"type":"json_schema","name":"person","description":"A person",)"
+            R"("schema":{"type":"object","properties":{"n":{"type":"string"}},"required":["n"]},)"
+            R"("strict":true}})");
+  const ir::Request back = decode_ok(json::serialize(body));
+  EXPECT_EQ(back.response_format.name, "person");
+  EXPECT_EQ(back.response_format.schema, f.schema);
+
+  ir::Request unnamed = r;
+  unnamed.response_format.name.clear();
+  unnamed.response_format.description.clear();
+  unnamed.response_format.strict.reset();
+  EXPECT_EQ(json::serialize(json::parse(encode_ok(unnamed)).at("text")),
+            R"({"format":{"type":"json_schema","name":"response",)"
+            R"("schema":{"type":"object","properties":{"n":{"type":"string"}},"required":["n"]}}})");
+
+  const ir::Request object =
+      decode_ok(R"({"model":"m","input":"hi","text":{"format":{"type":"json_object"}}})");
+  EXPECT_EQ(object.response_format.kind, ir::ResponseFormat::Kind::kJsonObject);
+  EXPECT_EQ(json::serialize(json::parse(encode_ok(object)).at("text")),
+            R"({"format":{"type":"json_object"}})");
+  EXPECT_FALSE(json::parse(encode_ok(decode_ok(R"({"model":"m","input":"hi"})")))
+                   .as_object()
+                   .contains("text"));
+}
+
+TEST(ResponsesRequest, MalformedTextFormatInTheApisWords) {
+  const std::pair<std::string_view, std::string_view> cases[] = {
+      {R"("text":[])", "text"},
+      {R"("text":{"format":"json"})", "text.format"},
+      {R"("text":{"format":{}})", "text.format.type"},
+      {R"("text":{"format":{"type":"xml"}})", "text.format.type"},
+      {R"("text":{"format":{"type":"json_schema","schema":{}}})", "text.format.name"},
+      {R"("text":{"format":{"type":"json_schema","name":"n"}})", "text.format.schema"},
+      {R"("text":{"format":{"type":"json_schema","name":"n","schema":true}})", "text.format.schema"},
+      {R"("text":{"format":{"type":"json_schema","name":"n","schema":{},"strict":"yes"}})",
+       "text.format.strict"},
+  };
+  for (const auto& [field, param] : cases) {
+    const Error e = decode_error(R"({"model":"m","input":"hi",)" + std::string(field) + "}");
+    EXPECT_EQ(e.kind(), ErrorKind::kBadRequest) << field;
+    EXPECT_EQ(e.param(), param) << field << " -> " << e.message();
+  }
+  EXPECT_EQ(decode_error(R"({"model":"m","input":"hi","text":{"format":{"type":"json_schema","schema":{}}}})")
+                .message(),
+            "Missing required parameter: 'text.format.name'.");
+  EXPECT_EQ(decode_error(R"({"model":"m","input":"hi","text":{"format":{"type":"xml"}}})").message(),
+            "Invalid value: 'xml'. Supported values are: 'text', 'json_object', and 'json_schema'.");
+}
+
+TEST(ResponsesRequest, StrictRejectsWhatWouldBeIgnored) {
+  DecodeOptions strict;
+  strict.strict = true;
+  auto top = decode_request(R"({"model":"m","input":"hi","metadata":{"a":"b"}})", nullptr, strict);
+  ASSERT_FALSE(top);
+  EXPECT_EQ(top.error().param(), "metadata");
+  EXPECT_EQ(top.error().code(), "unsupported_parameter");
+  auto nested = decode_request(R"({"model":"m","input":"hi","text":{"verbosity":"low"}})",
+                               nullptr, strict);
+  ASSERT_FALSE(nested);
+  EXPECT_EQ(nested.error().param(), "text.verbosity");
+  // What the ingress reads, and values that ask for nothing, are fine.
+  DecodeStats stats;
+  auto ok = decode_request(
+      R"({"model":"m","input":"hi","store":false,"stream_options":null,"truncation":"disabled",)"
+      R"("include":[],"service_tier":"auto","metadata":null})",
+      &stats, strict);
+  ASSERT_TRUE(ok) << ok.error().message();
+  EXPECT_EQ(stats.ignored_fields, 0u);
 }
 
 }  // namespace
