@@ -362,7 +362,7 @@ class Loader {
   void load_server(const YamlField& field) {
     const YamlMap m = field.map({"workers", "max_connections", "max_header_bytes", "max_body_bytes",
                                  "idle_timeout_ms", "request_timeout_ms", "drain_timeout_ms",
-                                 "max_upstream_response_bytes"});
+                                 "max_upstream_response_bytes", "strict_fields"});
     ServerSettings& s = config_.server;
     if (auto f = m.get("workers")) {
       s.workers = static_cast<std::uint32_t>(f->unsigned_in(0, 256));
@@ -387,6 +387,9 @@ class Loader {
     }
     if (auto f = m.get("max_upstream_response_bytes")) {
       s.max_upstream_response_bytes = static_cast<std::uint32_t>(f->size_in(1024, kMaxU32));
+    }
+    if (auto f = m.get("strict_fields")) {
+      s.strict_fields = f->boolean();
     }
   }
 

@@ -212,6 +212,9 @@ struct ServerSettings {
   Millis drain_timeout{30000};    // SIGTERM: let in-flight requests finish
   std::uint32_t max_upstream_response_bytes = 64 * 1024 * 1024;  // non-stream bodies
 };
+  // Translated requests carrying a field the target protocol cannot take are rejected (400
+  // naming the field) instead of sent without it; passthrough is never affected.
+  bool strict_fields = false;
 
 struct AccessLogSettings {
   bool enabled = true;

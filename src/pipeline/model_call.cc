@@ -190,6 +190,7 @@ Result<std::string> ModelCall::upstream_body(const TargetRuntime& route, bool pa
   }
   if (!ir_) {
     auto ir = ingress.to_ir(request_);
+    request_.strict_fields = ctx_.snapshot->config().server.strict_fields;
     ctx_.ignored_fields = request_.ignored_fields;  // the full decode counts them
     if (!ir) {
       return std::move(ir).error();

@@ -172,7 +172,7 @@ routes:
     {"ServerUnknownField", "version: 1\nserver: {threads: 4}\n",
      "test.yaml:2:10: server.threads: unknown field (expected one of: workers, max_connections, "
      "max_header_bytes, max_body_bytes, idle_timeout_ms, request_timeout_ms, drain_timeout_ms, "
-     "max_upstream_response_bytes)"},
+     "max_upstream_response_bytes, strict_fields)"},
     {"ServerNotAMapping", "version: 1\nserver: fast\n",
      "test.yaml:2:9: server: expected a mapping, got a scalar"},
     {"ServerHeaderBytesTooSmall", "version: 1\nserver:\n  max_header_bytes: 512\n",
@@ -189,6 +189,8 @@ routes:
      "test.yaml:3:20: server.max_connections: must be between 1 and 10000000 (got 0)"},
 
     // access_log, auth
+    {"ServerStrictFieldsNotBool", "version: 1\nserver: { strict_fields: maybe }\n",
+     "test.yaml:2:26: server.strict_fields: expected true or false, got \"maybe\""},
     {"AccessLogEnabledNotBool", "version: 1\naccess_log: { enabled: maybe }\n",
      "test.yaml:2:24: access_log.enabled: expected true or false, got \"maybe\""},
     {"AccessLogYesIsNotBool", "version: 1\naccess_log: { enabled: yes }\n",
@@ -1103,6 +1105,13 @@ INSTANTIATE_TEST_SUITE_P(Rules, ConfigErrorTest, ::testing::ValuesIn(kErrorCases
 // ---------------------------------------------------------------------------------------
 // Successful loads.
 
+TEST(ConfigLoadTest, StrictFields) {
+  EXPECT_TRUE(load_ok(std::string("server: { strict_fields: true }\n") + kMinimal)
+                  ->server.strict_fields);
+  EXPECT_FALSE(load_ok(std::string("server: { strict_fields: false }\n") + kMinimal)
+                   ->server.strict_fields);
+}
+
 TEST(ConfigLoadTest, MinimalConfigGetsDefaults) {
   auto config = load_ok(kMinimal);
   EXPECT_EQ(config->version, 1u);
@@ -1117,6 +1126,7 @@ TEST(ConfigLoadTest, MinimalConfigGetsDefaults) {
   EXPECT_EQ(config->server.request_timeout, Millis(30000));
   EXPECT_EQ(config->server.drain_timeout, Millis(30000));
   EXPECT_EQ(config->server.max_upstream_response_bytes, 64u * 1024 * 1024);
+  EXPECT_FALSE(config->server.strict_fields);
   EXPECT_TRUE(config->access_log.enabled);
   EXPECT_EQ(config->access_log.path, "");
   EXPECT_FALSE(config->require_auth);
