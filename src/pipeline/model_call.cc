@@ -173,7 +173,8 @@ bool ModelCall::fail_over(const Error& error, int status, const providers::Excha
   }
   routing::Failure failure;
   failure.status = status;
-  failure.retryable = error.retryable();
+  // The gateway's own pool for this provider is full: another target may well have room.
+  failure.retryable = error.retryable() || error.kind() == ErrorKind::kRateLimited;
   if (exchange != nullptr) {
     failure.retry_after = asked_wait(*exchange);
   } else if (error.retry_after_seconds() > 0) {
@@ -211,6 +212,13 @@ std::optional<Error> ModelCall::frame_request(const TargetRuntime& route, bool p
   up_.stream = request_.stream;
   up_.body = std::move(*body);
   up_.timeouts = route.timeouts;
+  if (plan_ != nullptr) {
+    // The route's deadline bounds this attempt too: it gets what is left, never more.
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        plan_->deadline() - pipeline_.clock().now());
+    up_.timeouts.total = std::max(std::chrono::milliseconds(1), std::min(up_.timeouts.total, left));
+    up_.timeouts.first_byte = std::min(up_.timeouts.first_byte, up_.timeouts.total);
+  }
   HeaderList forwarded;
   add_forwarded_headers(head_, adapter, forwarded);
   providers::RequestSpec spec;
@@ -306,7 +314,9 @@ Awaitable<void> ModelCall::attempt(const TargetRuntime& route) {
   // `record` may have moved if an observer added attempts; index the last one.
   Attempt& done = ctx_.attempts.back();
   done.duration = duration_cast<microseconds>(pipeline_.clock().now() - started);
-  if (!is_success(done.status) && ctx_.error && !done.error) {
+  if ((!is_success(done.status) || ctx_.outcome == Outcome::kMidstreamError) && ctx_.error &&
+      !done.error) {
+    // A stream that broke after its commit point failed too (for the breaker and the log).
     done.error = ctx_.error;
   }
   for (RequestObserver* observer : pipeline_.parts_.observers) {
