@@ -66,10 +66,6 @@ AttemptPlan::AttemptPlan(const CompiledPolicy& policy, TimePoint now, std::uint6
     : policy_(policy), retry_(policy.route->retry), rng_(seed) {
   static constexpr int kDefault[] = {408, 429, 500, 502, 503, 504};
   flatten(policy.route->policy, kDefault, now, leaves_);
-  order_.reserve(leaves_.size());
-  for (const Leaf& leaf : leaves_) {
-    order_.push_back(leaf.target);
-  }
   max_attempts_ = retry_.max_attempts > 0
                       ? retry_.max_attempts
                       : static_cast<std::uint32_t>(leaves_.size()) * retry_.per_target_attempts;
@@ -77,6 +73,14 @@ AttemptPlan::AttemptPlan(const CompiledPolicy& policy, TimePoint now, std::uint6
 }
 
 std::uint64_t AttemptPlan::next_random() { return mix(rng_); }
+
+std::vector<std::size_t> AttemptPlan::order() const {
+  std::vector<std::size_t> out;
+  for (const Leaf& leaf : leaves_) {
+    out.push_back(leaf.target);
+  }
+  return out;
+}
 
 bool AttemptPlan::available(const PolicyNode& node, TimePoint now) const {
   if (node.kind == PolicyNode::Kind::kTarget) {
@@ -91,7 +95,7 @@ bool AttemptPlan::available(const PolicyNode& node, TimePoint now) const {
 }
 
 void AttemptPlan::flatten(const PolicyNode& node, std::span<const int> on_status, TimePoint now,
-                          std::vector<Leaf>& out) {
+                          Leaves& out) {
   switch (node.kind) {
     case PolicyNode::Kind::kTarget:
       out.push_back(Leaf{node.target, on_status});
@@ -120,7 +124,7 @@ void AttemptPlan::flatten(const PolicyNode& node, std::span<const int> on_status
   };
   std::vector<Ranked> ranked;
   ranked.reserve(node.children.size());
-  std::vector<Leaf> scratch;
+  Leaves scratch;
   for (std::size_t i = 0; i < node.children.size(); ++i) {
     const PolicyNode& child = node.children[i];
     scratch.clear();

@@ -8,6 +8,8 @@
 #include <string_view>
 #include <vector>
 
+#include <boost/container/small_vector.hpp>
+
 #include "config/config.h"
 #include "routing/health.h"
 
@@ -64,7 +66,7 @@ class AttemptPlan {
   std::string_view stop_reason() const { return stop_reason_; }
 
   // The order the tree gave, as Route::targets indexes (for tests and logs).
-  const std::vector<std::size_t>& order() const { return order_; }
+  std::vector<std::size_t> order() const;
   std::uint32_t attempts() const { return attempts_; }
   TimePoint deadline() const { return deadline_; }
 
@@ -77,8 +79,10 @@ class AttemptPlan {
     std::size_t target;
     std::span<const int> on_status;  // of the nearest fallback above it
   };
+  // Inline room for the usual trees: a plan costs no allocation per request.
+  using Leaves = boost::container::small_vector<Leaf, 4>;
   void flatten(const config::PolicyNode& node, std::span<const int> on_status, TimePoint now,
-               std::vector<Leaf>& out);
+               Leaves& out);
   std::uint64_t next_random();
   // Whether any target under `node` has its breaker closed or due for a probe.
   bool available(const config::PolicyNode& node, TimePoint now) const;
@@ -88,8 +92,7 @@ class AttemptPlan {
 
   const CompiledPolicy& policy_;
   const config::RetrySettings& retry_;
-  std::vector<Leaf> leaves_;
-  std::vector<std::size_t> order_;
+  Leaves leaves_;
   std::uint64_t rng_;
   std::size_t at_ = 0;              // current leaf
   std::uint32_t at_attempts_ = 0;   // attempts made at the current leaf
