@@ -160,7 +160,8 @@ struct RetrySettings {
   Millis retry_after_max{5000};
   // Retries (attempts after a request's first) may not exceed this fraction of requests, per
   // target and per instance: each request adds `budget_ratio` to a bucket of at most
-  // `budget_burst` retries, each retry takes one.
+  // `budget_burst` retries, each retry takes one. The per-instance bucket follows the
+  // config-wide `routing.retry` values; a route's own values set its targets' buckets.
   double budget_ratio = 0.1;
   std::uint32_t budget_burst = 10;
   // Bounds all attempts of a request together, backoffs included; 0 = the longest total
@@ -211,10 +212,10 @@ struct ServerSettings {
   Millis request_timeout{30000};  // head + body must arrive within this
   Millis drain_timeout{30000};    // SIGTERM: let in-flight requests finish
   std::uint32_t max_upstream_response_bytes = 64 * 1024 * 1024;  // non-stream bodies
-};
   // Translated requests carrying a field the target protocol cannot take are rejected (400
   // naming the field) instead of sent without it; passthrough is never affected.
   bool strict_fields = false;
+};
 
 struct AccessLogSettings {
   bool enabled = true;
