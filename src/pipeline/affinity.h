@@ -21,9 +21,9 @@ namespace sluice::pipeline {
 // verbatim (IngressCodec::stored_id_of_body, StreamSniffer::stored_id) with the provider that
 // produced it and the gateway key that asked, and a GET of a stored object
 // (IngressCodec::match_stored_object) is relayed to that provider for the same key only.
-// Continuations will use the same record to put the provider that stored the previous answer
-// first when routes have several targets (today a route has exactly one, so its provider either
-// holds the state or answers the upstream's own "not found").
+// Continuations use the same record: a request with previous_response_id goes to the provider
+// that stored the previous answer and only there (ModelCall::pinned_target); when the record is
+// unknown (expired, another instance) the route's plan runs and the upstream answers for itself.
 //
 // Bounded and thread-safe: one instance for all workers (server::SharedState). Records expire
 // after `ttl`; past `capacity` the oldest go first. Ids hash to one of 16 shards, each behind

@@ -144,7 +144,51 @@ Awaitable<void> ModelCall::run(std::string_view body) {
   }
 }
 
+std::optional<std::size_t> ModelCall::pinned_target(const RouteRuntime& route,
+                                                    std::optional<Error>& refused) const {
+  if (request_.continues.empty() || pipeline_.parts_.affinity == nullptr) {
+    return std::nullopt;
+  }
+  auto record = pipeline_.parts_.affinity->find(request_.continues, pipeline_.clock().now());
+  const std::string_view owner = ctx_.key != nullptr ? std::string_view(ctx_.key->name) : "";
+  if (!record || record->owner != owner) {
+    return std::nullopt;  // unknown here: the plan's first target answers for itself
+  }
+  bool any_holds_state = false;  // a target of the caller's protocol (others refuse on their own)
+  for (std::size_t i = 0; i < route.targets.size(); ++i) {
+    const TargetRuntime& t = route.targets[i];
+    if (t.provider->config->id == record->provider) {
+      return i;
+    }
+    any_holds_state =
+        any_holds_state || t.provider->adapter->speaks(ctx_.ingress->protocol(), route.operation);
+  }
+  if (!any_holds_state) {
+    return std::nullopt;
+  }
+  refused = Error(ErrorKind::kBadRequest,
+                  "previous_response_id '" + request_.continues + "' was stored by provider '" +
+                      record->provider + "', which model '" + request_.model +
+                      "' does not route to; continue it with a model served by that provider")
+                .with_code("previous_response_not_found")
+                .with_param("previous_response_id");
+  return std::nullopt;
+}
+
 Awaitable<void> ModelCall::attempt_loop(const RouteRuntime& route) {
+  // A continuation goes to the provider that stored what it continues, and only there: no
+  // other target holds that state, so there is nothing to fail over to.
+  std::optional<Error> refused;
+  const std::optional<std::size_t> pinned = pinned_target(route, refused);
+  if (refused) {
+    co_await pipeline_.reject(ctx_, *refused, downstream_);
+    co_return;
+  }
+  if (pinned) {
+    backoff_ = std::chrono::milliseconds(0);
+    co_await attempt(route.targets[*pinned]);
+    co_return;
+  }
   routing::AttemptPlan plan(route.policy, pipeline_.clock().now(), request_seed());
   plan_ = &plan;
   routing::AttemptPlan::Step step = plan.first();
@@ -190,8 +234,8 @@ Result<std::string> ModelCall::upstream_body(const TargetRuntime& route, bool pa
     return ingress.passthrough_body(request_, route.model);
   }
   if (!ir_) {
-    auto ir = ingress.to_ir(request_);
     request_.strict_fields = ctx_.snapshot->config().server.strict_fields;
+    auto ir = ingress.to_ir(request_);
     ctx_.ignored_fields = request_.ignored_fields;  // the full decode counts them
     if (!ir) {
       return std::move(ir).error();

@@ -50,6 +50,10 @@ class ModelCall {
   // Decode and route (no I/O): the route, or the error to answer with.
   Result<const RouteRuntime*> decode_and_route(std::string_view body);
   Result<const RouteRuntime*> resolve_route(std::string_view model);
+  // The target a continuation must go to (the provider that stored what it continues), when
+  // the affinity store knows it for this caller; `refused` when this route has no target there.
+  std::optional<std::size_t> pinned_target(const RouteRuntime& route,
+                                           std::optional<Error>& refused) const;
   // Runs the plan's attempts until one answers the caller, the plan stops or the caller goes.
   Awaitable<void> attempt_loop(const RouteRuntime& route);
   // One attempt at `route`. Writes the caller's response unless the caller is gone or the

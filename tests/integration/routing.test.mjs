@@ -53,6 +53,9 @@ function config() {
       provider('cut', { 'x-mock-disconnect-after': '0' }),
       provider('asks_wait', { 'x-mock-status': '429', 'x-mock-retry-after': '30' }),
       provider('backoff503', { 'x-mock-status': '503' }),
+      provider('resp1'),
+      provider('resp2'),
+      provider('resp3'),
     ],
     routes: [
       { alias: 'fallback-5xx', targets: [target('fail503'), target('good')] },
@@ -80,6 +83,11 @@ function config() {
         model: 'mock-model',
         retry: { per_target_attempts: 3, backoff_base_ms: 5000, backoff_max_ms: 5000 },
       },
+      {
+        alias: 'resp-pool',
+        policy: { loadbalance: { targets: [target('resp1'), target('resp2')] } },
+      },
+      { alias: 'resp-elsewhere', provider: 'resp3', model: 'mock-model' },
       {
         alias: 'pool',
         policy: {
@@ -243,6 +251,35 @@ describe('routing and resilience', () => {
     assert.equal(entry.upstream.length, 1);
     const after = await counts();
     assert.equal(after.backoff503 - (before.backoff503 ?? 0), 1, 'no attempt after the caller left');
+  });
+
+  test('a Responses continuation goes to the provider that stored what it continues, only there', async () => {
+    const first = await postJson(gw, '/v1/responses', { model: 'resp-pool', input: 'Say hello' });
+    assert.equal(first.status, 200, first.text);
+    const creator = first.headers.get('x-sluice-provider');
+    const other = creator === 'resp1' ? 'resp2' : 'resp1';
+    const before = await counts();
+    for (let i = 0; i < 12; i++) {
+      const r = await postJson(gw, '/v1/responses', {
+        model: 'resp-pool',
+        input: 'And again',
+        previous_response_id: first.json.id,
+      });
+      assert.equal(r.status, 200, r.text);
+      assert.equal(r.headers.get('x-sluice-provider'), creator);
+    }
+    const after = await counts();
+    assert.equal((after[creator] ?? 0) - (before[creator] ?? 0), 12);
+    assert.equal(after[other] ?? 0, before[other] ?? 0, 'never balanced away from the state');
+    // A model whose route has no target at the creator: a clear 400, nothing sent upstream.
+    const elsewhere = await postJson(gw, '/v1/responses', {
+      model: 'resp-elsewhere',
+      input: 'x',
+      previous_response_id: first.json.id,
+    });
+    assert.equal(elsewhere.status, 400, elsewhere.text);
+    assert.equal(elsewhere.json.error.param, 'previous_response_id');
+    assert.equal((await counts()).resp3 ?? 0, 0);
   });
 
   // Last: the storm spends the instance-wide retry budget the other tests need.
