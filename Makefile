@@ -7,7 +7,7 @@ PRESET ?= release
 CONFIG ?= examples/quickstart.yaml
 JOBS ?= $(shell nproc)
 
-.PHONY: run build test test-asan test-tsan fuzz deps deps-test bench check-config format clean
+.PHONY: run build test test-asan test-tsan fuzz deps deps-test bench gameday check-config format clean
 
 deps:
 	scripts/install-deps.sh
@@ -42,6 +42,14 @@ fuzz: deps-test
 bench:
 	scripts/install-deps.sh --bench
 	bench/run.sh
+
+# Game day (bench/README.md): a provider returns 429, then 503, then stalls, then heals under
+# steady load; Sluice vs Portkey with fallback. About 16 minutes; GAMEDAY_ARGS=--quick for a
+# 3-minute smoke run that does not touch bench/RESULTS.md.
+GAMEDAY_ARGS ?=
+gameday:
+	scripts/install-deps.sh --bench
+	bench/gameday.sh $(GAMEDAY_ARGS)
 
 format:
 	clang-format -i $$(git ls-files '*.cc' '*.h')

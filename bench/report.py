@@ -632,6 +632,18 @@ except OSError:
 w("```")
 w("")
 
+# The "Game day" section is written by bench/gameday.sh (gameday_report.py), not by this run:
+# keep the one already in the file.
+try:
+    import re
+    with open(results_file) as f:
+        m = re.search(r"^## Game day\n.*?(?=^## |\Z)", f.read(), flags=re.S | re.M)
+    if m:
+        w(m.group(0).rstrip("\n"))
+        w("")
+except OSError:
+    pass
+
 os.makedirs(os.path.dirname(os.path.abspath(results_file)), exist_ok=True)
 with open(results_file, "w") as f:
     f.write("\n".join(lines))
