@@ -1,6 +1,7 @@
 #include "config/config.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -787,13 +788,15 @@ class Loader {
       field.fail("policy nested deeper than " + std::to_string(kMaxPolicyDepth) + " levels");
     }
     const YamlMap m = field.map({"provider", "model", "weight", "vector_space", "timeout",
-                                 "fallback", "loadbalance"});
+                                 "fallback", "loadbalance", "conditional"});
     const int kinds = (m.has("fallback") ? 1 : 0) + (m.has("loadbalance") ? 1 : 0) +
+                      (m.has("conditional") ? 1 : 0) +
                       ((m.has("provider") || m.has("model")) ? 1 : 0);
     if (kinds != 1) {
-      field.fail(kinds == 0 ? "expected a target (provider, model), fallback or loadbalance"
-                            : "a node is one of: a target (provider, model), fallback or "
-                              "loadbalance");
+      field.fail(kinds == 0
+                     ? "expected a target (provider, model), fallback, loadbalance or conditional"
+                     : "a node is one of: a target (provider, model), fallback, loadbalance or "
+                       "conditional");
     }
     if (m.has("provider") || m.has("model")) {
       return load_target(m, field, load, in_balance);
@@ -806,6 +809,10 @@ class Loader {
     PolicyNode node;
     node.source = field.where();
     node.weight = load_weight(m, in_balance);
+    if (auto c = m.get("conditional")) {
+      load_conditional(*c, node, load, depth);
+      return node;
+    }
     const bool fallback = m.has("fallback");
     const YamlField body = *m.get(fallback ? "fallback" : "loadbalance");
     const YamlMap b = fallback ? body.map({"targets", "on_status"})
@@ -863,6 +870,116 @@ class Loader {
       }
     }
     return node;
+  }
+
+  // conditional: { rules: [{ when: {...}, then: <node> }, ...], default: <node> }
+  void load_conditional(const YamlField& field, PolicyNode& node, RouteLoad& load,
+                        std::size_t depth) {
+    node.kind = PolicyNode::Kind::kConditional;
+    const YamlMap b = field.map({"rules", "default"});
+    const YamlField rules = b.required("rules");
+    const std::vector<YamlField> items = rules.items();
+    if (items.empty()) {
+      rules.fail("at least one rule is required");
+    }
+    for (const YamlField& item : items) {
+      const YamlMap rule = item.map({"when", "then"});
+      node.when.push_back(load_conditions(rule.required("when")));
+      node.children.push_back(load_policy_node(rule.required("then"), load, false, depth + 1));
+    }
+    node.children.push_back(load_policy_node(b.required("default"), load, false, depth + 1));
+  }
+
+  std::vector<Condition> load_conditions(const YamlField& field) {
+    const YamlMap m = field.map({"key", "stream", "max_tokens", "headers"});
+    std::vector<Condition> out;
+    if (auto f = m.get("key")) {
+      Condition c;
+      c.field = Condition::Field::kKey;
+      load_matcher(*f, c, /*numeric=*/false);
+      out.push_back(std::move(c));
+    }
+    if (auto f = m.get("stream")) {
+      Condition c;
+      c.field = Condition::Field::kStream;
+      c.flag = f->boolean();
+      out.push_back(std::move(c));
+    }
+    if (auto f = m.get("max_tokens")) {
+      Condition c;
+      c.field = Condition::Field::kMaxTokens;
+      load_matcher(*f, c, /*numeric=*/true);
+      out.push_back(std::move(c));
+    }
+    if (auto f = m.get("headers")) {
+      for (auto& [name, value] : f->entries()) {
+        Condition c;
+        c.field = Condition::Field::kHeader;
+        c.header = name.literal_text();
+        std::transform(c.header.begin(), c.header.end(), c.header.begin(),
+                       [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
+        if (c.header.empty() || !is_visible_ascii(c.header) || never_forwarded(c.header)) {
+          name.fail("a header a rule may test (not a credential or framing header)");
+        }
+        load_matcher(value, c, /*numeric=*/false);
+        out.push_back(std::move(c));
+      }
+    }
+    if (out.empty()) {
+      field.fail("at least one test is required (key, stream, max_tokens, headers)");
+    }
+    return out;
+  }
+
+  // A scalar (equals), or one of {eq: v}, {in: [v...]}, {exists: bool}; numeric fields take
+  // {gt|gte|lt|lte|eq: n}.
+  void load_matcher(const YamlField& field, Condition& c, bool numeric) {
+    if (!field.is_map()) {
+      c.op = Condition::Op::kEq;
+      if (numeric) {
+        c.number = field.unsigned_in(0, std::numeric_limits<std::uint32_t>::max());
+      } else {
+        c.values.push_back(field.text());
+      }
+      return;
+    }
+    const YamlMap m = numeric ? field.map({"eq", "gt", "gte", "lt", "lte"})
+                              : field.map({"eq", "in", "exists"});
+    int ops = 0;
+    for (std::string_view op : {"eq", "in", "exists", "gt", "gte", "lt", "lte"}) {
+      ops += m.has(op) ? 1 : 0;
+    }
+    if (ops != 1) {
+      field.fail(numeric ? "expected exactly one of eq, gt, gte, lt, lte"
+                         : "expected exactly one of eq, in, exists");
+    }
+    if (numeric) {
+      static constexpr std::pair<std::string_view, Condition::Op> kOps[] = {
+          {"eq", Condition::Op::kEq}, {"gt", Condition::Op::kGt}, {"gte", Condition::Op::kGte},
+          {"lt", Condition::Op::kLt}, {"lte", Condition::Op::kLte}};
+      for (const auto& [name, op] : kOps) {
+        if (auto f = m.get(name)) {
+          c.op = op;
+          c.number = f->unsigned_in(0, std::numeric_limits<std::uint32_t>::max());
+        }
+      }
+      return;
+    }
+    if (auto f = m.get("eq")) {
+      c.op = Condition::Op::kEq;
+      c.values.push_back(f->text());
+    } else if (auto f = m.get("in")) {
+      c.op = Condition::Op::kIn;
+      for (const YamlField& v : f->items()) {
+        c.values.push_back(v.text());
+      }
+      if (c.values.empty()) {
+        f->fail("at least one value is required");
+      }
+    } else if (auto f = m.get("exists")) {
+      c.op = Condition::Op::kExists;
+      c.flag = f->boolean();
+    }
   }
 
   std::uint32_t load_weight(const YamlMap& m, bool in_balance) {
@@ -953,12 +1070,20 @@ class Loader {
       return true;
     }
     std::vector<PolicyNode> children;
-    for (PolicyNode& child : node.children) {
-      if (prune_node(child, keep, renumber)) {
-        children.push_back(std::move(child));
+    std::vector<std::vector<Condition>> when;
+    const std::size_t n = node.children.size();
+    for (std::size_t i = 0; i < n; ++i) {
+      if (prune_node(node.children[i], keep, renumber)) {
+        children.push_back(std::move(node.children[i]));
+        if (node.kind == PolicyNode::Kind::kConditional && i + 1 < n) {
+          when.push_back(std::move(node.when[i]));  // a rule whose branch is gone goes too
+        }
+      } else if (node.kind == PolicyNode::Kind::kConditional && i + 1 == n) {
+        return false;  // no default left: the node cannot answer every request
       }
     }
     node.children = std::move(children);
+    node.when = std::move(when);
     if (node.kind == PolicyNode::Kind::kLoadBalance) {
       bool any_weight = false;
       for (const PolicyNode& child : node.children) {

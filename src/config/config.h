@@ -117,6 +117,23 @@ struct Target {
   std::string source;
 };
 
+// One test a `conditional` node makes on a request (docs/routing.md "conditional").
+struct Condition {
+  enum class Field : std::uint8_t {
+    kKey,        // the gateway key's name
+    kHeader,     // a request header (`header`, lower case)
+    kStream,     // whether the caller asked for a stream
+    kMaxTokens,  // the request's output token limit (absent: no numeric test matches)
+  };
+  enum class Op : std::uint8_t { kEq, kIn, kGt, kGte, kLt, kLte, kExists };
+  Field field = Field::kKey;
+  std::string header;
+  Op op = Op::kEq;
+  std::vector<std::string> values;  // kEq (one), kIn
+  std::uint64_t number = 0;         // kGt, kGte, kLt, kLte
+  bool flag = true;                 // kStream: the value to match; kExists: present or absent
+};
+
 // A node of a route's policy tree (docs/routing.md). Leaves are targets; inner nodes decide
 // the order in which their children are tried.
 struct PolicyNode {
@@ -124,6 +141,7 @@ struct PolicyNode {
     kTarget,       // one target (Route::targets[target])
     kFallback,     // children in order; a failure moves on only when `on_status` allows
     kLoadBalance,  // children ordered by `strategy` per request
+    kConditional,  // the first child whose conditions all match; the last child is the default
   };
   enum class Strategy : std::uint8_t {
     kWeighted,   // random, proportional to weight; weight 0 = failover only
@@ -138,6 +156,8 @@ struct PolicyNode {
   // kFallback: the upstream statuses that move on to the next child (failures without a
   // status, such as connect errors and timeouts, always do). Never 400/401/403/404/413/422.
   std::vector<int> on_status;
+  // kConditional: per child but the last (the default), the tests that must all pass.
+  std::vector<std::vector<Condition>> when;
   std::vector<PolicyNode> children;
   std::string source;  // "file.yaml:12"
 };
@@ -158,8 +178,8 @@ struct RetrySettings {
   // An upstream asking (Retry-After, retry-after-ms) for a longer wait than this is not waited
   // for: the next target is tried instead.
   Millis retry_after_max{5000};
-  // Retries (attempts after a request's first) may not exceed this fraction of requests, per
-  // target and per instance: each request adds `budget_ratio` to a bucket of at most
+  // Retries at the same target may not exceed this fraction of requests, per target and per
+  // instance (moving on to the next target in the tree is not a retry: it spends nothing): each request adds `budget_ratio` to a bucket of at most
   // `budget_burst` retries, each retry takes one. The per-instance bucket follows the
   // config-wide `routing.retry` values; a route's own values set its targets' buckets.
   double budget_ratio = 0.1;

@@ -73,6 +73,8 @@ class ChainBound {
         return in_order(node);
       case PolicyNode::Kind::kLoadBalance:
         return any_order(node);
+      case PolicyNode::Kind::kConditional:
+        return either(node);
     }
     return {};
   }
@@ -119,6 +121,17 @@ class ChainBound {
     return {all, ending};
   }
 
+  // A conditional plans exactly one branch: the worst of them.
+  NodeCosts either(const PolicyNode& node) const {
+    NodeCosts worst{none(cap_), none(cap_)};
+    for (const PolicyNode& child : node.children) {
+      const NodeCosts c = of(child);
+      keep_max(worst.full, c.full);
+      keep_max(worst.partial, c.partial);
+    }
+    return worst;
+  }
+
   const Config& config_;
   const Route& route_;
   std::size_t cap_;
@@ -137,6 +150,60 @@ std::size_t leaf_count(const PolicyNode& node) {
 }
 
 std::string ms(Millis m) { return std::to_string(m.count()) + " ms"; }
+
+// "key in [a, b], stream = true, max_tokens > 4000, header x-tier = gold"
+std::string describe(const std::vector<Condition>& tests) {
+  std::string out;
+  for (const Condition& c : tests) {
+    if (!out.empty()) {
+      out += ", ";
+    }
+    switch (c.field) {
+      case Condition::Field::kKey:
+        out += "key";
+        break;
+      case Condition::Field::kHeader:
+        out += "header " + c.header;
+        break;
+      case Condition::Field::kStream:
+        out += std::string("stream = ") + (c.flag ? "true" : "false");
+        continue;
+      case Condition::Field::kMaxTokens:
+        out += "max_tokens";
+        break;
+    }
+    switch (c.op) {
+      case Condition::Op::kExists:
+        out += c.flag ? " exists" : " absent";
+        break;
+      case Condition::Op::kIn: {
+        out += " in [";
+        for (std::size_t i = 0; i < c.values.size(); ++i) {
+          out += (i > 0 ? ", " : "") + c.values[i];
+        }
+        out += "]";
+        break;
+      }
+      case Condition::Op::kEq:
+        out += " = " + (c.field == Condition::Field::kMaxTokens ? std::to_string(c.number)
+                                                                 : c.values.front());
+        break;
+      case Condition::Op::kGt:
+        out += " > " + std::to_string(c.number);
+        break;
+      case Condition::Op::kGte:
+        out += " >= " + std::to_string(c.number);
+        break;
+      case Condition::Op::kLt:
+        out += " < " + std::to_string(c.number);
+        break;
+      case Condition::Op::kLte:
+        out += " <= " + std::to_string(c.number);
+        break;
+    }
+  }
+  return out;
+}
 
 std::string_view strategy_name(PolicyNode::Strategy s) {
   switch (s) {
@@ -192,10 +259,17 @@ class Printer {
       case PolicyNode::Kind::kLoadBalance:
         out_ << "loadbalance  strategy " << strategy_name(n.strategy);
         break;
+      case PolicyNode::Kind::kConditional:
+        out_ << "conditional";
+        break;
     }
     weight(n, in_balance);
     out_ << '\n';
     for (std::size_t i = 0; i < n.children.size(); ++i) {
+      if (n.kind == PolicyNode::Kind::kConditional) {
+        out_ << indent << "  " << (i < n.when.size() ? "when " + describe(n.when[i]) : "default")
+             << ":\n";
+      }
       node(n.children[i], path.empty() ? std::to_string(i) : path + '.' + std::to_string(i),
            depth + 1, n.kind == PolicyNode::Kind::kLoadBalance);
     }
@@ -254,9 +328,8 @@ LatencyBound worst_case_latency(const Config& config, const Route& route) {
   }
   bound.deadline_configured = r.deadline.count() > 0;
   bound.deadline = bound.deadline_configured ? r.deadline : bound.longest_attempt;
-  bound.worst = bound.max_attempts <= 1
-                    ? bound.chain
-                    : std::min(bound.chain, bound.deadline + bound.longest_attempt);
+  // Each attempt gets only the time left before the deadline, so it bounds the whole request.
+  bound.worst = bound.max_attempts <= 1 ? bound.chain : std::min(bound.chain, bound.deadline);
   return bound;
 }
 
@@ -299,8 +372,7 @@ std::string describe_routes(const Config& config) {
     if (bound.max_attempts > 1) {
       out << "    deadline: " << ms(bound.deadline)
           << (bound.deadline_configured ? " (retry.deadline_ms)" : " (longest target total)")
-          << " stops new attempts; one already running may add up to "
-          << ms(bound.longest_attempt) << '\n';
+          << " bounds every attempt together (each gets only the time left)\n";
     }
   }
   if (!config.notes.empty()) {

@@ -34,7 +34,7 @@ struct LatencyBound {
   // The longest total timeout among the targets: the deadline stops new attempts, not a
   // running one, so an attempt that began just before it may run this much longer.
   Millis longest_attempt{0};
-  // min(chain, deadline + longest_attempt); just `chain` when only one attempt is allowed.
+  // min(chain, deadline); just `chain` when only one attempt is allowed.
   Millis worst{0};
 };
 

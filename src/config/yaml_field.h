@@ -51,6 +51,7 @@ class YamlField {
   int line() const { return mark_.line + 1; }
   bool is_null() const { return node_.IsNull(); }
   bool is_sequence() const { return node_.IsSequence(); }
+  bool is_map() const { return node_.IsMap(); }
 
   [[noreturn]] void fail(std::string_view problem) const;
   // Fails at this node's location but names another path (e.g. a missing child field).

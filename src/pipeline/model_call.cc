@@ -189,7 +189,7 @@ Awaitable<void> ModelCall::attempt_loop(const RouteRuntime& route) {
     co_await attempt(route.targets[*pinned]);
     co_return;
   }
-  routing::AttemptPlan plan(route.policy, pipeline_.clock().now(), request_seed());
+  routing::AttemptPlan plan(route.policy, pipeline_.clock().now(), request_seed(), this);
   plan_ = &plan;
   routing::AttemptPlan::Step step = plan.first();
   for (;;) {
@@ -209,6 +209,41 @@ Awaitable<void> ModelCall::attempt_loop(const RouteRuntime& route) {
     backoff_ = step.wait;
   }
   plan_ = nullptr;
+}
+
+std::string_view ModelCall::key() const {
+  return ctx_.key != nullptr ? std::string_view(ctx_.key->name) : std::string_view();
+}
+
+std::optional<std::string_view> ModelCall::header(std::string_view lower_name) const {
+  if (!head_.has_header(lower_name)) {
+    return std::nullopt;
+  }
+  return head_.header(lower_name);
+}
+
+std::optional<std::uint64_t> ModelCall::max_tokens() const {
+  // Read from the IR when the codec built it eagerly; otherwise a throwaway decode of a copy,
+  // so only rules on max_tokens pay for it and translation (strict mode, field counts) still
+  // decodes the request itself.
+  if (!max_tokens_read_) {
+    max_tokens_read_ = true;
+    if (ir_) {
+      max_tokens_ = ir_->max_tokens;
+    } else if (request_.ir) {
+      max_tokens_ = request_.ir->max_tokens;
+    } else {
+      protocol::IngressRequest copy = request_;
+      copy.strict_fields = false;
+      if (auto ir = ctx_.ingress->to_ir(copy)) {
+        max_tokens_ = ir->max_tokens;
+      }
+    }
+  }
+  if (!max_tokens_) {
+    return std::nullopt;
+  }
+  return std::uint64_t{*max_tokens_};
 }
 
 bool ModelCall::fail_over(const Error& error, int status, const providers::Exchange* exchange) {

@@ -34,7 +34,7 @@ class StreamTransform;
 //            encoded in the caller's protocol; streams event by event
 // The client-disconnect watch covers every stage that waits on an upstream and cancels it at
 // once. Lives on the request's coroutine frame.
-class ModelCall {
+class ModelCall final : private routing::RequestFacts {
  public:
   // Serves one model call: constructs the call and runs it.
   static Awaitable<void> serve(const Pipeline& pipeline, RequestContext& ctx,
@@ -50,6 +50,12 @@ class ModelCall {
   // Decode and route (no I/O): the route, or the error to answer with.
   Result<const RouteRuntime*> decode_and_route(std::string_view body);
   Result<const RouteRuntime*> resolve_route(std::string_view model);
+  // routing::RequestFacts, for conditional policy nodes.
+  std::string_view key() const override;
+  std::optional<std::string_view> header(std::string_view lower_name) const override;
+  bool stream() const override { return request_.stream; }
+  std::optional<std::uint64_t> max_tokens() const override;
+
   // The target a continuation must go to (the provider that stored what it continues), when
   // the affinity store knows it for this caller; `refused` when this route has no target there.
   std::optional<std::size_t> pinned_target(const RouteRuntime& route,
@@ -106,6 +112,8 @@ class ModelCall {
   protocol::IngressRequest request_;
   UpstreamRequest up_;                // the current attempt's framed request
   std::unique_ptr<ir::Request> ir_;  // decoded once for translation, reused across attempts
+  mutable std::optional<std::uint32_t> max_tokens_;  // for conditional rules, read once
+  mutable bool max_tokens_read_ = false;
   routing::AttemptPlan* plan_ = nullptr;                 // during the attempt loop
   std::optional<routing::AttemptPlan::Step> next_;       // set by fail_over()
   std::chrono::milliseconds backoff_{0};                 // waited before the current attempt

@@ -62,8 +62,62 @@ void CompiledPolicy::compile(const config::Route& r, const config::RoutingSettin
   instance_budget = &registry.instance_budget();
 }
 
-AttemptPlan::AttemptPlan(const CompiledPolicy& policy, TimePoint now, std::uint64_t seed)
-    : policy_(policy), retry_(policy.route->retry), rng_(seed) {
+bool matches(std::span<const config::Condition> tests, const RequestFacts& facts) {
+  using config::Condition;
+  for (const Condition& c : tests) {
+    bool ok = false;
+    switch (c.field) {
+      case Condition::Field::kStream:
+        ok = facts.stream() == c.flag;
+        break;
+      case Condition::Field::kMaxTokens: {
+        const std::optional<std::uint64_t> v = facts.max_tokens();
+        if (v) {
+          switch (c.op) {
+            case Condition::Op::kEq:
+              ok = *v == c.number;
+              break;
+            case Condition::Op::kGt:
+              ok = *v > c.number;
+              break;
+            case Condition::Op::kGte:
+              ok = *v >= c.number;
+              break;
+            case Condition::Op::kLt:
+              ok = *v < c.number;
+              break;
+            case Condition::Op::kLte:
+              ok = *v <= c.number;
+              break;
+            default:
+              break;
+          }
+        }
+        break;
+      }
+      case Condition::Field::kKey:
+      case Condition::Field::kHeader: {
+        const std::optional<std::string_view> v =
+            c.field == Condition::Field::kKey ? std::optional<std::string_view>(facts.key())
+                                              : facts.header(c.header);
+        if (c.op == Condition::Op::kExists) {
+          ok = v.has_value() == c.flag;
+        } else if (v) {
+          ok = std::find(c.values.begin(), c.values.end(), *v) != c.values.end();
+        }
+        break;
+      }
+    }
+    if (!ok) {
+      return false;
+    }
+  }
+  return true;
+}
+
+AttemptPlan::AttemptPlan(const CompiledPolicy& policy, TimePoint now, std::uint64_t seed,
+                         const RequestFacts* facts)
+    : policy_(policy), retry_(policy.route->retry), facts_(facts), rng_(seed) {
   static constexpr int kDefault[] = {408, 429, 500, 502, 503, 504};
   flatten(policy.route->policy, kDefault, now, leaves_);
   max_attempts_ = retry_.max_attempts > 0
@@ -111,6 +165,19 @@ void AttemptPlan::flatten(const PolicyNode& node, std::span<const int> on_status
         }
       }
       return;
+    case PolicyNode::Kind::kConditional: {
+      // The first rule that matches, else the default (the last child): only that branch is
+      // planned, so its own fallbacks decide what happens on failure.
+      std::size_t chosen = node.children.size() - 1;
+      for (std::size_t i = 0; facts_ != nullptr && i < node.when.size(); ++i) {
+        if (matches(node.when[i], *facts_)) {
+          chosen = i;
+          break;
+        }
+      }
+      flatten(node.children[chosen], on_status, now, out);
+      return;
+    }
     case PolicyNode::Kind::kLoadBalance:
       break;
   }
@@ -255,7 +322,9 @@ std::optional<AttemptPlan::Step> AttemptPlan::after_failure(const Failure& failu
     stop_reason_ = "deadline";
     return std::nullopt;
   }
-  if (!spend_retry(step.target)) {
+  // Only a retry at the same target is amplification the budgets bound: moving on sends the
+  // request to another target once (the tree bounds how often), while the failing one rests.
+  if (same && !spend_retry(step.target)) {
     stop_reason_ = "retry budget exhausted";
     return std::nullopt;
   }

@@ -37,6 +37,20 @@ struct CompiledPolicy {
                HealthRegistry& registry);
 };
 
+// What `conditional` nodes may test about a request. The pipeline implements it over the
+// request it serves; values are read only when a rule asks.
+class RequestFacts {
+ public:
+  virtual ~RequestFacts() = default;
+  virtual std::string_view key() const = 0;  // "" when auth is off
+  virtual std::optional<std::string_view> header(std::string_view lower_name) const = 0;
+  virtual bool stream() const = 0;
+  virtual std::optional<std::uint64_t> max_tokens() const = 0;
+};
+
+// Whether every test in `tests` passes for `facts`.
+bool matches(std::span<const config::Condition> tests, const RequestFacts& facts);
+
 // How an attempt failed, as far as the plan cares.
 struct Failure {
   int status = 0;          // the upstream's HTTP status; 0 when none (connect, timeout, reset)
@@ -55,8 +69,10 @@ class AttemptPlan {
     Millis wait{0};          // backoff before this attempt
   };
 
-  // `seed` drives load balancing and jitter (a per-request random number).
-  AttemptPlan(const CompiledPolicy& policy, TimePoint now, std::uint64_t seed);
+  // `seed` drives load balancing and jitter (a per-request random number). `facts` answers
+  // conditional nodes; null takes every conditional's default.
+  AttemptPlan(const CompiledPolicy& policy, TimePoint now, std::uint64_t seed,
+              const RequestFacts* facts = nullptr);
 
   // The first attempt. Also deposits this request's share in the retry budgets.
   Step first();
@@ -92,6 +108,7 @@ class AttemptPlan {
 
   const CompiledPolicy& policy_;
   const config::RetrySettings& retry_;
+  const RequestFacts* facts_;
   Leaves leaves_;
   std::uint64_t rng_;
   std::size_t at_ = 0;              // current leaf

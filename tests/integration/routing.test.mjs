@@ -89,6 +89,19 @@ function config() {
       },
       { alias: 'resp-elsewhere', provider: 'resp3', model: 'mock-model' },
       {
+        alias: 'by-rule',
+        policy: {
+          conditional: {
+            rules: [
+              { when: { headers: { 'x-sluice-tier': { in: ['gold', 'platinum'] } } }, then: target('resp1') },
+              { when: { stream: true, max_tokens: { gt: 1000 } }, then: target('resp2') },
+              { when: { key: 'other' }, then: target('resp3') },
+            ],
+            default: target('good2'),
+          },
+        },
+      },
+      {
         alias: 'pool',
         policy: {
           fallback: {
@@ -100,7 +113,10 @@ function config() {
         },
       },
     ],
-    keys: [{ name: 'test', key: GATEWAY_KEY }],
+    keys: [
+      { name: 'test', key: GATEWAY_KEY },
+      { name: 'other', key: 'sk-sluice-other-key-000000000003' },
+    ],
   };
 }
 
@@ -280,6 +296,21 @@ describe('routing and resilience', () => {
     assert.equal(elsewhere.status, 400, elsewhere.text);
     assert.equal(elsewhere.json.error.param, 'previous_response_id');
     assert.equal((await counts()).resp3 ?? 0, 0);
+  });
+
+  test('a conditional node routes on a header, on stream and max_tokens, and on the key', async () => {
+    const via = async (body, opts = {}) => {
+      const r = await postJson(gw, '/v1/chat/completions', chatBody({ model: 'by-rule', ...body }), opts);
+      assert.equal(r.status, 200, r.text);
+      return [r.headers.get('x-sluice-provider'), r.headers.get('x-sluice-target')];
+    };
+    assert.deepEqual(await via({}), ['good2', '3']);
+    assert.deepEqual(await via({}, { headers: { 'x-sluice-tier': 'gold' } }), ['resp1', '0']);
+    assert.deepEqual(await via({}, { headers: { 'x-sluice-tier': 'bronze' } }), ['good2', '3']);
+    assert.deepEqual(await via({ stream: true, max_tokens: 2000 }), ['resp2', '1']);
+    assert.deepEqual(await via({ stream: true, max_tokens: 500 }), ['good2', '3']);
+    assert.deepEqual(await via({ max_tokens: 2000 }), ['good2', '3'], 'both tests of a rule must pass');
+    assert.deepEqual(await via({}, { key: 'sk-sluice-other-key-000000000003' }), ['resp3', '2']);
   });
 
   // Last: the storm spends the instance-wide retry budget the other tests need.

@@ -714,8 +714,8 @@ routes:
       model: a
       fallback: { targets: [{ provider: mock, model: b }] }
 )y",
-     "test.yaml:9:7: routes[0].policy: a node is one of: a target (provider, model), fallback or "
-     "loadbalance"},
+     "test.yaml:9:7: routes[0].policy: a node is one of: a target (provider, model), fallback, "
+     "loadbalance or conditional"},
     {"RouteEmbeddingsIncomparableFallback", R"y(version: 1
 auth: none
 providers:
@@ -730,6 +730,52 @@ routes:
 )y",
      "test.yaml:7:5: routes[0]: embeddings target mock/large (test.yaml:11) returns vectors that "
      "are not comparable with mock/small: give both the same vector_space to allow it"},
+    {"RouteConditionalWithoutDefault", R"y(version: 1
+auth: none
+providers:
+  - id: mock
+    adapter: mock
+routes:
+  - alias: chat
+    policy:
+      conditional:
+        rules:
+          - when: { stream: true }
+            then: { provider: mock, model: a }
+)y",
+     "test.yaml:10:9: routes[0].policy.conditional.default: missing required field"},
+    {"RouteConditionalUnknownTest", R"y(version: 1
+auth: none
+providers:
+  - id: mock
+    adapter: mock
+routes:
+  - alias: chat
+    policy:
+      conditional:
+        rules:
+          - when: { temperature: { gt: 1 } }
+            then: { provider: mock, model: a }
+        default: { provider: mock, model: b }
+)y",
+     "test.yaml:11:21: routes[0].policy.conditional.rules[0].when.temperature: unknown field "
+     "(expected one of: key, stream, max_tokens, headers)"},
+    {"RouteConditionalCredentialHeader", R"y(version: 1
+auth: none
+providers:
+  - id: mock
+    adapter: mock
+routes:
+  - alias: chat
+    policy:
+      conditional:
+        rules:
+          - when: { headers: { authorization: x } }
+            then: { provider: mock, model: a }
+        default: { provider: mock, model: b }
+)y",
+     "test.yaml:11:32: routes[0].policy.conditional.rules[0].when.headers.authorization: a header "
+     "a rule may test (not a credential or framing header)"},
     {"RouteRetryBudgetRatio", R"y(version: 1
 auth: none
 providers:

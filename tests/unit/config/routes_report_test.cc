@@ -71,10 +71,10 @@ TEST(RoutesReportTest, PrintsTheTreeTheRetrySettingsAndTheBound) {
             "  retry: max_attempts 0 (= 3 targets x 2 = 6), per_target_attempts 2, backoff "
             "100..400 ms (full jitter), retry_after_max 300 ms, budget_ratio 0.1, budget_burst "
             "10, deadline_ms 10000\n"
-            "  worst case: 14000 ms\n"
+            "  worst case: 10000 ms\n"
             "    longest chain: 6 attempts, 20900 ms of timeouts and backoffs\n"
-            "    deadline: 10000 ms (retry.deadline_ms) stops new attempts; one already running "
-            "may add up to 4000 ms\n"
+            "    deadline: 10000 ms (retry.deadline_ms) bounds every attempt together (each gets "
+            "only the time left)\n"
             "\n"
             "route solo (chat, test.yaml:23)\n"
             "  policy:\n"
@@ -101,7 +101,7 @@ TEST(RoutesReportTest, TheBoundAddsEveryAttemptAndTheLongestWaitBeforeEachRetry)
   EXPECT_EQ(bound.deadline, Millis(10000));
   EXPECT_TRUE(bound.deadline_configured);
   EXPECT_EQ(bound.longest_attempt, Millis(4000));
-  EXPECT_EQ(bound.worst, Millis(14000));  // the deadline, then one attempt begun just before it
+  EXPECT_EQ(bound.worst, Millis(10000));  // the deadline: an attempt gets only the time left
 }
 
 TEST(RoutesReportTest, MaxAttemptsCutsTheChainWhereTheTreeAllows) {
@@ -113,7 +113,7 @@ TEST(RoutesReportTest, MaxAttemptsCutsTheChainWhereTheTreeAllows) {
   const LatencyBound bound = worst_case_latency(*config, config->routes.front());
   EXPECT_EQ(bound.max_attempts, 3u);
   EXPECT_EQ(bound.chain, Millis(10300));
-  EXPECT_EQ(bound.worst, Millis(10300));
+  EXPECT_EQ(bound.worst, Millis(10000)) << "deadline_ms 10000 bounds it";
 }
 
 TEST(RoutesReportTest, BackoffCeilingsDoubleUpToTheirCap) {
@@ -133,7 +133,7 @@ routes:
   EXPECT_EQ(bound.chain, Millis(4 * 1000 + 100 + 200 + 300));
   EXPECT_FALSE(bound.deadline_configured);
   EXPECT_EQ(bound.deadline, Millis(1000));
-  EXPECT_EQ(bound.worst, Millis(2000));
+  EXPECT_EQ(bound.worst, Millis(1000)) << "retries share the one total timeout";
 }
 
 TEST(RoutesReportTest, EffectiveTimeoutsPreferTheTargetThenTheRouteThenTheProvider) {

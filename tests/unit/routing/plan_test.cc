@@ -4,6 +4,7 @@
 #include "routing/plan.h"
 
 #include <map>
+#include <optional>
 #include <memory>
 #include <string>
 
@@ -283,6 +284,20 @@ TEST_F(PlanTest, RetriesStayWithinTheBudgetInAStorm) {
   EXPECT_GE(attempts, requests + requests / 10 - 5) << "the budget is spent, not hoarded";
 }
 
+TEST_F(PlanTest, MovingToTheNextTargetSpendsNoBudget) {
+  load("  - alias: x\n"
+       "    targets: [{provider: a, model: m}, {provider: b, model: m}]\n"
+       "    retry: { budget_ratio: 0, budget_burst: 0 }\n",
+       "routing: { retry: { budget_ratio: 0, budget_burst: 0 } }\n");
+  for (int i = 0; i < 50; ++i) {
+    AttemptPlan plan(policy_, clock_.now(), static_cast<std::uint64_t>(i));
+    plan.first();
+    auto next = plan.after_failure(status(429), clock_.now());
+    ASSERT_TRUE(next) << "a storm on a must not stop the failover to b";
+    EXPECT_EQ(provider_of(next->target), "b");
+  }
+}
+
 TEST_F(PlanTest, MaxAttemptsCapsTheWholeTree) {
   load("  - alias: x\n"
        "    targets: [{provider: a, model: m}, {provider: b, model: m}, {provider: c, model: m}]\n"
@@ -292,6 +307,55 @@ TEST_F(PlanTest, MaxAttemptsCapsTheWholeTree) {
   EXPECT_TRUE(plan.after_failure(status(503), clock_.now()));
   EXPECT_FALSE(plan.after_failure(status(503), clock_.now()));
   EXPECT_EQ(plan.stop_reason(), "attempts exhausted");
+}
+
+struct Facts final : RequestFacts {
+  std::string key_name;
+  std::map<std::string, std::string> headers;
+  bool streaming = false;
+  std::optional<std::uint64_t> limit;
+  std::string_view key() const override { return key_name; }
+  std::optional<std::string_view> header(std::string_view name) const override {
+    auto it = headers.find(std::string(name));
+    return it == headers.end() ? std::nullopt : std::optional<std::string_view>(it->second);
+  }
+  bool stream() const override { return streaming; }
+  std::optional<std::uint64_t> max_tokens() const override { return limit; }
+};
+
+TEST_F(PlanTest, ConditionalTakesTheFirstMatchingRuleElseTheDefault) {
+  load("  - alias: x\n"
+       "    policy:\n"
+       "      conditional:\n"
+       "        rules:\n"
+       "          - when: { key: { in: [batch, nightly] } }\n"
+       "            then: { provider: a, model: m }\n"
+       "          - when: { stream: true, max_tokens: { gt: 4000 } }\n"
+       "            then: { provider: b, model: m }\n"
+       "          - when: { headers: { X-Tier: gold } }\n"
+       "            then:\n"
+       "              fallback: { targets: [{provider: c, model: m}, {provider: a, model: m}] }\n"
+       "        default: { provider: d, model: m }\n");
+  EXPECT_EQ(policy_.paths, (std::vector<std::string>{"0", "1", "2.0", "2.1", "3"}));
+  auto plan_for = [&](const Facts& f) {
+    AttemptPlan plan(policy_, clock_.now(), 1, &f);
+    return order(plan);
+  };
+  Facts f;
+  EXPECT_EQ(plan_for(f), "d");
+  f.key_name = "nightly";
+  EXPECT_EQ(plan_for(f), "a");
+  f.key_name = "interactive";
+  f.streaming = true;
+  f.limit = 4000;
+  EXPECT_EQ(plan_for(f), "d") << "every test of a rule must pass: 4000 is not > 4000";
+  f.limit = 4001;
+  EXPECT_EQ(plan_for(f), "b");
+  f.streaming = false;
+  f.headers["x-tier"] = "gold";
+  EXPECT_EQ(plan_for(f), "ca") << "a branch keeps its own fallback";
+  AttemptPlan no_facts(policy_, clock_.now(), 1);
+  EXPECT_EQ(order(no_facts), "d");
 }
 
 TEST_F(PlanTest, NestedFallbackOverALoadBalancedPool) {
