@@ -342,6 +342,8 @@ Awaitable<void> ModelCall::attempt(const TargetRuntime& route) {
   routing::TargetHealth& health = *route.health;
   if (health.breaker.state() != routing::Breaker::State::kClosed) {
     record.breaker = routing::to_string(health.breaker.state());
+  } else if (health.in_backoff(started)) {
+    record.breaker = "backoff";  // closed, but the target asked for room (a 429)
   }
   health.breaker.on_attempt(started);
   health.in_flight.fetch_add(1, std::memory_order_relaxed);
@@ -420,6 +422,13 @@ Awaitable<void> ModelCall::relay_failure(const TargetRuntime& route, providers::
   if (!read && (read.error().kind() == ErrorKind::kClientGone || downstream_.client_gone())) {
     client_gone(read.error());
     co_return;
+  }
+  if (status == 429) {
+    // The provider asked for room: other requests prefer other targets until the time it
+    // asked for (1 s when it did not say), at most the route's retry_after_max.
+    const auto asked = asked_wait(exchange).value_or(std::chrono::milliseconds(1000));
+    const auto cap = ctx_.snapshot->config().routing.retry.retry_after_max;
+    route.health->back_off_until(pipeline_.clock().now() + std::min(asked, cap));
   }
   if (fail_over(error, status, &exchange)) {
     co_return;

@@ -215,6 +215,7 @@ std::string Pipeline::ready_detail(const RequestContext& ctx) const {
         static_cast<std::int64_t>(h.in_flight.load(std::memory_order_relaxed)));
     w.next_key("ttfb_ewma_us").number(h.ttfb_ewma_us.load(std::memory_order_relaxed));
     w.next_key("retry_budget").number(h.budget.available());
+    w.next_key("in_backoff").boolean(h.in_backoff(now));
     w.ch('}');
   });
   w.raw("]}");

@@ -158,6 +158,17 @@ void TargetHealth::observe_ttfb(std::chrono::microseconds sample) {
   }
 }
 
+void TargetHealth::back_off_until(TimePoint until) {
+  const std::int64_t t = ns_of(until);
+  std::int64_t cur = backoff_until_ns.load(std::memory_order_relaxed);
+  while (cur < t && !backoff_until_ns.compare_exchange_weak(cur, t, std::memory_order_relaxed)) {
+  }
+}
+
+bool TargetHealth::in_backoff(TimePoint now) const {
+  return ns_of(now) < backoff_until_ns.load(std::memory_order_relaxed);
+}
+
 TargetHealth& HealthRegistry::target(std::string_view provider, std::string_view model) {
   std::string key;
   key.reserve(provider.size() + model.size() + 1);

@@ -95,8 +95,15 @@ struct TargetHealth {
   std::atomic<std::int32_t> in_flight{0};
   // Exponentially weighted moving average of time to first byte, microseconds; -1 = no sample.
   std::atomic<std::int64_t> ttfb_ewma_us{-1};
+  // Until when the target asked to be left alone (a 429 with Retry-After): deprioritised like
+  // an open breaker until then, still tried when nothing else is left.
+  std::atomic<std::int64_t> backoff_until_ns{0};
 
   void observe_ttfb(std::chrono::microseconds sample);
+  void back_off_until(TimePoint until);
+  bool in_backoff(TimePoint now) const;
+  // Preferred now: breaker closed (or due for a probe) and not in backoff.
+  bool available(TimePoint now) const { return breaker.available(now) && !in_backoff(now); }
 };
 
 // Every TargetHealth of the instance. Entries are made when a config version is compiled (never

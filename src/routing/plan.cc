@@ -138,7 +138,7 @@ std::vector<std::size_t> AttemptPlan::order() const {
 
 bool AttemptPlan::available(const PolicyNode& node, TimePoint now) const {
   if (node.kind == PolicyNode::Kind::kTarget) {
-    return policy_.health[node.target]->breaker.available(now);
+    return policy_.health[node.target]->available(now);
   }
   for (const PolicyNode& child : node.children) {
     if (available(child, now)) {
@@ -202,7 +202,7 @@ void AttemptPlan::flatten(const PolicyNode& node, std::span<const int> on_status
     std::int64_t ttfb = INT64_MAX;
     for (const Leaf& leaf : scratch) {
       const TargetHealth& h = *policy_.health[leaf.target];
-      healthy = healthy || h.breaker.available(now);
+      healthy = healthy || h.available(now);
       busy = std::min<std::int64_t>(busy, h.in_flight.load(std::memory_order_relaxed));
       const std::int64_t e = h.ttfb_ewma_us.load(std::memory_order_relaxed);
       ttfb = std::min<std::int64_t>(ttfb, e < 0 ? 0 : e);  // no sample yet: worth a try

@@ -173,6 +173,17 @@ TEST_F(PlanTest, AFallbackTriesAnOpenPrimaryLast) {
   EXPECT_EQ(order(later), "ab");
 }
 
+TEST_F(PlanTest, ATargetThatAskedForRoomGoesLastUntilItsTime) {
+  load("  - alias: x\n"
+       "    targets: [{provider: a, model: m}, {provider: b, model: m}]\n");
+  health("a").back_off_until(clock_.now() + 1000ms);
+  AttemptPlan plan(policy_, clock_.now(), 1);
+  EXPECT_EQ(order(plan), "ba");
+  clock_.advance(1000ms);
+  AttemptPlan later(policy_, clock_.now(), 1);
+  EXPECT_EQ(order(later), "ab");
+}
+
 TEST_F(PlanTest, LeastBusyPrefersFewerInFlight) {
   load("  - alias: x\n"
        "    policy:\n"
