@@ -506,6 +506,7 @@ Result<std::string> ModelCall::answer_body(const TargetRuntime& route, std::stri
     return std::move(decoded).error();
   }
   ctx_.usage = decoded->usage;
+  ctx_.attempts.back().unknown_fields = decoded->unknown_fields;
   ctx_.finish_reason = std::string(ir::to_string(decoded->finish));
   bool clamped = false;
   auto encoded = ingress.encode_response(*decoded, clamped);

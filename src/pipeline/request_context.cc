@@ -114,6 +114,9 @@ std::string format_access_log(const RequestContext& ctx) {
       if (!a.breaker.empty()) {
         field("breaker").string(a.breaker);
       }
+      if (a.unknown_fields > 0) {
+        field("drift").number(static_cast<std::uint64_t>(a.unknown_fields));
+      }
       if (a.error) {
         field("error").string(to_string(a.error->kind()));
         if (!a.error->code().empty()) {

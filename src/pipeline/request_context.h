@@ -62,6 +62,9 @@ struct Attempt {
   std::string_view path;     // the target's place in the route's policy tree ("" = the root)
   std::chrono::milliseconds backoff{0};  // waited before this attempt
   std::string_view breaker;  // the target's breaker when the attempt began, unless closed
+  // Schema drift in this provider's answer (translated answers only; passthrough is not
+  // decoded): fields and event types its decoder does not know (protocol/drift.h).
+  std::uint32_t unknown_fields = 0;
 };
 
 // Everything known about one request, filled in by the pipeline's stages and reported to the

@@ -101,6 +101,9 @@ class Translation final : public StreamTransform {
     ctx.events = upstream_events_;
     ctx.usage_clamped += encoder_->usage_clamped();
     ctx.dropped_events += encoder_->dropped_events();
+    if (!ctx.attempts.empty()) {
+      ctx.attempts.back().unknown_fields = decoder_->unknown_fields();
+    }
   }
 
  private:

@@ -43,7 +43,8 @@ class StreamTransform {
   // Appends the terminal error event for a failure outside the stream (upstream broke, timed
   // out, ended early).
   virtual void on_failure(const Error& error, std::string& out) = 0;
-  // Usage (IR terms, as the upstream reported it), finish reason, event count, clamped usage.
+  // Usage (IR terms, as the upstream reported it), finish reason, event count, clamped usage,
+  // and the answering attempt's schema drift (StreamDecoder::unknown_fields; translation only).
   virtual void report(RequestContext& ctx) const = 0;
   // The id under which the upstream stored this answer (passthrough only: StreamSniffer::
   // stored_id()), "" when none.

@@ -32,6 +32,9 @@ class StreamDecoder {
   virtual void on_end(std::vector<ir::StreamEvent>& out) = 0;
   // kDone or kError has been emitted.
   virtual bool finished() const = 0;
+  // Schema drift so far (protocol/drift.h): distinct fields at the levels this decoder reads,
+  // and event types, that it does not know. Unknown event types are skipped, not errors.
+  virtual std::uint32_t unknown_fields() const { return 0; }
 };
 
 // Caller side of a translated stream: IR stream events -> the caller's protocol bytes. Text

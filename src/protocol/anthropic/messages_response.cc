@@ -4,6 +4,7 @@
 
 #include "codec/json_read.h"
 #include "codec/json_writer.h"
+#include "protocol/drift.h"
 #include "protocol/anthropic/conventions.h"
 #include "protocol/anthropic/errors.h"
 #include "protocol/anthropic/wire_json.h"
@@ -122,6 +123,8 @@ Result<ir::Response> decode_response(std::string_view body) {
     return wire::error_event(o);
   }
   ir::Response out;
+  Drift drift;
+  drift.fields(o, wire::known::kMessage);
   auto id = wire::string_at(o, "id");
   auto model = wire::string_at(o, "model");
   const json::value* content = o.if_contains("content");
@@ -138,6 +141,7 @@ Result<ir::Response> decode_response(std::string_view body) {
       return std::move(part).error();
     }
     out.content.push_back(std::move(*part));
+    drift.fields(b.get_object(), wire::known::kBlock);
   }
   if (auto reason = wire::string_at(o, "stop_reason")) {
     out.finish = finish_reason(*reason);
@@ -155,7 +159,9 @@ Result<ir::Response> decode_response(std::string_view body) {
       return std::move(converted).error();
     }
     out.usage = *converted;
+    drift.fields(u->get_object(), wire::known::kUsage);
   }
+  out.unknown_fields = drift.count();
   return out;
 }
 

@@ -34,6 +34,8 @@ Result<std::string> encode_response(const ir::Response& response, bool* usage_cl
 // tool_use input objects become compact JSON text. Content blocks the IR cannot carry
 // (server_tool_use, web_search_tool_result, ...) fail with kUpstreamProtocol ("cannot translate
 // content block ..."), as do invalid JSON, a non-object body and missing or mistyped fields.
+// unknown_fields: distinct fields of the message, content blocks and usage that wire_json.h
+// known:: does not list (schema drift).
 Result<ir::Response> decode_response(std::string_view body);
 
 }  // namespace sluice::protocol::anthropic

@@ -16,6 +16,22 @@ ir::StreamEvent make(ir::StreamEventKind kind) {
   return e;
 }
 
+// The event types of the Messages stream; others are schema drift, skipped (Anthropic's
+// versioning policy: new event types may appear and clients must tolerate them).
+bool known_event(std::string_view type) {
+  static constexpr std::string_view kEvents[] = {
+      "message_start",
+      "content_block_start",
+      "content_block_delta",
+      "content_block_stop",
+      "message_delta",
+      "message_stop",
+      "error",
+      "ping",
+  };
+  return Drift::is_known(type, kEvents);
+}
+
 std::optional<std::uint64_t> index_of(const json::object& o) {
   const json::value* v = o.if_contains("index");
   return v == nullptr ? std::nullopt : codec::as_count(*v);
@@ -34,6 +50,10 @@ void StreamDecoder::decode(std::string_view event_name, std::string_view data,
   }
   // The live API sends `data: {"type": "ping"}` every few seconds; skip it without parsing.
   if (event_name == "ping") {
+    return;
+  }
+  if (!event_name.empty() && !known_event(event_name)) {
+    drift_.unknown(event_name);
     return;
   }
   boost::system::error_code ec;
@@ -69,6 +89,11 @@ void StreamDecoder::on_end(std::vector<ir::StreamEvent>& out) {
 
 void StreamDecoder::dispatch(std::string_view type, const json::object& o,
                              std::vector<ir::StreamEvent>& out) {
+  if (!known_event(type)) {
+    drift_.unknown(type);
+    return;
+  }
+  drift_.fields(o, wire::known::kEvent);
   // ir/stream_event.h promises kStart first. Before message_start only error (and ping) can
   // be translated: content, message_delta or message_stop there would reach the encoder
   // without a kStart (an id-less message_start). Found by tests/fuzz/anthropic_stream_fuzz.
@@ -91,6 +116,7 @@ void StreamDecoder::dispatch(std::string_view type, const json::object& o,
       return;
     }
     const json::object& msg = m->get_object();
+    drift_.fields(msg, wire::known::kMessage);
     started_ = true;
     ir::StreamEvent start = make(ir::StreamEventKind::kStart);
     start.id.assign(wire::string_at(msg, "id").value_or(""));
@@ -111,10 +137,6 @@ void StreamDecoder::dispatch(std::string_view type, const json::object& o,
     finished_ = true;
   } else if (type == "error") {
     fail(wire::error_event(o), out);
-  } else if (type == "ping") {
-    return;
-  } else {
-    fail("cannot translate event '" + std::string(type) + "'", out);
   }
 }
 
@@ -130,6 +152,7 @@ void StreamDecoder::on_block_start(const json::object& o, std::vector<ir::Stream
     fail(std::move(part).error(), out);
     return;
   }
+  drift_.fields(cb->get_object(), wire::known::kBlock);
   if (*index >= blocks_.size()) {
     blocks_.resize(*index + 1);
   }
@@ -196,6 +219,7 @@ void StreamDecoder::on_block_delta(const json::object& o, std::vector<ir::Stream
     return;
   }
   const json::object& delta = d->get_object();
+  drift_.fields(delta, wire::known::kBlockDelta);
   const std::string_view type = wire::string_at(delta, "type").value_or("");
   struct Mapping {
     std::string_view delta_type;
@@ -243,6 +267,7 @@ void StreamDecoder::on_message_delta(const json::object& o, std::vector<ir::Stre
     return;
   }
   const json::object& delta = d->get_object();
+  drift_.fields(delta, wire::known::kMessageDelta);
   ir::StreamEvent finish = make(ir::StreamEventKind::kFinish);
   finish.finish = finish_reason(wire::string_at(delta, "stop_reason").value_or(""));
   if (finish.finish == ir::FinishReason::kStopSequence) {
@@ -260,6 +285,7 @@ bool StreamDecoder::merge_usage(const json::value& usage, std::vector<ir::Stream
     fail(std::move(r).error(), out);
     return false;
   }
+  drift_.fields(usage.get_object(), wire::known::kUsage);
   auto converted = from_wire_usage(wire_usage_);
   if (!converted) {
     fail(std::move(converted).error(), out);

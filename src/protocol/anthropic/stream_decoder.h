@@ -9,6 +9,7 @@
 #include "codec/sse.h"
 #include "ir/stream_event.h"
 #include "protocol/anthropic/conventions.h"
+#include "protocol/drift.h"
 #include "protocol/stream.h"
 
 namespace sluice::protocol::anthropic {
@@ -32,9 +33,11 @@ namespace sluice::protocol::anthropic {
 //   error                  -> kError (errors.h error_from_wire: the upstream type is kept in
 //                             Error::code(), e.g. overloaded_error with status 529)
 //   ping                   -> nothing
-// Anything the IR cannot express — unknown event types, unknown block or delta types
-// (server_tool_use, citations_delta, ...), invalid JSON, deltas for unknown blocks — becomes
-// one kError (kUpstreamProtocol, "cannot translate ...") that ends the stream: never dropped.
+//   any other event type   -> nothing; counted as schema drift (unknown_fields()): the API
+//                             may add event types and asks clients to tolerate them
+// Anything the IR cannot express — unknown block or delta types (server_tool_use,
+// citations_delta, ...), invalid JSON, deltas for unknown blocks — becomes one kError
+// (kUpstreamProtocol, "cannot translate ...") that ends the stream: never dropped.
 // After kDone or kError further input is ignored.
 class StreamDecoder final : public protocol::StreamDecoder {
  public:
@@ -60,6 +63,9 @@ class StreamDecoder final : public protocol::StreamDecoder {
   bool answered() const { return answered_; }
   // Cumulative usage so far in IR terms (input includes cache reads and writes).
   const ir::Usage& usage() const { return usage_; }
+  // Schema drift: distinct unknown event types (skipped) and unknown fields of the events,
+  // message, content blocks, deltas and usage (wire_json.h known::).
+  std::uint32_t unknown_fields() const override { return drift_.count(); }
 
  private:
   enum class BlockKind : std::uint8_t { kUnknown, kText, kThinking, kRedacted, kTool };
@@ -84,6 +90,7 @@ class StreamDecoder final : public protocol::StreamDecoder {
   std::uint32_t tools_ = 0;
   WireUsage wire_usage_;
   ir::Usage usage_;
+  Drift drift_;
   bool started_ = false;
   bool answered_ = false;
   bool finished_ = false;

@@ -30,4 +30,47 @@ Result<void> read_usage(const boost::json::value& value, WireUsage& usage);
 // The Error for an {"type":"error","error":{"type","message"}} object (errors.h error_from_wire).
 Error error_event(const boost::json::object& o);
 
+// The fields the answer decoders know per level, read or skipped on purpose; anything else is
+// schema drift (protocol/drift.h). Documented fields of the Messages API and its betas.
+namespace known {
+
+// A message: the non-streaming answer, message_start's `message`.
+inline constexpr std::string_view kMessage[] = {
+    "id",          "type",          "role",         "model", "content",
+    "stop_reason", "stop_sequence", "stop_details", "usage", "context_management",
+    "container",
+};
+// A content block (any type the decoders translate): text's citations and tool_use's caller
+// (programmatic tool calling) are not carried.
+inline constexpr std::string_view kBlock[] = {
+    "type", "text", "citations", "thinking", "signature", "data", "id", "name", "input", "caller",
+};
+inline constexpr std::string_view kUsage[] = {
+    "input_tokens",
+    "output_tokens",
+    "cache_creation_input_tokens",
+    "cache_read_input_tokens",
+    "cache_creation",
+    "server_tool_use",
+    "service_tier",
+    "inference_geo",
+};
+// A stream event's own object.
+inline constexpr std::string_view kEvent[] = {
+    "type", "index", "message", "content_block", "delta", "usage", "error",
+};
+// content_block_delta's `delta`.
+inline constexpr std::string_view kBlockDelta[] = {
+    "type", "text", "partial_json", "thinking", "signature",
+};
+// message_delta's `delta`.
+inline constexpr std::string_view kMessageDelta[] = {
+    "stop_reason",
+    "stop_sequence",
+    "stop_details",
+    "container",
+};
+
+}  // namespace known
+
 }  // namespace sluice::protocol::anthropic::wire

@@ -4,6 +4,7 @@
 
 #include "codec/json_read.h"
 #include "codec/json_writer.h"
+#include "protocol/drift.h"
 #include "protocol/gemini/conventions.h"
 #include "protocol/gemini/parts.h"
 #include "protocol/gemini/wire_json.h"
@@ -52,6 +53,8 @@ Result<ir::Response> decode_response(std::string_view body) {
     return std::move(*error);
   }
   ir::Response out;
+  Drift drift;
+  drift.fields(o, wire::known::kResponse, /*snake_case=*/true);
   out.id.assign(string_member(o, "responseId").value_or(""));
   out.model.assign(string_member(o, "modelVersion").value_or(""));
   if (const json::value* u = member(o, "usageMetadata")) {
@@ -60,6 +63,7 @@ Result<ir::Response> decode_response(std::string_view body) {
       return std::move(usage).error();
     }
     out.usage = *usage;
+    drift.fields(u->get_object(), wire::known::kUsage, true);
   }
   const json::value* candidates = member(o, "candidates");
   if (candidates != nullptr && !candidates->is_array()) {
@@ -70,6 +74,7 @@ Result<ir::Response> decode_response(std::string_view body) {
     const json::object* feedback = wire::object_member(o, "promptFeedback", bad);
     const auto reason = feedback != nullptr ? string_member(*feedback, "blockReason") : std::nullopt;
     out.finish = reason ? block_reason(*reason) : ir::FinishReason::kOther;
+    out.unknown_fields = drift.count();
     return out;
   }
   const json::value& first = candidates->get_array().front();
@@ -77,14 +82,19 @@ Result<ir::Response> decode_response(std::string_view body) {
     return protocol_error("upstream candidates[0] is not an object");
   }
   const json::object& c = first.get_object();
+  drift.fields(c, wire::known::kCandidate, true);
   bool bad = false;
   if (const json::object* content = wire::object_member(c, "content", bad)) {
+    drift.fields(*content, wire::known::kContent, true);
     if (const json::value* parts = member(*content, "parts")) {
       AnswerIds ids(out.id);
       if (auto r = parts::read_parts(*parts, parts::Source::kUpstream,
                                      "candidates[0].content.parts", ids, out.content);
           !r) {
         return std::move(r).error();
+      }
+      for (const json::value& p : parts->get_array()) {  // read_parts checked the shapes
+        drift.fields(p.get_object(), wire::known::kPart, true);
       }
     }
   }
@@ -99,6 +109,7 @@ Result<ir::Response> decode_response(std::string_view body) {
   if (out.finish == ir::FinishReason::kUnset) {
     out.finish = ir::FinishReason::kOther;  // a complete answer without a reason: not clean
   }
+  out.unknown_fields = drift.count();
   return out;
 }
 

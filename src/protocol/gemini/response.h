@@ -17,6 +17,8 @@ namespace sluice::protocol::gemini {
 // -> finish per block_reason, otherwise kOther (never an invented clean finish).
 // An {"error":{...}} body becomes its Error (errors.h error_from_wire). Parts the IR cannot
 // carry (inlineData, executableCode, ...) and malformed JSON fail with kUpstreamProtocol.
+// unknown_fields: distinct fields of the answer, candidates[0], its content and parts and
+// usageMetadata that wire_json.h known:: does not list, in either spelling (schema drift).
 Result<ir::Response> decode_response(std::string_view body);
 
 // Encodes an answer for a Gemini caller:

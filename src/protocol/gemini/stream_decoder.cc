@@ -79,6 +79,7 @@ void StreamDecoder::chunk(const json::object& o, std::vector<ir::StreamEvent>& o
     fail(std::move(*error), out);
     return;
   }
+  drift_.fields(o, wire::known::kResponse, /*snake_case=*/true);
   if (!started_) {
     started_ = true;
     response_id_.assign(string_member(o, "responseId").value_or(""));
@@ -96,6 +97,7 @@ void StreamDecoder::chunk(const json::object& o, std::vector<ir::StreamEvent>& o
       fail(std::move(usage).error(), out);
       return;
     }
+    drift_.fields(u->get_object(), wire::known::kUsage, true);
     if (!usage_ || *usage_ != *usage) {
       usage_ = *usage;
       ir::StreamEvent e = make(ir::StreamEventKind::kUsage);
@@ -139,11 +141,15 @@ void StreamDecoder::chunk(const json::object& o, std::vector<ir::StreamEvent>& o
 }
 
 bool StreamDecoder::candidate(const json::object& c, std::vector<ir::StreamEvent>& out) {
+  drift_.fields(c, wire::known::kCandidate, true);
   bool bad = false;
   const json::object* content = wire::object_member(c, "content", bad);
   if (bad) {
     fail("cannot translate a candidate whose content is not an object", out);
     return false;
+  }
+  if (content != nullptr) {
+    drift_.fields(*content, wire::known::kContent, true);
   }
   const json::value* parts = content != nullptr ? member(*content, "parts") : nullptr;
   if (parts == nullptr) {
@@ -238,6 +244,7 @@ bool StreamDecoder::part(const json::value& v, std::vector<ir::StreamEvent>& out
   if (!signature.empty() && is_thought) {
     out.push_back(make_text(ir::StreamEventKind::kReasoningSignature, signature));
   }
+  drift_.fields(p, wire::known::kPart, true);
   return true;
 }
 

@@ -12,6 +12,7 @@
 #include "codec/sse.h"
 #include "ir/stream_event.h"
 #include "ir/usage.h"
+#include "protocol/drift.h"
 #include "protocol/stream.h"
 
 namespace sluice::protocol::gemini {
@@ -56,6 +57,9 @@ class StreamDecoder final : public protocol::StreamDecoder {
   bool answered() const { return answered_; }
   // The cumulative usage so far in IR terms.
   const std::optional<ir::Usage>& usage() const { return usage_; }
+  // Schema drift: distinct unknown fields of the chunks, candidate, content, parts and
+  // usageMetadata over the stream (wire_json.h known::).
+  std::uint32_t unknown_fields() const override { return drift_.count(); }
 
  private:
   void chunk(const boost::json::object& o, std::vector<ir::StreamEvent>& out);
@@ -66,6 +70,7 @@ class StreamDecoder final : public protocol::StreamDecoder {
 
   std::string response_id_;
   std::optional<ir::Usage> usage_;
+  Drift drift_;
   std::uint32_t calls_ = 0;
   bool started_ = false;
   bool answered_ = false;

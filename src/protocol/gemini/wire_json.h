@@ -55,4 +55,39 @@ bool is_json_object(std::string_view text);
 // (errors.h error_from_wire); nullopt otherwise.
 std::optional<Error> upstream_error(const boost::json::object& root);
 
+// The fields of a GenerateContentResponse the answer decoders know per level, read or skipped
+// on purpose (camelCase; snake_case spellings match too); anything else is schema drift
+// (protocol/drift.h).
+namespace known {
+
+inline constexpr std::string_view kResponse[] = {
+    "candidates", "promptFeedback", "usageMetadata", "modelVersion",
+    "responseId", "createTime",     "modelStatus",   "error",
+};
+// Safety ratings, citations, grounding and log-probabilities are not carried.
+inline constexpr std::string_view kCandidate[] = {
+    "content",           "finishReason",     "finishMessage",  "index",
+    "safetyRatings",     "citationMetadata", "tokenCount",     "groundingAttributions",
+    "groundingMetadata", "avgLogprobs",      "logprobsResult", "urlContextMetadata",
+};
+inline constexpr std::string_view kContent[] = {"parts", "role"};
+// A part of a kind the decoders translate; other kinds are errors, not drift.
+inline constexpr std::string_view kPart[] = {"text", "thought", "thoughtSignature", "functionCall"};
+inline constexpr std::string_view kUsage[] = {
+    "promptTokenCount",
+    "cachedContentTokenCount",
+    "candidatesTokenCount",
+    "thoughtsTokenCount",
+    "toolUsePromptTokenCount",
+    "totalTokenCount",
+    "promptTokensDetails",
+    "cacheTokensDetails",
+    "candidatesTokensDetails",
+    "toolUsePromptTokensDetails",
+    "serviceTier",
+    "trafficType",
+};
+
+}  // namespace known
+
 }  // namespace sluice::protocol::gemini::wire

@@ -5,6 +5,8 @@
 #include <boost/json/value.hpp>
 
 #include "codec/json_read.h"
+#include "protocol/drift.h"
+#include "protocol/openai_chat/known_fields.h"
 
 namespace sluice::protocol::openai_chat {
 namespace json = boost::json;
@@ -135,6 +137,10 @@ Result<ir::Response> decode_response(std::string_view body) {
     return protocol_error("choices[0] has no 'message' object");
   }
   const json::object& msg = message->get_object();
+  Drift drift;
+  drift.fields(*root, known::kRoot);
+  drift.fields(*choice, known::kChoice);
+  drift.fields(msg, known::kMessage);
 
   ir::Response out;
   out.id = std::string(string_or_empty(*root, "id"));
@@ -185,6 +191,8 @@ Result<ir::Response> decode_response(std::string_view body) {
         return protocol_error("a tool call has no 'function' object");
       }
       const json::object& fo = fn->get_object();
+      drift.fields(*co, known::kToolCall);
+      drift.fields(fo, known::kFunction);
       ir::ContentPart part;
       part.kind = ir::PartKind::kToolCall;
       part.id = std::string(string_or_empty(*co, "id"));
@@ -205,7 +213,9 @@ Result<ir::Response> decode_response(std::string_view body) {
   }
   if (const json::value* u = field(*root, "usage"); u && u->is_object()) {
     out.usage = usage_from(u->get_object());
+    drift.fields(u->get_object(), known::kUsage);
   }
+  out.unknown_fields = drift.count();
   return out;
 }
 

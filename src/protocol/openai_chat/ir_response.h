@@ -20,7 +20,9 @@ namespace sluice::protocol::openai_chat {
 //   - finish_reason -> finish_reason_from_openai();
 //   - usage: prompt_tokens -> input (OpenAI's count already includes cached tokens),
 //     completion_tokens -> output, prompt_tokens_details.cached_tokens -> cache_read,
-//     completion_tokens_details.reasoning_tokens -> reasoning.
+//     completion_tokens_details.reasoning_tokens -> reasoning;
+//   - unknown_fields: distinct fields of the root, choice, message, tool calls and usage
+//     that known_fields.h does not list (schema drift).
 // Errors: invalid JSON (depth > 64 included), a non-object body, missing or empty choices,
 // a choice without a message -> kUpstreamProtocol; an {"error":{...}} body ->
 // error_from_openai().

@@ -8,7 +8,9 @@
 
 #include <boost/json/basic_parser_impl.hpp>
 
+#include "protocol/drift.h"
 #include "protocol/openai_chat/ir_response.h"
+#include "protocol/openai_chat/known_fields.h"
 
 namespace sluice::protocol::openai_chat {
 namespace json = boost::json;
@@ -249,14 +251,24 @@ class ChunkHandler {
       return true;
     }
     if (key_buf_.empty()) {
-      key_ = key_of(std::string_view(s.data(), s.size()));
+      const std::string_view key(s.data(), s.size());
+      key_ = key_of(key);
+      if (key_ == Key::kOther) {
+        other_key(key);
+      }
     } else {
       key_buf_.append(s.data(), s.size());
       key_ = key_of(key_buf_);
+      if (key_ == Key::kOther) {
+        other_key(key_buf_);
+      }
       key_buf_.clear();
     }
     return true;
   }
+
+  // Schema drift over the whole stream (not reset per chunk).
+  const Drift& drift() const { return drift_; }
 
   bool on_string_part(json::string_view s, std::size_t, error_code&) {
     if (!in_string_) {
@@ -460,6 +472,37 @@ class ChunkHandler {
     }
   }
 
+  // A key key_of() does not read, at a level the decoder reads: drift unless skipped on purpose.
+  void other_key(std::string_view key) {
+    FieldNames known;
+    switch (frames_[depth_ - 1]) {
+      case Frame::kRoot:
+        known = known::kRoot;
+        break;
+      case Frame::kChoice:
+        known = known::kChoice;
+        break;
+      case Frame::kDelta:
+        known = known::kMessage;
+        break;
+      case Frame::kToolCall:
+        known = known::kToolCall;
+        break;
+      case Frame::kFunction:
+        known = known::kFunction;
+        break;
+      case Frame::kUsage:
+        known = known::kUsage;
+        break;
+      default:
+        return;  // details objects, errors: not counted
+    }
+    if (!Drift::is_known(key, known)) {
+      drift_.unknown(key);
+    }
+  }
+
+  Drift drift_;
   std::array<Frame, kMaxDepth + 1> frames_{};
   std::size_t depth_ = 0;
   Key key_ = Key::kOther;
@@ -504,6 +547,7 @@ class StreamDecoder::ChunkParser {
   }
 
   Chunk& chunk() { return parser_.handler().chunk; }
+  std::uint32_t unknown_fields() const { return parser_.handler().drift().count(); }
 
  private:
   json::basic_parser<ChunkHandler> parser_;
@@ -511,6 +555,8 @@ class StreamDecoder::ChunkParser {
 
 StreamDecoder::StreamDecoder() : parser_(std::make_unique<ChunkParser>()) {}
 StreamDecoder::~StreamDecoder() = default;
+
+std::uint32_t StreamDecoder::unknown_fields() const { return parser_->unknown_fields(); }
 
 void StreamDecoder::fail(Error error, std::vector<ir::StreamEvent>& out) {
   add(out, ir::StreamEventKind::kError).error = std::move(error);

@@ -60,6 +60,10 @@ class StreamDecoder final : public protocol::StreamDecoder {
   // kDone or kError has been emitted.
   bool finished() const override { return done_ || failed_; }
 
+  // Distinct unknown fields of the root, choice, delta, tool call, function and usage objects
+  // over the whole stream (known_fields.h; protocol/drift.h).
+  std::uint32_t unknown_fields() const override;
+
  private:
   class ChunkParser;
 

@@ -38,6 +38,71 @@ void append_usage_json(std::string& out, const ir::Usage& usage);
 // Reads a `usage` object. kUpstreamProtocol for counts that are not non-negative integers.
 Result<ir::Usage> read_usage(const boost::json::value& usage);
 
+// The fields of a Response and its stream events the answer decoders know per level, read or
+// skipped on purpose (the request echo: instructions, tools, temperature, ...); anything else
+// is schema drift (protocol/drift.h).
+namespace known {
+
+inline constexpr std::string_view kResponse[] = {
+    "id",
+    "object",
+    "created_at",
+    "completed_at",
+    "status",
+    "error",
+    "incomplete_details",
+    "instructions",
+    "max_output_tokens",
+    "max_tool_calls",
+    "model",
+    "output",
+    "output_text",
+    "parallel_tool_calls",
+    "previous_response_id",
+    "reasoning",
+    "service_tier",
+    "store",
+    "temperature",
+    "text",
+    "tool_choice",
+    "tools",
+    "top_p",
+    "top_logprobs",
+    "truncation",
+    "usage",
+    "user",
+    "metadata",
+    "background",
+    "billing",
+    "prompt",
+    "prompt_cache_key",
+    "prompt_cache_retention",
+    "safety_identifier",
+    "frequency_penalty",
+    "presence_penalty",
+    "conversation",
+};
+// An output item of a type the decoders translate (message, function_call, reasoning).
+inline constexpr std::string_view kItem[] = {
+    "id",      "type", "status",    "role",    "content",
+    "call_id", "name", "arguments", "summary", "encrypted_content",
+};
+// A message content part or a reasoning summary part: annotations and logprobs are not carried.
+inline constexpr std::string_view kPart[] = {"type", "text", "refusal", "annotations", "logprobs"};
+inline constexpr std::string_view kUsage[] = {
+    "input_tokens",          "input_tokens_details", "output_tokens",
+    "output_tokens_details", "total_tokens",
+};
+// A stream event's own object (any event type).
+inline constexpr std::string_view kEvent[] = {
+    "type",         "sequence_number", "response",      "item",    "item_id",
+    "output_index", "content_index",   "summary_index", "part",    "delta",
+    "text",         "arguments",       "name",          "refusal", "logprobs",
+    "obfuscation",  "error",           "code",          "message", "param",
+};
+
+}  // namespace known
+
 // The string at `key`, or nullopt when absent, null or not a string (views into `o`).
 std::optional<std::string_view> string_at(const boost::json::object& o, std::string_view key);
 

@@ -5,6 +5,7 @@
 
 #include "codec/json_read.h"
 #include "codec/json_writer.h"
+#include "protocol/drift.h"
 #include "protocol/openai_responses/conventions.h"
 
 namespace sluice::protocol::openai_responses {
@@ -17,7 +18,8 @@ Error protocol_error(std::string message) {
   return Error(ErrorKind::kUpstreamProtocol, std::move(message));
 }
 
-Result<void> read_message(const json::object& item, std::vector<ir::ContentPart>& out) {
+Result<void> read_message(const json::object& item, std::vector<ir::ContentPart>& out,
+                          Drift& drift) {
   const json::value* content = item.if_contains("content");
   if (content == nullptr || !content->is_array()) {
     return protocol_error("upstream message item has no content array");
@@ -32,18 +34,22 @@ Result<void> read_message(const json::object& item, std::vector<ir::ContentPart>
       return protocol_error("cannot translate message content of type '" + std::string(type) + "'");
     }
     out.push_back(ir::ContentPart::make_text(std::string(*text)));
+    drift.fields(*part, known::kPart);
   }
   return {};
 }
 
-Result<bool> read_item(const json::value& v, std::vector<ir::ContentPart>& out) {
+Result<bool> read_item(const json::value& v, std::vector<ir::ContentPart>& out, Drift& drift) {
   const json::object* item = v.if_object();
   if (item == nullptr) {
     return protocol_error("upstream output item is not an object");
   }
   const std::string_view type = string_at(*item, "type").value_or("");
+  if (type == "message" || type == "function_call" || type == "reasoning") {
+    drift.fields(*item, known::kItem);
+  }
   if (type == "message") {
-    if (auto ok = read_message(*item, out); !ok) {
+    if (auto ok = read_message(*item, out, drift); !ok) {
       return ok.error();
     }
     return false;
@@ -118,6 +124,8 @@ Result<ir::Response> decode_response(std::string_view body) {
                           "'");
   }
   ir::Response out;
+  Drift drift;
+  drift.fields(*root, known::kResponse);
   out.id.assign(string_at(*root, "id").value_or(""));
   out.model.assign(string_at(*root, "model").value_or(""));
   if (const json::value* created = root->if_contains("created_at")) {
@@ -133,7 +141,7 @@ Result<ir::Response> decode_response(std::string_view body) {
       return protocol_error("upstream response output is not an array");
     }
     for (const json::value& item : output->get_array()) {
-      auto is_call = read_item(item, out.content);
+      auto is_call = read_item(item, out.content, drift);
       if (!is_call) {
         return std::move(is_call).error();
       }
@@ -153,7 +161,9 @@ Result<ir::Response> decode_response(std::string_view body) {
       return std::move(read).error();
     }
     out.usage = *read;
+    drift.fields(usage->get_object(), known::kUsage);
   }
+  out.unknown_fields = drift.count();
   return out;
 }
 

@@ -25,6 +25,8 @@ namespace sluice::protocol::openai_responses {
 // Errors: kUpstreamProtocol for invalid JSON, a non-object, output items the IR cannot carry
 // (built-in tool calls such as web_search_call), a status other than completed / incomplete;
 // a failed response or an {"error":{...}} body -> its error (conventions.h error_from_wire).
+// unknown_fields: distinct fields of the response, its output items, content parts and usage
+// that conventions.h known:: does not list (schema drift).
 Result<ir::Response> decode_response(std::string_view body);
 
 // IR -> a `response` object, in the key order of recorded answers:

@@ -8,9 +8,26 @@ namespace json = boost::json;
 
 namespace {
 
-// Events that carry nothing the IR needs once the items they belong to are tracked.
-bool ignored(std::string_view type) {
-  static constexpr std::string_view kIgnored[] = {
+// The event types the decoder knows: those it translates, then those that carry nothing the
+// IR needs once the items they belong to are tracked. Others are schema drift, skipped.
+bool known_event(std::string_view type) {
+  static constexpr std::string_view kKnown[] = {
+      "response.created",
+      "response.output_text.delta",
+      "response.refusal.delta",
+      "response.function_call_arguments.delta",
+      "response.function_call_arguments.done",
+      "response.reasoning_summary_text.delta",
+      "response.reasoning_text.delta",
+      "response.reasoning_summary_part.added",
+      "response.content_part.added",
+      "response.output_item.added",
+      "response.output_item.done",
+      "response.completed",
+      "response.incomplete",
+      "response.failed",
+      "error",
+      // nothing to translate:
       "response.in_progress",
       "response.queued",
       "response.content_part.done",
@@ -21,12 +38,14 @@ bool ignored(std::string_view type) {
       "response.reasoning_text.done",
       "keepalive",
   };
-  for (std::string_view t : kIgnored) {
-    if (t == type) {
-      return true;
-    }
-  }
-  return false;
+  return Drift::is_known(type, kKnown);
+}
+
+// Known event types carrying what the IR cannot carry (audio, annotations): explicit errors.
+// Built-in tools' events (response.web_search_call.*, ...) follow their output items, which
+// are errors already.
+bool untranslatable(std::string_view type) {
+  return type.starts_with("response.audio") || type.starts_with("response.output_text.annotation");
 }
 
 // The joined text of the `key` strings of the objects in the array at `array_key` (a message's
@@ -100,6 +119,12 @@ void StreamDecoder::dispatch(std::string_view type, const json::object& o,
   if (type == "keepalive") {
     return;
   }
+  if (!known_event(type) && !untranslatable(type)) {
+    // A new event type: schema drift, skipped (the OpenAI SDKs pass unknown events through).
+    drift_.unknown(type);
+    return;
+  }
+  drift_.fields(o, known::kEvent);
   if (!started_) {
     // ir/stream_event.h promises kStart first: only the response's own lifecycle events can
     // start a stream.
@@ -111,6 +136,7 @@ void StreamDecoder::dispatch(std::string_view type, const json::object& o,
       return;
     }
     started_ = true;
+    drift_.fields(r->get_object(), known::kResponse);
     ir::StreamEvent start;
     start.kind = ir::StreamEventKind::kStart;
     start.id.assign(string_at(r->get_object(), "id").value_or(""));
@@ -140,6 +166,7 @@ void StreamDecoder::dispatch(std::string_view type, const json::object& o,
     if (part_type != "output_text" && part_type != "refusal" && part_type != "reasoning_text") {
       fail("cannot translate content of type '" + std::string(part_type) + "'", out);
     } else if (Item* item = item_at(o, kind, type, out); item != nullptr && part->is_object()) {
+      drift_.fields(part->get_object(), known::kPart);
       // A part that arrives with text (the API sends them empty) is passed on whole.
       const std::string_view text =
           string_at(part->get_object(), part_type == "refusal" ? "refusal" : "text").value_or("");
@@ -175,7 +202,7 @@ void StreamDecoder::dispatch(std::string_view type, const json::object& o,
     }
   } else if (type == "response.created") {
     fail("cannot translate a second response.created", out);
-  } else if (!ignored(type)) {
+  } else if (untranslatable(type)) {
     fail("cannot translate event '" + std::string(type) + "'", out);
   }
 }
@@ -202,6 +229,9 @@ void StreamDecoder::on_item_added(const json::object& o, std::vector<ir::StreamE
   }
   const json::object& item = iv->get_object();
   const std::string_view type = string_at(item, "type").value_or("");
+  if (type == "message" || type == "reasoning" || type == "function_call") {
+    drift_.fields(item, known::kItem);
+  }
   Item& slot = items_[*at];
   if (type == "message") {
     slot.kind = ItemKind::kMessage;
@@ -250,6 +280,7 @@ void StreamDecoder::on_item_done(const json::object& o, std::vector<ir::StreamEv
     return;
   }
   const json::object& done = iv->get_object();
+  drift_.fields(done, known::kItem);
   if (kind == ItemKind::kFunctionCall) {
     if (!item->streamed) {
       emit(ir::StreamEventKind::kToolCallDelta, string_at(done, "arguments").value_or(""),
@@ -296,12 +327,14 @@ void StreamDecoder::on_final(const json::object& o, std::vector<ir::StreamEvent>
     return;
   }
   const json::object& response = r->get_object();
+  drift_.fields(response, known::kResponse);
   if (const json::value* u = response.if_contains("usage"); u != nullptr && !u->is_null()) {
     auto usage = read_usage(*u);
     if (!usage) {
       fail(std::move(usage).error(), out);
       return;
     }
+    drift_.fields(u->get_object(), known::kUsage);
     ir::StreamEvent e;
     e.kind = ir::StreamEventKind::kUsage;
     e.usage = *usage;

@@ -10,6 +10,7 @@
 
 #include "codec/sse.h"
 #include "ir/stream_event.h"
+#include "protocol/drift.h"
 #include "protocol/stream.h"
 
 namespace sluice::protocol::openai_responses {
@@ -42,9 +43,10 @@ namespace sluice::protocol::openai_responses {
 //                                     OpenAPI spec or nested under "error" as recorded)
 //   response.in_progress, content_part.added / .done, *.done, summary_part.done, keepalive
 //                                     -> nothing
-// Anything else — built-in tool items and their events (web_search_call, ...), annotations,
-// audio, unknown event types, invalid JSON, events for unknown output indexes — becomes one
-// kError (kUpstreamProtocol, "cannot translate ...") that ends the stream: never dropped.
+//   an event type not named here    -> nothing; counted as schema drift (unknown_fields())
+// Anything else — built-in tool items (web_search_call, ...), annotation and audio events,
+// invalid JSON, events for unknown output indexes — becomes one kError (kUpstreamProtocol,
+// "cannot translate ...") that ends the stream: never dropped.
 // After kDone or kError further input is ignored.
 class StreamDecoder final : public protocol::StreamDecoder {
  public:
@@ -61,6 +63,9 @@ class StreamDecoder final : public protocol::StreamDecoder {
   bool finished() const override { return finished_; }
   // response.completed or response.incomplete has been seen.
   bool answered() const { return answered_; }
+  // Schema drift: distinct unknown event types (skipped) and unknown fields of the events,
+  // response object, output items, content parts and usage (conventions.h known::).
+  std::uint32_t unknown_fields() const override { return drift_.count(); }
 
  private:
   enum class ItemKind : std::uint8_t { kNone, kMessage, kFunctionCall, kReasoning };
@@ -89,6 +94,7 @@ class StreamDecoder final : public protocol::StreamDecoder {
   static constexpr std::size_t kMaxItems = 4096;
 
   std::vector<Item> items_;
+  Drift drift_;
   std::uint32_t tools_ = 0;
   bool started_ = false;
   bool answered_ = false;

@@ -582,6 +582,45 @@ TEST_F(PipelineTest, AnthropicCallerIsTranslatedBothWays) {
   EXPECT_EQ(up.at("stream"), true);
 }
 
+TEST_F(PipelineTest, SchemaDriftInATranslatedAnswerIsAttributedToTheAttempt) {
+  // Stream: an unknown delta field in every chunk counts once, an unknown choice field once.
+  connector_.scripts.push_back(
+      sse({chunk(R"({"role":"assistant","content":"","novel":1})"),
+           chunk(R"({"content":"Hello","novel":2})"), chunk("{}", R"("stop","x_choice":true)"),
+           usage_chunk(), "data: [DONE]\n\n"}));
+  const std::string body =
+      R"({"model":"gpt","max_tokens":20,"stream":true,"messages":[{"role":"user","content":"hi"}]})";
+  RequestContext ctx = messages(body);
+  EXPECT_EQ(ctx.outcome, Outcome::kComplete);
+  ASSERT_EQ(ctx.attempts.size(), 1u);
+  EXPECT_EQ(ctx.attempts[0].unknown_fields, 2u);
+  json::value line = json::parse(format_access_log(ctx));
+  EXPECT_EQ(line.at("upstream").at(0).at("drift").to_number<std::uint64_t>(), 2u);
+
+  // Non-streaming answer.
+  Script s;
+  s.reads = {
+      R"({"id":"c","object":"chat.completion","model":"m","novel":1,"choices":[{"index":0,"message":{"role":"assistant","content":"hi"},"finish_reason":"stop"}]})"};
+  connector_.scripts.push_back(std::move(s));
+  downstream_ = FakeDownstream();
+  ctx = messages(R"({"model":"gpt","max_tokens":20,"messages":[{"role":"user","content":"hi"}]})");
+  EXPECT_EQ(downstream_.status, 200);
+  EXPECT_EQ(ctx.attempts[0].unknown_fields, 1u);
+
+  // Passthrough is relayed verbatim, not decoded: nothing is counted.
+  Script p;
+  p.reads = {
+      R"({"id":"c","object":"chat.completion","model":"m","novel":1,"choices":[{"index":0,"message":{"role":"assistant","content":"hi"},"finish_reason":"stop"}]})"};
+  connector_.scripts.push_back(std::move(p));
+  downstream_ = FakeDownstream();
+  ctx = chat(R"({"model":"gpt","messages":[{"role":"user","content":"hi"}]})");
+  EXPECT_EQ(downstream_.status, 200);
+  ASSERT_TRUE(ctx.attempts[0].passthrough);
+  EXPECT_EQ(ctx.attempts[0].unknown_fields, 0u);
+  line = json::parse(format_access_log(ctx));
+  EXPECT_FALSE(line.at("upstream").at(0).as_object().contains("drift"));
+}
+
 TEST_F(PipelineTest, InProcessProviderStillGoesThroughTheConnector) {
   Script s;
   s.reads = {R"({"id":"m","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"mock"},"finish_reason":"stop"}]})"};

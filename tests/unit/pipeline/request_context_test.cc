@@ -91,6 +91,20 @@ TEST(AccessLog, IgnoredFieldsAreCounted) {
   EXPECT_EQ(v.as_object().at("ignored_fields").to_number<std::uint64_t>(), 2u);
 }
 
+TEST(AccessLog, SchemaDriftIsWrittenPerAttemptWhenNonZero) {
+  RequestContext ctx;
+  Attempt& first = ctx.attempts.emplace_back();
+  first.provider = "a";
+  Attempt& second = ctx.attempts.emplace_back();
+  second.provider = "b";
+  second.unknown_fields = 3;
+  json::value v = json::parse(format_access_log(ctx));
+  const json::array& upstream = v.as_object().at("upstream").as_array();
+  ASSERT_EQ(upstream.size(), 2u);
+  EXPECT_FALSE(upstream[0].as_object().contains("drift"));
+  EXPECT_EQ(upstream[1].at("drift").to_number<std::uint64_t>(), 3u);
+}
+
 TEST(AccessLog, FinishedModelCallWithoutUsageSaysNull) {
   RequestContext ctx;
   ctx.outcome = Outcome::kUpstreamError;

@@ -330,8 +330,6 @@ TEST(StreamDecoder, UntranslatableInputIsAnExplicitError) {
     const char* message;
   };
   const Case cases[] = {
-      {"web_search_progress", R"({"type":"web_search_progress"})",
-       "cannot translate event 'web_search_progress'"},
       {"content_block_start",
        R"({"type":"content_block_start","index":0,"content_block":{"type":"server_tool_use","id":"s","name":"web_search","input":{}}})",
        "cannot translate content block 'server_tool_use'"},
@@ -356,6 +354,22 @@ TEST(StreamDecoder, UntranslatableInputIsAnExplicitError) {
     decoder.decode("message_stop", R"({"type":"message_stop"})", out);
     EXPECT_EQ(out.size(), n);  // nothing after the error
   }
+}
+
+TEST(StreamDecoder, UnknownEventTypesAreSkippedAndCountedAsDrift) {
+  // Anthropic may add event types and asks clients to tolerate them: skipped, counted once per
+  // type, before and after message_start, with or without an event name.
+  StreamDecoder decoder;
+  std::vector<ir::StreamEvent> out;
+  decoder.decode("web_search_progress", R"({"type":"web_search_progress"})", out);
+  decoder.decode("message_start", R"({"type":"message_start","message":{"id":"msg_1","model":"m"}})",
+                 out);
+  decoder.decode("web_search_progress", "not even JSON", out);
+  decoder.decode("", R"({"type":"message_heartbeat"})", out);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].kind, ir::StreamEventKind::kStart);
+  EXPECT_FALSE(decoder.finished());
+  EXPECT_EQ(decoder.unknown_fields(), 2u);
 }
 
 TEST(StreamDecoder, CitationsDeltaIsNotDropped) {
