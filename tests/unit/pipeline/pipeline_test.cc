@@ -33,9 +33,17 @@ providers:
     base_url: http://127.0.0.1:9/v1
     api_key: sk-provider-secret-0000000009
     forward_headers: [x-trace-*]
+  - id: up2
+    adapter: openai
+    base_url: http://127.0.0.1:9/v2
+    api_key: sk-provider-secret-0000000008
   - id: mock
     adapter: mock
 routes:
+  - alias: ha
+    targets:
+      - { provider: up, model: upstream-model }
+      - { provider: up2, model: second-model }
   - alias: gpt
     provider: up
     model: upstream-model
@@ -528,6 +536,78 @@ TEST_F(PipelineTest, UnreachableUpstreamIsA502AndTheAttemptRecordsWhy) {
   EXPECT_EQ(ctx.attempts[0].status, 0);
   EXPECT_EQ(ctx.attempts[0].error->code(), "upstream_connect_failed");
   EXPECT_EQ(ctx.outcome, Outcome::kUpstreamError);
+}
+
+// --- routing: failover before anything reached the caller ------------------------------------
+
+constexpr const char* kHaBody = R"({"model":"ha","messages":[{"role":"user","content":"hi"}]})";
+constexpr const char* kHaStreamBody =
+    R"({"model":"ha","stream":true,"messages":[{"role":"user","content":"hi"}]})";
+
+TEST_F(PipelineTest, A5xxFailsOverToTheNextTargetAndTheCallerSeesOnlyTheAnswer) {
+  Script bad;
+  bad.status = 503;
+  bad.reads = {R"({"error":{"message":"overloaded","type":"server_error","param":null,"code":null}})"};
+  connector_.scripts.push_back(std::move(bad));
+  Script good;
+  good.reads = {R"({"id":"c2","object":"chat.completion","created":1,"model":"second-model","choices":[{"index":0,"message":{"role":"assistant","content":"from b"},"finish_reason":"stop"}],"usage":{"prompt_tokens":3,"completion_tokens":2,"total_tokens":5}})"};
+  connector_.scripts.push_back(std::move(good));
+  RequestContext ctx = chat(kHaBody);
+  EXPECT_EQ(downstream_.status, 200);
+  EXPECT_EQ(downstream_.json_body().at("choices").at(0).at("message").at("content"), "from b");
+  EXPECT_EQ(downstream_.headers["x-sluice-attempts"], "2");
+  EXPECT_EQ(downstream_.headers["x-sluice-target"], "1");
+  EXPECT_EQ(downstream_.headers["x-sluice-provider"], "up2");
+  ASSERT_EQ(ctx.attempts.size(), 2u);
+  EXPECT_EQ(ctx.attempts[0].status, 503);
+  EXPECT_EQ(ctx.attempts[1].path, "1");
+  ASSERT_EQ(connector_.sent.size(), 2u);
+  EXPECT_EQ(json::parse(connector_.sent[1].body).at("model"), "second-model");
+  EXPECT_EQ(observer_.calls,
+            (std::vector<std::string>{"attempt:503", "attempt:200", "usage:3/2", "finish:200"}));
+}
+
+TEST_F(PipelineTest, A400NeverMovesToTheNextTarget) {
+  Script bad;
+  bad.status = 400;
+  bad.reads = {R"({"error":{"message":"bad","type":"invalid_request_error","param":null,"code":null}})"};
+  connector_.scripts.push_back(std::move(bad));
+  RequestContext ctx = chat(kHaBody);
+  EXPECT_EQ(downstream_.status, 400);
+  EXPECT_EQ(connector_.sent.size(), 1u);
+  EXPECT_EQ(ctx.attempts.size(), 1u);
+}
+
+TEST_F(PipelineTest, AStreamBrokenBeforeItsCommitPointFailsOverWithoutAByteSent) {
+  Script broken = sse({chunk(R"({"role":"assistant","content":""})")});
+  broken.fail = Error(ErrorKind::kUpstreamProtocol, "connection reset").with_code("upstream_reset");
+  connector_.scripts.push_back(std::move(broken));
+  const std::string role = chunk(R"({"role":"assistant","content":""})");
+  const std::string text = chunk(R"({"content":"Hi"})");
+  const std::string stop = chunk("{}", R"("stop")");
+  connector_.scripts.push_back(sse({role, text, stop, "data: [DONE]\n\n"}));
+  RequestContext ctx = chat(kHaStreamBody);
+  EXPECT_TRUE(downstream_.streamed);
+  EXPECT_EQ(downstream_.body, role + text + stop + "data: [DONE]\n\n") << "one role chunk";
+  EXPECT_EQ(downstream_.headers["x-sluice-attempts"], "2");
+  EXPECT_EQ(ctx.outcome, Outcome::kComplete);
+  ASSERT_EQ(ctx.attempts.size(), 2u);
+  EXPECT_EQ(ctx.attempts[0].error->code(), "upstream_reset");
+  EXPECT_TRUE(connector_.last_aborted == false);
+}
+
+TEST_F(PipelineTest, AStreamBrokenAfterItsCommitPointEndsWithAnErrorEventAndNoFailover) {
+  Script broken = sse({chunk(R"({"role":"assistant","content":""})"), chunk(R"({"content":"Hi"})")});
+  broken.fail = Error(ErrorKind::kUpstreamProtocol, "connection reset").with_code("upstream_reset");
+  connector_.scripts.push_back(std::move(broken));
+  connector_.scripts.push_back(sse({chunk(R"({"content":"never"})")}));
+  RequestContext ctx = chat(kHaStreamBody);
+  EXPECT_EQ(connector_.sent.size(), 1u) << "committed: never re-sent elsewhere";
+  EXPECT_NE(downstream_.body.find("\"Hi\""), std::string::npos);
+  EXPECT_NE(downstream_.body.find("upstream_reset"), std::string::npos);
+  EXPECT_EQ(downstream_.body.find("[DONE]"), std::string::npos);
+  EXPECT_EQ(ctx.outcome, Outcome::kMidstreamError);
+  ASSERT_TRUE(ctx.attempts[0].error.has_value()) << "the broken stream counts against its target";
 }
 
 TEST_F(PipelineTest, ErrorsBeforeAnyUpstreamAreInTheCallersProtocol) {
