@@ -260,6 +260,9 @@ bool ModelCall::fail_over(const Error& error, int status, const providers::Excha
     failure.retry_after = std::chrono::seconds(error.retry_after_seconds());
   }
   next_ = plan_->after_failure(failure, pipeline_.clock().now());
+  if (!next_) {
+    ctx_.retry_stop = plan_->stop_reason();  // a literal: outlives the plan
+  }
   return next_.has_value();
 }
 

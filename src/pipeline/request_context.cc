@@ -70,6 +70,9 @@ std::string format_access_log(const RequestContext& ctx) {
     field("ignored_fields").number(static_cast<std::uint64_t>(ctx.ignored_fields));
   }
   field("outcome").string(to_string(ctx.outcome));
+  if (!ctx.retry_stop.empty()) {
+    field("retry_stop").string(ctx.retry_stop);
+  }
   if (!ctx.finish_reason.empty()) {
     field("finish_reason").string(ctx.finish_reason);
   }

@@ -102,6 +102,9 @@ struct RequestContext {
   std::uint64_t events = 0;
   // Request fields the ingress codec ignored because the IR cannot carry them (schema drift).
   std::uint32_t ignored_fields = 0;
+  // Why the route's plan made no further attempt after a failure ("not retryable", "retry
+  // budget exhausted", "deadline", ...); "" when it did not stop on a failure.
+  std::string_view retry_stop;
   // Usage reports the caller's protocol could not express exactly and got clamped (metering
   // anomaly: the record keeps the upstream's figures).
   std::uint32_t usage_clamped = 0;

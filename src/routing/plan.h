@@ -78,7 +78,8 @@ class AttemptPlan {
   Step first();
   // After a failed attempt: the next one, or nullopt with stop_reason() saying why not.
   std::optional<Step> after_failure(const Failure& failure, TimePoint now);
-  // Why after_failure returned nullopt ("not retryable", "retry budget exhausted", ...).
+  // Why after_failure returned nullopt ("not retryable", "retry budget exhausted", ...): a
+  // string literal, so it outlives the plan.
   std::string_view stop_reason() const { return stop_reason_; }
 
   // The order the tree gave, as Route::targets indexes (for tests and logs).

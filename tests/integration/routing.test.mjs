@@ -158,6 +158,8 @@ describe('routing and resilience', () => {
     const after = await counts();
     assert.equal((after.fail400 ?? 0) - (before.fail400 ?? 0), 1);
     assert.equal(after.good ?? 0, before.good ?? 0, 'the fallback was not called');
+    const entry = await gw.waitForLog((e) => e.request_id === r.headers.get('x-request-id'));
+    assert.equal(entry.retry_stop, 'not retryable');
   });
 
   test('Retry-After is honoured on the same target', async () => {
