@@ -41,7 +41,7 @@ inline void check_anthropic_encoding(const ir::Request& request, bool stream) {
     auto redecoded = an::decode_request(*again);
     check(redecoded.has_value(), "the second encoding does not decode", *again);
     auto third = an::encode_request(*redecoded, kModel, stream, options);
-    check(third.has_value() && *third == *again,
+    check(third.has_value() && same_encoding(*third, *again),
           "anthropic::encode_request is not a fixed point after one decode",
           *again + "\n" + (third ? *third : third.error().message()));
   }

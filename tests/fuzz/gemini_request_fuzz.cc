@@ -44,7 +44,7 @@ void check_gemini_encoding(const sluice::ir::Request& request) {
   auto redecoded = gm::decode_request(*again);
   check(redecoded.has_value(), "the second Gemini encoding does not decode", *again);
   auto third = gm::encode_request(*redecoded);
-  check(third.has_value() && *third == *again,
+  check(third.has_value() && sluice::fuzz::same_encoding(*third, *again),
         "gemini::encode_request is not a fixed point after one decode",
         *again + "\n" + (third ? *third : third.error().message()));
 }

@@ -11,6 +11,8 @@
 #include <string>
 #include <string_view>
 
+#include <boost/json/serialize.hpp>
+
 #include "anthropic_encoding_check.h"
 #include "fuzz_support.h"
 #include "protocol/openai_chat/ir_request.h"
@@ -48,7 +50,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     auto spliced = sluice::fuzz::expect_json(up, "passthrough body is not valid JSON");
     check(original.is_object() && spliced.is_object(), "passthrough body is not an object", up);
     original.get_object()["model"] = kUpstreamModel;
-    check(original == spliced, "passthrough body changes more than the model", up);
+    // Compared as serialized text: Boost.JSON reads a number such as 0e29256 as NaN, which is
+    // never equal to itself, though the bytes went through untouched.
+    check(boost::json::serialize(original) == boost::json::serialize(spliced),
+          "passthrough body changes more than the model", up);
   }
 
   rs::DecodeStats stats;
@@ -70,7 +75,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     auto again = rs::decode_request(*encoded);
     check(again.has_value(), "encode_request wrote a body decode_request rejects", *encoded);
     auto twice = rs::encode_request(*again, kUpstreamModel, again->stream);
-    check(twice.has_value() && *twice == *encoded, "encoding is not a fixed point after one decode",
+    check(twice.has_value() && sluice::fuzz::same_encoding(*twice, *encoded), "encoding is not a fixed point after one decode",
           *encoded + "\n" + (twice ? *twice : twice.error().message()));
   }
 

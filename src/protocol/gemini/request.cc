@@ -766,10 +766,13 @@ class RequestEncoder {
         }
       }
     }
-    // Names whose results are reordered: every one answers a call not answered before.
+    // Names whose results are reordered: every one answers a call not answered before, made in
+    // an earlier message. A call in this same message (a user turn that also calls: not a shape
+    // Gemini produces) leaves its name's results as they are, since decoding pairs such results
+    // by position and a reorder would not survive a second round trip.
     auto movable = [&](std::string_view name) {
       for (const Slot& r : results) {
-        if (r.name == name && r.repeated) {
+        if (r.name == name && (r.repeated || r.call.message == message_)) {
           return false;
         }
       }

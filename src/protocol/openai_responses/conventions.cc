@@ -154,7 +154,9 @@ void write_reasoning_item(codec::JsonWriter& w, std::string_view id,
     if (!p.signature.empty()) {
       encrypted = p.signature;
     }
-    if (p.kind != ir::PartKind::kReasoning || (p.text.empty() && end - begin == 1)) {
+    // An empty summary text carries nothing and reads back as no part at all: leaving it out
+    // keeps encode(decode(x)) == x for what this encoder writes.
+    if (p.kind != ir::PartKind::kReasoning || p.text.empty()) {
       continue;
     }
     w.raw(first ? R"({"type":"summary_text","text":)" : R"(,{"type":"summary_text","text":)")
