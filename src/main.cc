@@ -10,9 +10,9 @@
 #include "config/config.h"
 #include "config/routes_report.h"
 #include "core/version.h"
-#include "server/server.h"
 #include "pipeline/snapshot.h"
 #include "providers/registry.h"
+#include "server/server.h"
 #include "spdlog/sinks/stdout_color_sinks.h"
 #include "spdlog/spdlog.h"
 

@@ -155,8 +155,8 @@ class Loader {
  public:
   Loader(const LoadContext& context, std::span<const AdapterSchema> adapters)
       : context_(context), adapters_(adapters) {
-    provider_keys_ = {"id",   "adapter", "base_url", "api_key", "requires_env", "headers",
-                      "forward_headers", "pool", "timeout", "tls"};
+    provider_keys_ = {"id",      "adapter",         "base_url", "api_key", "requires_env",
+                      "headers", "forward_headers", "pool",     "timeout", "tls"};
     for (const AdapterSchema& a : adapters_) {
       for (const AdapterOption& o : a.options) {
         const std::string_view top = o.name.substr(0, o.name.find('.'));
@@ -168,9 +168,8 @@ class Loader {
   }
 
   std::shared_ptr<const Config> load(const YamlField& root) {
-    const YamlMap top = root.map(
-        {"version", "listen", "server", "access_log", "auth", "routing", "providers", "routes",
-         "keys"});
+    const YamlMap top = root.map({"version", "listen", "server", "access_log", "auth", "routing",
+                                  "providers", "routes", "keys"});
     config_.source_path = context_.source_name;
     const YamlField version = top.required("version");
     config_.version = version.unsigned_in(0, std::numeric_limits<std::uint64_t>::max());
@@ -427,8 +426,8 @@ class Loader {
     const std::string adapter_name = adapter_field.text();
     const AdapterSchema* schema = find_adapter(adapter_name);
     if (schema == nullptr) {
-      adapter_field.fail("unknown adapter " + in_quotes(adapter_name) + " (expected: " +
-                         adapter_names() + ")");
+      adapter_field.fail("unknown adapter " + in_quotes(adapter_name) +
+                         " (expected: " + adapter_names() + ")");
     }
     // Checked before skipping: these mistakes do not depend on the environment.
     if (!schema->network) {
@@ -655,8 +654,8 @@ class Loader {
   }
 
   void load_route(const YamlField& field) {
-    const YamlMap m = field.map(
-        {"alias", "kind", "provider", "model", "targets", "policy", "retry", "timeout"});
+    const YamlMap m =
+        field.map({"alias", "kind", "provider", "model", "targets", "policy", "retry", "timeout"});
     Route route;
     route.source = field.where();
 
@@ -815,8 +814,8 @@ class Loader {
     }
     const bool fallback = m.has("fallback");
     const YamlField body = *m.get(fallback ? "fallback" : "loadbalance");
-    const YamlMap b = fallback ? body.map({"targets", "on_status"})
-                               : body.map({"targets", "strategy"});
+    const YamlMap b =
+        fallback ? body.map({"targets", "on_status"}) : body.map({"targets", "strategy"});
     if (fallback) {
       node.kind = PolicyNode::Kind::kFallback;
       if (auto f = b.get("on_status")) {
@@ -847,8 +846,7 @@ class Loader {
         } else if (strategy == "latency") {
           node.strategy = PolicyNode::Strategy::kLatency;
         } else {
-          f->fail("expected weighted, ordered, least_busy or latency, got " +
-                  in_quotes(strategy));
+          f->fail("expected weighted, ordered, least_busy or latency, got " + in_quotes(strategy));
         }
       }
     }
@@ -943,8 +941,8 @@ class Loader {
       }
       return;
     }
-    const YamlMap m = numeric ? field.map({"eq", "gt", "gte", "lt", "lte"})
-                              : field.map({"eq", "in", "exists"});
+    const YamlMap m =
+        numeric ? field.map({"eq", "gt", "gte", "lt", "lte"}) : field.map({"eq", "in", "exists"});
     int ops = 0;
     for (std::string_view op : {"eq", "in", "exists", "gt", "gte", "lt", "lte"}) {
       ops += m.has(op) ? 1 : 0;
@@ -955,8 +953,11 @@ class Loader {
     }
     if (numeric) {
       static constexpr std::pair<std::string_view, Condition::Op> kOps[] = {
-          {"eq", Condition::Op::kEq}, {"gt", Condition::Op::kGt}, {"gte", Condition::Op::kGte},
-          {"lt", Condition::Op::kLt}, {"lte", Condition::Op::kLte}};
+          {"eq", Condition::Op::kEq},
+          {"gt", Condition::Op::kGt},
+          {"gte", Condition::Op::kGte},
+          {"lt", Condition::Op::kLt},
+          {"lte", Condition::Op::kLte}};
       for (const auto& [name, op] : kOps) {
         if (auto f = m.get(name)) {
           c.op = op;
@@ -1018,8 +1019,7 @@ class Loader {
     }
     if (auto f = leaf_fields ? m.get("timeout") : std::nullopt) {
       const DeclaredProvider* p = load.resolved.back();
-      const Timeouts base =
-          p->unmet.empty() ? config_.providers[p->index].timeout : Timeouts{};
+      const Timeouts base = p->unmet.empty() ? config_.providers[p->index].timeout : Timeouts{};
       target.timeout = load_timeouts(*f, base, p->unmet.empty());
     }
     node.target = load.route.targets.size();
@@ -1100,9 +1100,9 @@ class Loader {
   }
 
   RetrySettings load_retry(const YamlField& field, RetrySettings base) {
-    const YamlMap m = field.map({"max_attempts", "per_target_attempts", "backoff_base_ms",
-                                 "backoff_max_ms", "retry_after_max_ms", "budget_ratio",
-                                 "budget_burst", "deadline_ms"});
+    const YamlMap m =
+        field.map({"max_attempts", "per_target_attempts", "backoff_base_ms", "backoff_max_ms",
+                   "retry_after_max_ms", "budget_ratio", "budget_burst", "deadline_ms"});
     if (auto f = m.get("max_attempts")) {
       base.max_attempts = static_cast<std::uint32_t>(f->unsigned_in(1, 20));
     }
@@ -1134,8 +1134,7 @@ class Loader {
   }
 
   BreakerSettings load_breaker(const YamlField& field, BreakerSettings base) {
-    const YamlMap m =
-        field.map({"enabled", "error_rate", "min_requests", "window_ms", "open_ms"});
+    const YamlMap m = field.map({"enabled", "error_rate", "min_requests", "window_ms", "open_ms"});
     if (auto f = m.get("enabled")) {
       base.enabled = f->boolean();
     }

@@ -150,8 +150,8 @@ struct PolicyNode {
     kLatency,    // power of two choices on the EWMA of time to first byte
   };
   Kind kind = Kind::kTarget;
-  std::size_t target = 0;      // kTarget
-  std::uint32_t weight = 1;    // this node's share inside a kLoadBalance parent
+  std::size_t target = 0;                   // kTarget
+  std::uint32_t weight = 1;                 // this node's share inside a kLoadBalance parent
   Strategy strategy = Strategy::kWeighted;  // kLoadBalance
   // kFallback: the upstream statuses that move on to the next child (failures without a
   // status, such as connect errors and timeouts, always do). Never 400/401/403/404/413/422.
@@ -179,9 +179,10 @@ struct RetrySettings {
   // for: the next target is tried instead.
   Millis retry_after_max{5000};
   // Retries at the same target may not exceed this fraction of requests, per target and per
-  // instance (moving on to the next target in the tree is not a retry: it spends nothing): each request adds `budget_ratio` to a bucket of at most
-  // `budget_burst` retries, each retry takes one. The per-instance bucket follows the
-  // config-wide `routing.retry` values; a route's own values set its targets' buckets.
+  // instance (moving on to the next target in the tree is not a retry: it spends nothing): each
+  // request adds `budget_ratio` to a bucket of at most `budget_burst` retries, each retry takes
+  // one. The per-instance bucket follows the config-wide `routing.retry` values; a route's own
+  // values set its targets' buckets.
   double budget_ratio = 0.1;
   std::uint32_t budget_burst = 10;
   // Bounds all attempts of a request together, backoffs included; 0 = the longest total
@@ -192,14 +193,14 @@ struct RetrySettings {
 // Per target, per instance (docs/routing.md "Circuit breaker").
 struct BreakerSettings {
   bool enabled = true;
-  double error_rate = 0.5;         // failures / requests over the window that opens it
-  std::uint32_t min_requests = 20; // below this many requests in the window it stays closed
+  double error_rate = 0.5;          // failures / requests over the window that opens it
+  std::uint32_t min_requests = 20;  // below this many requests in the window it stays closed
   Millis window{10000};
-  Millis open{15000};              // open for this long, then one probe (half-open)
+  Millis open{15000};  // open for this long, then one probe (half-open)
 };
 
 struct RoutingSettings {
-  RetrySettings retry;   // default for routes without their own
+  RetrySettings retry;  // default for routes without their own
   BreakerSettings breaker;
 };
 

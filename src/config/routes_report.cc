@@ -60,7 +60,8 @@ class ChainBound {
     waits_.push_back(0);
     std::int64_t ceiling = r.backoff_base.count();
     for (std::uint32_t j = 1; j < r.per_target_attempts; ++j) {
-      waits_.push_back(std::max(std::min(ceiling, r.backoff_max.count()), r.retry_after_max.count()));
+      waits_.push_back(
+          std::max(std::min(ceiling, r.backoff_max.count()), r.retry_after_max.count()));
       ceiling = std::min(ceiling * 2, r.backoff_max.count());
     }
   }
@@ -186,7 +187,7 @@ std::string describe(const std::vector<Condition>& tests) {
       }
       case Condition::Op::kEq:
         out += " = " + (c.field == Condition::Field::kMaxTokens ? std::to_string(c.number)
-                                                                 : c.values.front());
+                                                                : c.values.front());
         break;
       case Condition::Op::kGt:
         out += " > " + std::to_string(c.number);

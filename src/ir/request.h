@@ -83,9 +83,9 @@ struct Reasoning {
 struct ResponseFormat {
   enum class Kind : std::uint8_t { kText, kJsonObject, kJsonSchema };
   Kind kind = Kind::kText;
-  std::string name;         // kJsonSchema: the schema's name (OpenAI's), "" when not given
-  std::string schema;       // kJsonSchema: a JSON Schema as compact JSON text (an object)
-  std::string description;  // kJsonSchema: what the answer is for, when given
+  std::string name;            // kJsonSchema: the schema's name (OpenAI's), "" when not given
+  std::string schema;          // kJsonSchema: a JSON Schema as compact JSON text (an object)
+  std::string description;     // kJsonSchema: what the answer is for, when given
   std::optional<bool> strict;  // kJsonSchema: OpenAI's strict schema adherence, when given
 };
 

@@ -110,13 +110,13 @@ class ModelCall final : private routing::RequestFacts {
   Downstream& downstream_;
   providers::Cancellation cancel_;
   protocol::IngressRequest request_;
-  UpstreamRequest up_;                // the current attempt's framed request
+  UpstreamRequest up_;               // the current attempt's framed request
   std::unique_ptr<ir::Request> ir_;  // decoded once for translation, reused across attempts
   mutable std::optional<std::uint32_t> max_tokens_;  // for conditional rules, read once
   mutable bool max_tokens_read_ = false;
-  routing::AttemptPlan* plan_ = nullptr;                 // during the attempt loop
-  std::optional<routing::AttemptPlan::Step> next_;       // set by fail_over()
-  std::chrono::milliseconds backoff_{0};                 // waited before the current attempt
+  routing::AttemptPlan* plan_ = nullptr;            // during the attempt loop
+  std::optional<routing::AttemptPlan::Step> next_;  // set by fail_over()
+  std::chrono::milliseconds backoff_{0};            // waited before the current attempt
 };
 
 }  // namespace sluice::pipeline

@@ -151,9 +151,8 @@ std::optional<Error> Pipeline::on_head(RequestContext& ctx, const codec::Request
     for (char c : length) {
       declared = declared * 10 + static_cast<unsigned>(c - '0');
       if (declared > cfg.server.max_body_bytes) {
-        return Error(ErrorKind::kPayloadTooLarge, "request body exceeds " +
-                                                      std::to_string(cfg.server.max_body_bytes) +
-                                                      " bytes")
+        return Error(ErrorKind::kPayloadTooLarge,
+                     "request body exceeds " + std::to_string(cfg.server.max_body_bytes) + " bytes")
             .with_code("request_too_large");
       }
     }
@@ -211,8 +210,8 @@ std::string Pipeline::ready_detail(const RequestContext& ctx) const {
     w.next_key("window_requests").number(std::uint64_t{requests});
     w.next_key("window_failures").number(std::uint64_t{failures});
     w.next_key("opened").number(h.breaker.opened_count());
-    w.next_key("in_flight").number(
-        static_cast<std::int64_t>(h.in_flight.load(std::memory_order_relaxed)));
+    w.next_key("in_flight")
+        .number(static_cast<std::int64_t>(h.in_flight.load(std::memory_order_relaxed)));
     w.next_key("ttfb_ewma_us").number(h.ttfb_ewma_us.load(std::memory_order_relaxed));
     w.next_key("retry_budget").number(h.budget.available());
     w.next_key("in_backoff").boolean(h.in_backoff(now));

@@ -33,15 +33,15 @@ class Host {
 struct PipelineParts {
   Host* host = nullptr;
   UpstreamConnector* connector = nullptr;
-  Sleeper* sleeper = nullptr;                     // null: retries do not wait (tests)
-  const Clock* clock = nullptr;                   // RealClock::instance() in production
-  std::span<RequestObserver* const> observers;    // called in order
-  Admission* admission = nullptr;                 // null: admit everything
-  ResponseCache* cache = nullptr;                 // null: no cache
+  Sleeper* sleeper = nullptr;                   // null: retries do not wait (tests)
+  const Clock* clock = nullptr;                 // RealClock::instance() in production
+  std::span<RequestObserver* const> observers;  // called in order
+  Admission* admission = nullptr;               // null: admit everything
+  ResponseCache* cache = nullptr;               // null: no cache
   // Which provider stored which answer (shared by every worker); null: nothing is remembered and
   // GETs of stored objects answer 404.
   ResponseAffinity* affinity = nullptr;
-  std::size_t worker = 0;                         // for logs
+  std::size_t worker = 0;  // for logs
 };
 
 // One request's way through the gateway, as named phases over one RequestContext (the shape
@@ -70,8 +70,8 @@ class Pipeline {
   // body; the transport then closes the connection.
   std::optional<Error> on_head(RequestContext& ctx, const codec::RequestHead& head) const;
   // Serves a request whose head and body are read. Writes exactly one response (or stream).
-  Awaitable<void> serve(RequestContext& ctx, const codec::RequestHead& head,
-                        std::string_view body, Downstream& downstream) const;
+  Awaitable<void> serve(RequestContext& ctx, const codec::RequestHead& head, std::string_view body,
+                        Downstream& downstream) const;
   // Answers `error` in the caller's protocol (x-should-retry and Retry-After included).
   Awaitable<void> reject(RequestContext& ctx, const Error& error, Downstream& downstream) const;
   void end(RequestContext& ctx) const;

@@ -46,8 +46,7 @@ std::string format_access_log(const RequestContext& ctx) {
   field("method").string(ctx.method);
   field("path").string(ctx.path);
   field("status").number(static_cast<std::int64_t>(ctx.status));
-  field("duration_us")
-      .number(micros(duration_cast<microseconds>(ctx.ended - ctx.started)));
+  field("duration_us").number(micros(duration_cast<microseconds>(ctx.ended - ctx.started)));
   field("worker").number(static_cast<std::uint64_t>(ctx.worker));
   if (ctx.key != nullptr) {
     field("key").string(ctx.key->name);
