@@ -125,69 +125,8 @@ echo "gateway,phase,start_ms,end_ms,primary_requests,secondary_requests" >"$PHAS
 log() { printf '[gameday %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 
 # ---------------------------------------------------------------------------------------
-# Process bookkeeping (as in run.sh): every process started here is stopped on exit.
-PIDS=()
-alive() {
-  local st
-  st=$(cut -d' ' -f3 "/proc/$1/stat" 2>/dev/null) || return 1
-  [[ -n $st && $st != Z ]]
-}
-cleanup() {
-  local pid
-  for pid in "${PIDS[@]}"; do kill -TERM "$pid" 2>/dev/null; done
-  for _ in $(seq 50); do
-    local any=0
-    for pid in "${PIDS[@]}"; do alive "$pid" && any=1; done
-    [[ $any == 0 ]] && break
-    sleep 0.1
-  done
-  for pid in "${PIDS[@]}"; do kill -KILL "$pid" 2>/dev/null; done
-  PIDS=()
-}
-trap cleanup EXIT
-trap 'log "interrupted"; exit 130' INT TERM
-
-start_bg() { # VAR LOGPREFIX CMD...
-  local _sb_var=$1 _sb_prefix=$2
-  shift 2
-  echo "$*" >>"$COMMANDS"
-  "$@" >"$_sb_prefix.out" 2>"$_sb_prefix.err" </dev/null &
-  local _sb_pid=$!
-  disown "$_sb_pid" 2>/dev/null
-  PIDS+=("$_sb_pid")
-  printf -v "$_sb_var" '%s' "$_sb_pid"
-}
-stop_pid() { # PID: SIGTERM, up to 5 s, then SIGKILL
-  local pid=$1 p keep=()
-  [[ -z $pid ]] && return 0
-  for p in "${PIDS[@]}"; do [[ $p != "$pid" ]] && keep+=("$p"); done
-  PIDS=("${keep[@]}")
-  kill -TERM "$pid" 2>/dev/null || return 0
-  for _ in $(seq 50); do alive "$pid" || return 0; sleep 0.1; done
-  kill -KILL "$pid" 2>/dev/null
-  return 0
-}
-free_port() {
-  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
-}
-wait_listening_json() { # FILE SECONDS PID -> port
-  local file=$1 secs=$2 pid=$3 port=""
-  for _ in $(seq $((secs * 10))); do
-    port=$(grep -m1 '"listening"' "$file" 2>/dev/null | sed -n 's/.*"port":[[:space:]]*\([0-9][0-9]*\).*/\1/p')
-    [[ -n $port ]] && { echo "$port"; return 0; }
-    alive "$pid" || return 1
-    sleep 0.1
-  done
-  return 1
-}
-wait_tcp() {
-  local port=$1 secs=$2
-  for _ in $(seq $((secs * 10))); do
-    (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && return 0
-    sleep 0.1
-  done
-  return 1
-}
+# Process bookkeeping (start_bg, stop_pid, cleanup on exit, ...): bench/procs.sh.
+source "$BENCH/procs.sh"
 now_ms() { date +%s%3N; }
 
 # ---------------------------------------------------------------------------------------

@@ -53,30 +53,6 @@ bool unhealthy(const Attempt& attempt) {
   }
 }
 
-// The wait an upstream asked for: retry-after-ms, else Retry-After in seconds.
-std::optional<std::chrono::milliseconds> asked_wait(const providers::Exchange& exchange) {
-  auto parse = [](std::string_view text) -> std::optional<std::uint64_t> {
-    if (text.empty() || text.size() > 12) {
-      return std::nullopt;
-    }
-    std::uint64_t v = 0;
-    for (char c : text) {
-      if (c < '0' || c > '9') {
-        return std::nullopt;  // an HTTP date: not honoured
-      }
-      v = v * 10 + static_cast<std::uint64_t>(c - '0');
-    }
-    return v;
-  };
-  if (auto ms = parse(exchange.header("retry-after-ms"))) {
-    return std::chrono::milliseconds(*ms);
-  }
-  if (auto s = parse(exchange.header("retry-after"))) {
-    return std::chrono::milliseconds(*s * 1000);
-  }
-  return std::nullopt;
-}
-
 }  // namespace
 
 ModelCall::ModelCall(const Pipeline& pipeline, RequestContext& ctx, const codec::RequestHead& head,
@@ -255,7 +231,7 @@ bool ModelCall::fail_over(const Error& error, int status, const providers::Excha
   // The gateway's own pool for this provider is full: another target may well have room.
   failure.retryable = error.retryable() || error.kind() == ErrorKind::kRateLimited;
   if (exchange != nullptr) {
-    failure.retry_after = asked_wait(*exchange);
+    failure.retry_after = providers::asked_retry_after(*exchange);
   } else if (error.retry_after_seconds() > 0) {
     failure.retry_after = std::chrono::seconds(error.retry_after_seconds());
   }
@@ -429,7 +405,8 @@ Awaitable<void> ModelCall::relay_failure(const TargetRuntime& route, providers::
   if (status == 429) {
     // The provider asked for room: other requests prefer other targets until the time it
     // asked for (1 s when it did not say), at most the route's retry_after_max.
-    const auto asked = asked_wait(exchange).value_or(std::chrono::milliseconds(1000));
+    const auto asked =
+        providers::asked_retry_after(exchange).value_or(std::chrono::milliseconds(1000));
     const auto cap = ctx_.snapshot->config().routing.retry.retry_after_max;
     route.health->back_off_until(pipeline_.clock().now() + std::min(asked, cap));
   }
@@ -661,7 +638,7 @@ Awaitable<void> ModelCall::relay_stream(providers::Exchange& exchange, StreamTra
       if (broken && !transform.committed() && !downstream_.client_gone() &&
           !(failure && failure->kind() == ErrorKind::kClientGone)) {
         // Before the commit point: the next attempt may still answer instead.
-        Error why = failure            ? *failure
+        Error why = failure              ? *failure
                     : transform.failed() ? *transform.failed()
                                          : Error(ErrorKind::kUpstreamProtocol,
                                                  "upstream stream ended before its final answer")

@@ -57,8 +57,8 @@ std::optional<UpstreamMessage> read_message(std::string_view body) {
         out.message = std::string(m->get_string());
       }
       for (const char* key : {"code", "type", "status"}) {
-        if (const json::value* c = eo.if_contains(key); c && c->is_string() &&
-                                                          !c->get_string().empty()) {
+        if (const json::value* c = eo.if_contains(key);
+            c && c->is_string() && !c->get_string().empty()) {
           out.code = std::string(c->get_string());
           break;
         }
@@ -80,6 +80,16 @@ std::optional<UpstreamMessage> read_message(std::string_view body) {
 
 }  // namespace
 
+std::optional<std::chrono::milliseconds> asked_retry_after(const Exchange& response) {
+  if (auto ms = parse_uint(response.header("retry-after-ms"))) {
+    return std::chrono::milliseconds(std::min<std::uint64_t>(*ms, 86'400'000));
+  }
+  if (auto s = parse_uint(response.header("retry-after"))) {
+    return std::chrono::milliseconds(std::min<std::uint64_t>(*s, 86'400) * 1000);
+  }
+  return std::nullopt;
+}
+
 bool iequals(std::string_view a, std::string_view b) {
   if (a.size() != b.size()) {
     return false;
@@ -98,8 +108,7 @@ bool istarts_with(std::string_view text, std::string_view prefix) {
 
 Awaitable<Result<std::unique_ptr<Exchange>>> ProviderAdapter::call_in_process(
     boost::asio::any_io_executor, const InProcessRequest&, Cancellation&) const {
-  co_return Error(ErrorKind::kInternal,
-                  "provider '" + id() + "' has no in-process implementation");
+  co_return Error(ErrorKind::kInternal, "provider '" + id() + "' has no in-process implementation");
 }
 
 void ProviderAdapter::write_common_fields(
@@ -150,8 +159,9 @@ Error ProviderAdapter::classify_failure(int status, const Exchange& response,
     // the gateway's. Relaying 401 would tell the caller to fix a key it does not hold, and SDKs
     // would give up on a fault only the operator can fix.
     return Error(ErrorKind::kUpstreamStatus, 502,
-                 prefix + ": the gateway's credentials for this provider were refused; the "
-                          "operator must fix the provider's api_key" +
+                 prefix +
+                     ": the gateway's credentials for this provider were refused; the "
+                     "operator must fix the provider's api_key" +
                      (said ? " (provider said: " + said->message + ")" : std::string()))
         .with_code("upstream_auth_failed");
   }
@@ -167,12 +177,9 @@ Error ProviderAdapter::classify_failure(int status, const Exchange& response,
   if (said && !said->code.empty()) {
     error.with_code(said->code);
   }
-  std::uint64_t wait_s = 0;
-  if (auto ms = parse_uint(response.header("retry-after-ms"))) {
-    wait_s = (*ms + 999) / 1000;
-  } else if (auto s = parse_uint(response.header("retry-after"))) {
-    wait_s = *s;
-  }
+  const auto asked = asked_retry_after(response);
+  const std::uint64_t wait_s =
+      asked ? (static_cast<std::uint64_t>(asked->count()) + 999) / 1000 : 0;
   if (wait_s > 0) {
     return std::move(error).with_retry_after(
         static_cast<std::uint32_t>(std::min<std::uint64_t>(wait_s, 86400)));

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -96,7 +97,8 @@ class ProviderAdapter {
   // Responses answer by id), relayed verbatim: the request line, Host, authentication and the
   // fields of write_request_head minus the body's. False when this adapter cannot serve it
   // (it does not speak spec.protocol); the default.
-  virtual bool write_retrieval_head(const RequestSpec& /*spec*/, codec::HeadWriter& /*head*/) const {
+  virtual bool write_retrieval_head(const RequestSpec& /*spec*/,
+                                    codec::HeadWriter& /*head*/) const {
     return false;
   }
 
@@ -112,8 +114,7 @@ class ProviderAdapter {
   // the gateway's own credentials were refused: that is never the caller's 401/403 but a 502
   // (code upstream_auth_failed) whose message says so, while the attempt keeps the upstream
   // status.
-  virtual Error classify_failure(int status, const Exchange& response,
-                                 std::string_view body) const;
+  virtual Error classify_failure(int status, const Exchange& response, std::string_view body) const;
 
   // Response headers relayed to the caller on success and failure alike (rate-limit state).
   virtual bool relays_response_header(std::string_view name) const;
@@ -153,6 +154,10 @@ class ProviderAdapter {
  private:
   const config::Provider* config_;  // owned by the snapshot's Config, which outlives adapters
 };
+
+// The wait an upstream answer asks for: `retry-after-ms`, else `Retry-After` in seconds (an
+// HTTP date is not honoured), at most a day; nullopt when it gave neither.
+std::optional<std::chrono::milliseconds> asked_retry_after(const Exchange& response);
 
 // Case-insensitive ASCII comparison helpers for header names.
 bool iequals(std::string_view a, std::string_view b);

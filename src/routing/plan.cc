@@ -41,8 +41,8 @@ void collect_paths(const PolicyNode& node, const std::string& path,
     return;
   }
   for (std::size_t i = 0; i < node.children.size(); ++i) {
-    collect_paths(node.children[i], path.empty() ? std::to_string(i) : path + "." + std::to_string(i),
-                  paths);
+    collect_paths(node.children[i],
+                  path.empty() ? std::to_string(i) : path + "." + std::to_string(i), paths);
   }
 }
 
@@ -97,9 +97,9 @@ bool matches(std::span<const config::Condition> tests, const RequestFacts& facts
       }
       case Condition::Field::kKey:
       case Condition::Field::kHeader: {
-        const std::optional<std::string_view> v =
-            c.field == Condition::Field::kKey ? std::optional<std::string_view>(facts.key())
-                                              : facts.header(c.header);
+        const std::optional<std::string_view> v = c.field == Condition::Field::kKey
+                                                      ? std::optional<std::string_view>(facts.key())
+                                                      : facts.header(c.header);
         if (c.op == Condition::Op::kExists) {
           ok = v.has_value() == c.flag;
         } else if (v) {
@@ -118,8 +118,7 @@ bool matches(std::span<const config::Condition> tests, const RequestFacts& facts
 AttemptPlan::AttemptPlan(const CompiledPolicy& policy, TimePoint now, std::uint64_t seed,
                          const RequestFacts* facts)
     : policy_(policy), retry_(policy.route->retry), facts_(facts), rng_(seed) {
-  static constexpr int kDefault[] = {408, 429, 500, 502, 503, 504};
-  flatten(policy.route->policy, kDefault, now, leaves_);
+  flatten(policy.route->policy, config::default_fallback_statuses(), now, leaves_);
   max_attempts_ = retry_.max_attempts > 0
                       ? retry_.max_attempts
                       : static_cast<std::uint32_t>(leaves_.size()) * retry_.per_target_attempts;
@@ -134,6 +133,19 @@ std::vector<std::size_t> AttemptPlan::order() const {
     out.push_back(leaf.target);
   }
   return out;
+}
+
+void AttemptPlan::best_load(const PolicyNode& node, std::int64_t& busy, std::int64_t& ttfb) const {
+  if (node.kind != PolicyNode::Kind::kTarget) {
+    for (const PolicyNode& child : node.children) {
+      best_load(child, busy, ttfb);
+    }
+    return;
+  }
+  const TargetHealth& h = *policy_.health[node.target];
+  busy = std::min<std::int64_t>(busy, h.in_flight.load(std::memory_order_relaxed));
+  const std::int64_t e = h.ttfb_ewma_us.load(std::memory_order_relaxed);
+  ttfb = std::min<std::int64_t>(ttfb, e < 0 ? 0 : e);  // no sample yet: worth a try
 }
 
 bool AttemptPlan::available(const PolicyNode& node, TimePoint now) const {
@@ -185,28 +197,18 @@ void AttemptPlan::flatten(const PolicyNode& node, std::span<const int> on_status
   // are those of its best leaf.
   struct Ranked {
     const PolicyNode* node;
-    double key;        // higher first, within its class
-    bool failover;     // weight 0: after every weighted child, in the order written
-    bool unhealthy;    // no available leaf: after every healthy child
+    double key;      // higher first, within its class
+    bool failover;   // weight 0: after every weighted child, in the order written
+    bool unhealthy;  // no available leaf: after every healthy child
   };
-  std::vector<Ranked> ranked;
+  boost::container::small_vector<Ranked, 4> ranked;
   ranked.reserve(node.children.size());
-  Leaves scratch;
   for (std::size_t i = 0; i < node.children.size(); ++i) {
     const PolicyNode& child = node.children[i];
-    scratch.clear();
-    // Leaves of the child in their own order, only to read their health.
-    flatten(child, on_status, now, scratch);
-    bool healthy = false;
+    const bool healthy = available(child, now);
     std::int64_t busy = INT64_MAX;
     std::int64_t ttfb = INT64_MAX;
-    for (const Leaf& leaf : scratch) {
-      const TargetHealth& h = *policy_.health[leaf.target];
-      healthy = healthy || h.available(now);
-      busy = std::min<std::int64_t>(busy, h.in_flight.load(std::memory_order_relaxed));
-      const std::int64_t e = h.ttfb_ewma_us.load(std::memory_order_relaxed);
-      ttfb = std::min<std::int64_t>(ttfb, e < 0 ? 0 : e);  // no sample yet: worth a try
-    }
+    best_load(child, busy, ttfb);
     double key = 0;
     switch (node.strategy) {
       case PolicyNode::Strategy::kWeighted:
@@ -290,8 +292,7 @@ bool AttemptPlan::spend_retry(std::size_t target) {
   return true;
 }
 
-std::optional<AttemptPlan::Step> AttemptPlan::after_failure(const Failure& failure,
-                                                            TimePoint now) {
+std::optional<AttemptPlan::Step> AttemptPlan::after_failure(const Failure& failure, TimePoint now) {
   if (!failure.retryable || never_retried(failure.status)) {
     stop_reason_ = "not retryable";
     return std::nullopt;

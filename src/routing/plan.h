@@ -22,8 +22,8 @@ using Millis = std::chrono::milliseconds;
 // root's first child; "" for a single-target route).
 struct CompiledPolicy {
   const config::Route* route = nullptr;
-  std::vector<TargetHealth*> health;   // per Route::targets entry
-  std::vector<std::string> paths;      // per Route::targets entry
+  std::vector<TargetHealth*> health;  // per Route::targets entry
+  std::vector<std::string> paths;     // per Route::targets entry
   RetryBudget* instance_budget = nullptr;
   // The instance budget fills at the config-wide rate (routing.retry), whatever the route says.
   const config::RetrySettings* instance_retry = nullptr;
@@ -101,8 +101,10 @@ class AttemptPlan {
   void flatten(const config::PolicyNode& node, std::span<const int> on_status, TimePoint now,
                Leaves& out);
   std::uint64_t next_random();
-  // Whether any target under `node` has its breaker closed or due for a probe.
+  // Whether any target under `node` is available (TargetHealth::available).
   bool available(const config::PolicyNode& node, TimePoint now) const;
+  // The lowest in-flight count and latency average among the targets under `node`.
+  void best_load(const config::PolicyNode& node, std::int64_t& busy, std::int64_t& ttfb) const;
   // Whether failing with `failure` at leaf `i` lets the plan move past it.
   bool moves_on(std::size_t i, const Failure& failure) const;
   bool spend_retry(std::size_t target);
@@ -112,9 +114,9 @@ class AttemptPlan {
   const RequestFacts* facts_;
   Leaves leaves_;
   std::uint64_t rng_;
-  std::size_t at_ = 0;              // current leaf
-  std::uint32_t at_attempts_ = 0;   // attempts made at the current leaf
-  std::uint32_t attempts_ = 0;      // attempts made in total
+  std::size_t at_ = 0;             // current leaf
+  std::uint32_t at_attempts_ = 0;  // attempts made at the current leaf
+  std::uint32_t attempts_ = 0;     // attempts made in total
   std::uint32_t max_attempts_ = 0;
   TimePoint deadline_{};
   std::string_view stop_reason_;
