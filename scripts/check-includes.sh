@@ -2,7 +2,8 @@
 # Fails when a file under src/ includes a folder its own folder may not depend on, so the
 # dependency direction of docs/architecture.md is checked on every build, not by review:
 #
-#   core <- ir, codec, config <- protocol <- providers, routing <- pipeline, http <- server <- main.cc
+#   core <- ir, codec, config <- protocol <- providers, routing, store <- metering
+#   <- pipeline, http <- server <- main.cc
 #
 # Beyond the folder order: a protocol folder never includes another protocol folder (one IR,
 # N codecs: no pairwise converters); only protocol/registry.cc names the protocol folders and
@@ -28,10 +29,12 @@ allowed() {
     providers/*) [[ $to =~ ^(core|ir|codec|config|protocol)$ || $inc =~ ^providers/[^/]+\.h$ || $inc == "$from"/* ]] ;;
     observability) [[ $to == core || $to == observability ]] ;;
     routing) [[ $to =~ ^(core|config|routing)$ ]] ;;
-    pipeline) [[ $to =~ ^(core|ir|codec|config|observability|routing|pipeline)$ ||
+    store) [[ $to =~ ^(core|config|store)$ ]] ;;
+    metering) [[ $to =~ ^(core|ir|config|store|metering)$ ]] ;;
+    pipeline) [[ $to =~ ^(core|ir|codec|config|observability|routing|store|metering|pipeline)$ ||
                  $inc =~ ^protocol/[^/]+\.h$ || $inc =~ ^providers/[^/]+\.h$ ]] ;;
     http) [[ $to =~ ^(core|codec|config|observability|http)$ || $inc =~ ^providers/[^/]+\.h$ ]] ;;
-    server) [[ $to =~ ^(core|codec|config|observability|routing|pipeline|http|server)$ ||
+    server) [[ $to =~ ^(core|codec|config|observability|routing|store|metering|pipeline|http|server)$ ||
                $inc =~ ^providers/[^/]+\.h$ ]] ;;
     .) true ;;  # main.cc: wiring only, may include anything
     *) false ;;
@@ -50,7 +53,7 @@ while IFS= read -r file; do
   base=$(basename "$file")
   while IFS=: read -r line inc; do
     [[ -z $inc ]] && continue
-    [[ ${inc%%/*} =~ ^(core|ir|codec|config|protocol|providers|observability|routing|pipeline|http|server)$ ]] ||
+    [[ ${inc%%/*} =~ ^(core|ir|codec|config|protocol|providers|observability|routing|store|metering|pipeline|http|server)$ ]] ||
       continue  # a third-party header written with quotes ("spdlog/spdlog.h")
     # The registries are the one place that names every protocol / adapter folder.
     if [[ $from == protocol && $base == registry.cc && $inc == protocol/* ]]; then continue; fi

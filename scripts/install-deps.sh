@@ -17,11 +17,11 @@ done
 packages=(
   build-essential cmake ninja-build pkg-config ccache
   libboost1.81-dev libboost-json1.81-dev libboost-url1.81-dev
-  libssl-dev libyaml-cpp-dev libspdlog-dev libfmt-dev libcli11-dev libsqlite3-dev
+  libssl-dev libyaml-cpp-dev libspdlog-dev libfmt-dev libcli11-dev libsqlite3-dev libpq-dev
   openssl ca-certificates
 )
 if [[ $want_test == 1 ]]; then
-  packages+=(libgtest-dev libgmock-dev curl clang-14 libclang-rt-14-dev)  # clang: scripts/run-fuzz.sh
+  packages+=(libgtest-dev libgmock-dev curl clang-14 libclang-rt-14-dev postgresql redis-server)  # clang: scripts/run-fuzz.sh
 fi
 if [[ $want_bench == 1 ]]; then
   packages+=(libbenchmark-dev nginx-light wrk nghttp2-client)

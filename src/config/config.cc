@@ -168,8 +168,9 @@ class Loader {
   }
 
   std::shared_ptr<const Config> load(const YamlField& root) {
-    const YamlMap top = root.map({"version", "listen", "server", "access_log", "auth", "routing",
-                                  "providers", "routes", "keys"});
+    const YamlMap top =
+        root.map({"version", "listen", "server", "access_log", "admin", "store", "metering",
+                  "traces", "auth", "routing", "providers", "routes", "keys"});
     config_.source_path = context_.source_name;
     const YamlField version = top.required("version");
     config_.version = version.unsigned_in(0, std::numeric_limits<std::uint64_t>::max());
@@ -188,6 +189,18 @@ class Loader {
     }
     if (auto access_log = top.get("access_log")) {
       load_access_log(*access_log);
+    }
+    if (auto admin = top.get("admin")) {
+      load_admin(*admin);
+    }
+    if (auto store = top.get("store")) {
+      load_store(*store);
+    }
+    if (auto metering = top.get("metering")) {
+      load_metering(*metering);
+    }
+    if (auto traces = top.get("traces")) {
+      load_traces(*traces);
     }
     if (auto auth = top.get("auth")) {
       const std::string mode = auth->text();
@@ -394,12 +407,161 @@ class Loader {
   }
 
   void load_access_log(const YamlField& field) {
-    const YamlMap m = field.map({"enabled", "path"});
+    const YamlMap m = field.map({"enabled", "path", "payloads"});
     if (auto f = m.get("enabled")) {
       config_.access_log.enabled = f->boolean();
     }
     if (auto f = m.get("path")) {
       config_.access_log.path = f->text();
+    }
+    if (auto f = m.get("payloads")) {
+      config_.access_log.payloads = f->boolean();
+      if (config_.access_log.payloads) {
+        config_.notes.push_back(
+            "access_log.payloads is on: prompts and answers are written to the access log "
+            "(not for production)");
+      }
+    }
+  }
+
+  void load_admin(const YamlField& field) {
+    const YamlMap m =
+        field.map({"listen", "key", "key_sha256", "metrics_on_main", "metrics_public"});
+    AdminSettings& a = config_.admin;
+    a.enabled = true;
+    if (auto f = m.get("listen")) {
+      auto address = parse_listen_address(f->text());
+      if (!address) {
+        f->fail(address.error().message());
+      }
+      a.listen = std::move(*address);
+    }
+    const std::optional<YamlField> secret = m.get("key");
+    const std::optional<YamlField> digest = m.get("key_sha256");
+    if (secret && digest) {
+      digest->fail("set either key or key_sha256, not both");
+    }
+    if (!secret && !digest) {
+      field.fail("missing key: the admin listener needs its own credential (key or key_sha256)");
+    }
+    if (secret) {
+      const Wiped plaintext(secret->text());
+      if (plaintext.get().size() < kMinKeyLength || !is_visible_ascii(plaintext.get())) {
+        secret->fail("the admin key needs at least " + std::to_string(kMinKeyLength) +
+                     " visible ASCII characters without spaces (value not shown)");
+      }
+      a.key_sha256 = sha256_hex(plaintext.get());
+    } else {
+      const std::string hex = digest->text();
+      if (!is_sha256_hex(hex)) {
+        digest->fail("expected 64 hexadecimal digits (a SHA-256 digest; value not shown)");
+      }
+      a.key_sha256 = to_lower(hex);
+    }
+    if (auto f = m.get("metrics_on_main")) {
+      a.metrics_on_main = f->boolean();
+    }
+    if (auto f = m.get("metrics_public")) {
+      a.metrics_public = f->boolean();
+    }
+  }
+
+  void load_store(const YamlField& field) {
+    StoreSettings& s = config_.store;
+    if (!field.is_map()) {
+      const std::string text = field.text();
+      if (text != "none") {
+        field.fail("expected none, {sqlite: PATH} or {postgres: URL}");
+      }
+      return;
+    }
+    const YamlMap m = field.map({"sqlite", "postgres"});
+    const std::optional<YamlField> sqlite = m.get("sqlite");
+    const std::optional<YamlField> postgres = m.get("postgres");
+    if (sqlite && postgres) {
+      postgres->fail("set either sqlite or postgres, not both");
+    }
+    if (sqlite) {
+      s.kind = StoreSettings::Kind::kSqlite;
+      s.sqlite_path = sqlite->text();
+      if (s.sqlite_path.empty()) {
+        sqlite->fail("empty path");
+      }
+    } else if (postgres) {
+      s.kind = StoreSettings::Kind::kPostgres;
+      s.postgres_url = postgres->text();
+      if (!s.postgres_url.starts_with("postgresql://") && !s.postgres_url.starts_with("postgres://")) {
+        postgres->fail("expected a postgresql:// URL (value not shown)");
+      }
+    } else {
+      field.fail("expected none, {sqlite: PATH} or {postgres: URL}");
+    }
+  }
+
+  void load_metering(const YamlField& field) {
+    const YamlMap m = field.map({"prices", "spool", "queue_capacity", "batch_size",
+                                 "flush_interval_ms", "max_feature_length"});
+    MeteringSettings& s = config_.metering;
+    if (auto f = m.get("prices")) {
+      s.prices = f->text();
+    }
+    if (auto f = m.get("spool")) {
+      s.spool = f->text();
+    }
+    if (auto f = m.get("queue_capacity")) {
+      s.queue_capacity = static_cast<std::uint32_t>(f->unsigned_in(64, 1u << 24));
+    }
+    if (auto f = m.get("batch_size")) {
+      s.batch_size = static_cast<std::uint32_t>(f->unsigned_in(1, 10000));
+    }
+    if (auto f = m.get("flush_interval_ms")) {
+      s.flush_interval = f->millis_in(1, 60000);
+    }
+    if (auto f = m.get("max_feature_length")) {
+      s.max_feature_length = static_cast<std::uint32_t>(f->unsigned_in(1, 256));
+    }
+  }
+
+  void load_traces(const YamlField& field) {
+    const YamlMap m = field.map({"endpoint", "service_name", "sample_ratio", "queue_capacity",
+                                 "batch_size", "export_interval_ms", "export_timeout_ms",
+                                 "headers"});
+    TraceSettings& t = config_.traces;
+    t.enabled = true;
+    const YamlField endpoint = m.required("endpoint");
+    t.endpoint = endpoint.text();
+    if (!t.endpoint.starts_with("http://") && !t.endpoint.starts_with("https://")) {
+      endpoint.fail("expected an http:// or https:// URL of an OTLP/HTTP traces endpoint");
+    }
+    if (auto f = m.get("service_name")) {
+      t.service_name = f->text();
+      if (t.service_name.empty()) {
+        f->fail("empty service name");
+      }
+    }
+    if (auto f = m.get("sample_ratio")) {
+      t.sample_ratio = ratio(*f, 0.0, 1.0);
+    }
+    if (auto f = m.get("queue_capacity")) {
+      t.queue_capacity = static_cast<std::uint32_t>(f->unsigned_in(16, 1u << 22));
+    }
+    if (auto f = m.get("batch_size")) {
+      t.batch_size = static_cast<std::uint32_t>(f->unsigned_in(1, 8192));
+    }
+    if (auto f = m.get("export_interval_ms")) {
+      t.export_interval = f->millis_in(10, 600000);
+    }
+    if (auto f = m.get("export_timeout_ms")) {
+      t.export_timeout = f->millis_in(10, 600000);
+    }
+    if (auto f = m.get("headers")) {
+      for (auto& [name, value] : f->entries()) {
+        const std::string header = name.literal_text();
+        if (!is_header_name(header)) {
+          name.fail("invalid header name " + in_quotes(header));
+        }
+        t.headers.emplace_back(header, value.text());
+      }
     }
   }
 

@@ -241,6 +241,55 @@ struct ServerSettings {
 struct AccessLogSettings {
   bool enabled = true;
   std::string path;  // empty = stdout
+  // Adds request and response bodies to access-log lines (credentials stay redacted). For
+  // non-production debugging only: prompts and answers land in the log.
+  bool payloads = false;
+};
+
+// The admin listener: /metrics, usage queries, and (admission issue) key management. Its own
+// address and its own credential, never a model key.
+struct AdminSettings {
+  bool enabled = false;  // true when `admin:` is present
+  ListenAddress listen{"127.0.0.1", 8081};
+  std::string key_sha256;  // SHA-256 hex of the admin credential
+  // Also answer GET /metrics on the main listener (no credential there: scrapers usually have
+  // none; the admin listener's /metrics asks for the admin credential unless metrics_public).
+  bool metrics_on_main = false;
+  bool metrics_public = false;  // /metrics on the admin listener without the credential
+};
+
+// Where usage records (and, later, keys, budgets and prices) are kept.
+struct StoreSettings {
+  enum class Kind : std::uint8_t { kNone, kSqlite, kPostgres };
+  Kind kind = Kind::kNone;
+  std::string sqlite_path;   // kSqlite
+  std::string postgres_url;  // kPostgres; may hold a password: never logged
+};
+
+// The usage sink and the price catalogue.
+struct MeteringSettings {
+  // Price catalogue YAML; empty = the catalogue built into the binary (prices/default.yaml).
+  std::string prices;
+  // Append-only spool used while the store is down or slow; empty = "<sqlite path>.spool", or
+  // "sluice-usage.spool" in the working directory for PostgreSQL.
+  std::string spool;
+  std::uint32_t queue_capacity = 65536;  // records waiting for the writer, all workers
+  std::uint32_t batch_size = 512;        // records per store transaction
+  Millis flush_interval{200};            // longest a record waits before its batch is written
+  std::uint32_t max_feature_length = 64;  // x-sluice-feature values longer than this are cut
+};
+
+// OpenTelemetry traces over OTLP/HTTP JSON.
+struct TraceSettings {
+  bool enabled = false;  // true when `traces:` is present
+  std::string endpoint;  // e.g. http://127.0.0.1:4318/v1/traces
+  std::string service_name = "sluice";
+  double sample_ratio = 1.0;  // of requests without a sampled traceparent
+  std::uint32_t queue_capacity = 8192;  // spans waiting for export; beyond it spans are dropped
+  std::uint32_t batch_size = 512;
+  Millis export_interval{1000};
+  Millis export_timeout{5000};
+  std::vector<std::pair<std::string, std::string>> headers;  // sent to the collector
 };
 
 // The whole validated configuration. Immutable once built; shared across workers as
@@ -250,6 +299,10 @@ struct Config {
   ListenAddress listen;
   ServerSettings server;
   AccessLogSettings access_log;
+  AdminSettings admin;
+  StoreSettings store;
+  MeteringSettings metering;
+  TraceSettings traces;
   RoutingSettings routing;
   bool require_auth = true;  // `auth: none` in config turns it off (local development)
   std::vector<Provider> providers;

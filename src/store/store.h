@@ -1,0 +1,84 @@
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/result.h"
+#include "store/usage_record.h"
+
+namespace sluice::config {
+struct StoreSettings;
+}
+
+namespace sluice::store {
+
+// Dimensions usage can be grouped and filtered by.
+enum class Dimension : std::uint8_t {
+  kKey,
+  kKeyGroup,
+  kTenant,
+  kFeature,
+  kAlias,
+  kProvider,
+  kModel,
+  kOutcome,
+  kDay,   // UTC calendar day of started_at, "2026-11-30"
+  kHour,  // "2026-11-30T14"
+};
+
+std::string_view to_string(Dimension d);
+std::optional<Dimension> parse_dimension(std::string_view name);
+
+struct UsageQuery {
+  std::int64_t from_ms = 0;                 // started_at_ms >= from_ms
+  std::int64_t to_ms = INT64_MAX;           // started_at_ms < to_ms
+  std::vector<Dimension> group_by;          // empty = one total row
+  // Exact-match filters on dimensions (not kDay/kHour): all must match.
+  std::vector<std::pair<Dimension, std::string>> where;
+  std::uint32_t limit = 1000;               // rows, ordered by cost then requests, descending
+};
+
+struct UsageRow {
+  std::vector<std::string> group;  // one value per UsageQuery::group_by entry, same order
+  std::uint64_t requests = 0;
+  std::uint64_t failed = 0;  // outcome upstream_error or midstream_error
+  std::uint64_t input_tokens = 0;
+  std::uint64_t output_tokens = 0;
+  std::uint64_t cache_read_tokens = 0;
+  std::uint64_t cache_write_tokens = 0;
+  std::uint64_t reasoning_tokens = 0;
+  std::int64_t cost_micros = 0;        // priced records only
+  std::uint64_t unaccounted = 0;       // records without a price (their cost is unknown)
+};
+
+// The durable store: usage ledger now; keys, key groups, allocations, budgets, prices and
+// audit (admission issue) next to it. Every call blocks and may take as long as the database
+// does: call only from background threads (the usage writer, the admin listener's store
+// thread), never from a worker. One Store object is used by one thread at a time.
+class Store {
+ public:
+  virtual ~Store() = default;
+
+  virtual std::string_view kind() const = 0;  // "sqlite", "postgres"
+  // Applies the numbered migrations in sql/ not yet applied (idempotent; at start-up).
+  virtual Result<void> migrate() = 0;
+  // Cheap liveness check (reconnects when the connection was lost).
+  virtual Result<void> ping() = 0;
+  // Inserts all records in one transaction; a record whose record_id is already stored is
+  // skipped (replays are idempotent). On error nothing of the batch is stored.
+  virtual Result<void> insert_usage(std::span<const UsageRecord> records) = 0;
+  virtual Result<std::vector<UsageRow>> query_usage(const UsageQuery& query) = 0;
+  // The full record (attempts included) of one request id; the newest if the id was reused.
+  virtual Result<std::optional<UsageRecord>> find_usage(std::string_view request_id) = 0;
+  virtual Result<std::uint64_t> count_usage() = 0;
+};
+
+// Opens the configured store (none -> null). Does not migrate.
+Result<std::unique_ptr<Store>> open_store(const config::StoreSettings& settings);
+
+}  // namespace sluice::store
