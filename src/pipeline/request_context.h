@@ -11,6 +11,7 @@
 
 #include "core/error.h"
 #include "ir/usage.h"
+#include "metering/pricing.h"
 
 namespace sluice::config {
 struct Key;
@@ -54,6 +55,7 @@ struct Attempt {
   std::string_view model;
   int status = 0;  // the upstream's HTTP status; 0 when no response head arrived
   std::optional<Error> error;  // why the attempt failed, when it did
+  std::chrono::microseconds started{-1};     // since RequestContext::started
   std::chrono::microseconds acquire{-1};     // pool wait + connect
   std::chrono::microseconds first_byte{-1};  // request written -> response head
   std::chrono::microseconds duration{-1};    // the whole attempt, body included
@@ -75,6 +77,7 @@ struct RequestContext {
 
   Clock::time_point started{};
   Clock::time_point ended{};  // set when the request is over (Pipeline::end)
+  std::chrono::system_clock::time_point wall_started{};  // fixes the price version and window
   std::chrono::system_clock::time_point wall_ended{};
   // The config version serving this request, pinned from its first byte to its end: a reload
   // in between never changes (or frees) what the request is using.
@@ -112,6 +115,10 @@ struct RequestContext {
   // documented rule (the protocol folder's README) rather than silently.
   std::uint32_t dropped_events = 0;
   std::chrono::microseconds first_token{-1};  // since `started`, streams only
+  std::string feature;  // x-sluice-feature, bounded (metering.max_feature_length)
+  // The cost of the model call, computed once when the request ends (before on_finish) with
+  // the price book of the pinned snapshot; empty when there was no model call.
+  std::optional<metering::Charge> charge;
 
   // The attempt that produced the answer (the last one), or null before any attempt.
   const Attempt* last_attempt() const { return attempts.empty() ? nullptr : &attempts.back(); }
