@@ -1316,9 +1316,12 @@ class Loader {
   }
 
   void load_routing(const YamlField& field) {
-    const YamlMap m = field.map({"retry", "circuit_breaker"});
+    const YamlMap m = field.map({"retry", "circuit_breaker", "budget_window_ms"});
     if (auto f = m.get("retry")) {
       config_.routing.retry = load_retry(*f, config_.routing.retry);
+    }
+    if (auto f = m.get("budget_window_ms")) {
+      config_.routing.budget_window = f->millis_in(100, 3600000);
     }
     if (auto f = m.get("circuit_breaker")) {
       config_.routing.breaker = load_breaker(*f, config_.routing.breaker);

@@ -178,11 +178,11 @@ struct RetrySettings {
   // An upstream asking (Retry-After, retry-after-ms) for a longer wait than this is not waited
   // for: the next target is tried instead.
   Millis retry_after_max{5000};
-  // Retries at the same target may not exceed this fraction of requests, per target and per
-  // instance (moving on to the next target in the tree is not a retry: it spends nothing): each
-  // request adds `budget_ratio` to a bucket of at most `budget_burst` retries, each retry takes
-  // one. The per-instance bucket follows the config-wide `routing.retry` values; a route's own
-  // values set its targets' buckets.
+  // Retries at the same target may not exceed this fraction of requests over the sliding
+  // window RoutingSettings::budget_window, per target and per instance, plus `budget_burst`
+  // retries per window whatever the traffic (moving on to the next target in the tree is not a
+  // retry: it spends nothing). The per-instance budget follows the config-wide `routing.retry`
+  // values; a route's own values apply to its targets' budgets.
   double budget_ratio = 0.1;
   std::uint32_t budget_burst = 10;
   // Bounds all attempts of a request together, backoffs included; 0 = the longest total
@@ -202,6 +202,9 @@ struct BreakerSettings {
 struct RoutingSettings {
   RetrySettings retry;  // default for routes without their own
   BreakerSettings breaker;
+  // The sliding window retry budgets count requests and retries over (instance-wide, so that a
+  // target shared by two routes has one window).
+  Millis budget_window{10000};
 };
 
 enum class RouteKind { kChat, kEmbeddings };

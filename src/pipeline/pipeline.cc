@@ -213,7 +213,10 @@ std::string Pipeline::ready_detail(const RequestContext& ctx) const {
     w.next_key("in_flight")
         .number(static_cast<std::int64_t>(h.in_flight.load(std::memory_order_relaxed)));
     w.next_key("ttfb_ewma_us").number(h.ttfb_ewma_us.load(std::memory_order_relaxed));
-    w.next_key("retry_budget").number(h.budget.available());
+    const auto [budget_requests, budget_retries] =
+        h.budget.window(now, ctx.snapshot->config().routing.budget_window);
+    w.next_key("budget_window_requests").number(std::uint64_t{budget_requests});
+    w.next_key("budget_window_retries").number(std::uint64_t{budget_retries});
     w.next_key("in_backoff").boolean(h.in_backoff(now));
     w.ch('}');
   });

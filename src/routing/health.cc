@@ -10,37 +10,63 @@ std::int64_t ns_of(TimePoint t) {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
 }
 
-std::int64_t bucket_ns(const config::BreakerSettings& settings, std::size_t buckets) {
-  const auto window =
-      std::chrono::duration_cast<std::chrono::nanoseconds>(settings.window).count();
-  return std::max<std::int64_t>(1, window / static_cast<std::int64_t>(buckets));
+std::int64_t bucket_ns(Millis window) {
+  const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(window).count();
+  return std::max<std::int64_t>(1, ns / static_cast<std::int64_t>(WindowCounts::kBuckets));
 }
 
 }  // namespace
 
-void RetryBudget::deposit(double ratio, std::uint32_t burst) {
-  const auto add = static_cast<std::int64_t>(ratio * 1000.0);
-  const std::int64_t cap = std::int64_t{burst} * 1000;
-  std::int64_t cur = milli_.load(std::memory_order_relaxed);
-  while (cur < cap) {
-    const std::int64_t next = cur == kUnset ? cap : std::min(cap, cur + add);
-    if (milli_.compare_exchange_weak(cur, next, std::memory_order_relaxed)) {
-      return;
+void WindowCounts::add(TimePoint now, Millis window, std::int32_t first, std::int32_t second) {
+  const std::int64_t epoch = ns_of(now) / bucket_ns(window);
+  Bucket& b = buckets_[static_cast<std::size_t>(epoch) % kBuckets];
+  std::int64_t seen = b.epoch.load(std::memory_order_acquire);
+  if (seen != epoch) {
+    if (seen > epoch) {
+      return;  // a late count for a bucket already reused: too old to matter
     }
+    if (b.epoch.compare_exchange_strong(seen, epoch)) {
+      b.first.store(0, std::memory_order_relaxed);
+      b.second.store(0, std::memory_order_relaxed);
+    }
+  }
+  if (first != 0) {
+    b.first.fetch_add(first, std::memory_order_relaxed);
+  }
+  if (second != 0) {
+    b.second.fetch_add(second, std::memory_order_relaxed);
   }
 }
 
-bool RetryBudget::try_spend() {
-  std::int64_t cur = milli_.load(std::memory_order_relaxed);
-  while (cur >= 1000) {
-    if (milli_.compare_exchange_weak(cur, cur - 1000, std::memory_order_relaxed)) {
-      return true;
+std::pair<std::uint32_t, std::uint32_t> WindowCounts::sums(TimePoint now, Millis window) const {
+  const std::int64_t epoch = ns_of(now) / bucket_ns(window);
+  std::int64_t first = 0;
+  std::int64_t second = 0;
+  for (const Bucket& b : buckets_) {
+    const std::int64_t e = b.epoch.load(std::memory_order_acquire);
+    if (e >= 0 && e <= epoch && epoch - e < static_cast<std::int64_t>(kBuckets)) {
+      first += b.first.load(std::memory_order_relaxed);
+      second += b.second.load(std::memory_order_relaxed);
     }
   }
-  return false;
+  return {static_cast<std::uint32_t>(std::max<std::int64_t>(0, first)),
+          static_cast<std::uint32_t>(std::max<std::int64_t>(0, second))};
 }
 
-void RetryBudget::refund() { milli_.fetch_add(1000, std::memory_order_relaxed); }
+void WindowCounts::clear() {
+  for (Bucket& b : buckets_) {
+    b.epoch.store(-1, std::memory_order_relaxed);
+  }
+}
+
+bool RetryBudget::try_spend(TimePoint now, Millis window, double ratio, std::uint32_t burst) {
+  const auto [requests, retries] = counts_.sums(now, window);
+  if (static_cast<double>(retries) + 1.0 > ratio * static_cast<double>(requests) + burst) {
+    return false;
+  }
+  counts_.add(now, window, 0, 1);
+  return true;
+}
 
 bool Breaker::available(TimePoint now) const {
   switch (state()) {
@@ -90,48 +116,19 @@ void Breaker::record(TimePoint now, bool failure, const config::BreakerSettings&
     if (failure) {
       open(now, settings);
     } else {
-      for (Bucket& b : buckets_) {
-        b.epoch.store(-1, std::memory_order_relaxed);
-      }
+      counts_.clear();
       state_.store(static_cast<std::uint8_t>(State::kClosed), std::memory_order_release);
     }
     return;
   }
-  const std::int64_t width = bucket_ns(settings, kBuckets);
-  const std::int64_t epoch = ns_of(now) / width;
-  Bucket& b = buckets_[static_cast<std::size_t>(epoch) % kBuckets];
-  std::int64_t seen = b.epoch.load(std::memory_order_acquire);
-  if (seen != epoch && b.epoch.compare_exchange_strong(seen, epoch)) {
-    // This thread turned the bucket over; counts racing with the reset may be lost, which a
-    // failure rate tolerates.
-    b.total.store(0, std::memory_order_relaxed);
-    b.failures.store(0, std::memory_order_relaxed);
-  }
-  b.total.fetch_add(1, std::memory_order_relaxed);
+  counts_.add(now, settings.window, 1, failure ? 1 : 0);
   if (failure) {
-    b.failures.fetch_add(1, std::memory_order_relaxed);
     const auto [total, failures] = window(now, settings);
     if (total >= settings.min_requests &&
         static_cast<double>(failures) >= settings.error_rate * static_cast<double>(total)) {
       open(now, settings);
     }
   }
-}
-
-std::pair<std::uint32_t, std::uint32_t> Breaker::window(
-    TimePoint now, const config::BreakerSettings& settings) const {
-  const std::int64_t width = bucket_ns(settings, kBuckets);
-  const std::int64_t epoch = ns_of(now) / width;
-  std::uint32_t total = 0;
-  std::uint32_t failures = 0;
-  for (const Bucket& b : buckets_) {
-    const std::int64_t e = b.epoch.load(std::memory_order_acquire);
-    if (e >= 0 && e <= epoch && epoch - e < static_cast<std::int64_t>(kBuckets)) {
-      total += b.total.load(std::memory_order_relaxed);
-      failures += b.failures.load(std::memory_order_relaxed);
-    }
-  }
-  return {total, failures};
 }
 
 std::string_view to_string(Breaker::State state) {

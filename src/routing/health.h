@@ -17,29 +17,50 @@
 namespace sluice::routing {
 
 using TimePoint = Clock::Monotonic::time_point;
+using Millis = std::chrono::milliseconds;
 
-// Retries allowed as a fraction of requests: a bucket every request adds `ratio` to (up to
-// `burst` retries) and every retry takes one from. Over a storm of N requests the retries stay
-// below ratio * N + burst, whatever the upstream answers. Lock-free; any thread.
+// Two counts over a sliding window cut into kBuckets buckets (e.g. requests and failures).
+// Lock-free; any thread. Counts racing with a bucket's turnover may be lost, which the rates
+// computed from them tolerate.
+class WindowCounts {
+ public:
+  static constexpr std::size_t kBuckets = 10;
+
+  // Adds to the bucket `now` falls in; `window` is the whole window's length.
+  void add(TimePoint now, Millis window, std::int32_t first, std::int32_t second);
+  // The two sums over the window ending at `now`.
+  std::pair<std::uint32_t, std::uint32_t> sums(TimePoint now, Millis window) const;
+  void clear();
+
+ private:
+  struct Bucket {
+    std::atomic<std::int64_t> epoch{-1};
+    std::atomic<std::int32_t> first{0};
+    std::atomic<std::int32_t> second{0};
+  };
+  std::array<Bucket, kBuckets> buckets_;
+};
+
+// Retries allowed as a fraction of requests over a sliding window: a retry is allowed while
+// the retries in the window stay below ratio * requests in the window + burst. Over a storm of
+// N requests within one window the retries stay below ratio * N + burst, whatever the upstream
+// answers; an idle minute earns nothing, and a storm's retries age out with the window.
+// Lock-free; any thread (two racing retries may both pass the last slot).
 class RetryBudget {
  public:
-  // Starts full: the first deposit fills it to `burst`, so a fresh instance can retry at once.
-  RetryBudget() = default;
-  explicit RetryBudget(std::uint32_t initial) : milli_(std::int64_t{initial} * 1000) {}
-
-  void deposit(double ratio, std::uint32_t burst);
-  // Takes one retry; false (and nothing taken) when less than one is left.
-  bool try_spend();
+  // A request reached its first attempt.
+  void on_request(TimePoint now, Millis window) { counts_.add(now, window, 1, 0); }
+  // Takes one retry; false (and nothing taken) when the budget has none left.
+  bool try_spend(TimePoint now, Millis window, double ratio, std::uint32_t burst);
   // Gives back a retry taken for an attempt that was then not made.
-  void refund();
-  double available() const {
-    const std::int64_t m = milli_.load();
-    return m == kUnset ? 0.0 : static_cast<double>(m) / 1000.0;
+  void refund(TimePoint now, Millis window) { counts_.add(now, window, 0, -1); }
+  // Requests and retries in the window (for /readyz).
+  std::pair<std::uint32_t, std::uint32_t> window(TimePoint now, Millis window) const {
+    return counts_.sums(now, window);
   }
 
  private:
-  static constexpr std::int64_t kUnset = INT64_MIN;
-  std::atomic<std::int64_t> milli_{kUnset};  // thousandths of a retry
+  WindowCounts counts_;
 };
 
 // A circuit breaker for one target, per instance: closed while the failure rate over a sliding
@@ -63,16 +84,12 @@ class Breaker {
   State state() const { return static_cast<State>(state_.load(std::memory_order_acquire)); }
   // Requests and failures in the current window (for /readyz).
   std::pair<std::uint32_t, std::uint32_t> window(TimePoint now,
-                                                 const config::BreakerSettings& settings) const;
+                                                 const config::BreakerSettings& settings) const {
+    return counts_.sums(now, settings.window);
+  }
   std::uint64_t opened_count() const { return opened_.load(std::memory_order_relaxed); }
 
  private:
-  static constexpr std::size_t kBuckets = 10;
-  struct Bucket {
-    std::atomic<std::int64_t> epoch{-1};
-    std::atomic<std::uint32_t> total{0};
-    std::atomic<std::uint32_t> failures{0};
-  };
   void open(TimePoint now, const config::BreakerSettings& settings);
 
   std::atomic<std::uint8_t> state_{0};
@@ -80,7 +97,7 @@ class Breaker {
   std::atomic<std::int64_t> probe_started_ns_{0};
   std::atomic<std::int64_t> open_ns_{15'000'000'000};  // the last open duration (probe expiry)
   std::atomic<std::uint64_t> opened_{0};
-  std::array<Bucket, kBuckets> buckets_;
+  WindowCounts counts_;  // requests, failures
 };
 
 std::string_view to_string(Breaker::State state);

@@ -60,6 +60,7 @@ void CompiledPolicy::compile(const config::Route& r, const config::RoutingSettin
   paths.assign(r.targets.size(), std::string());
   collect_paths(r.policy, std::string(), paths);
   instance_budget = &registry.instance_budget();
+  budget_window = routing.budget_window;
 }
 
 bool matches(std::span<const config::Condition> tests, const RequestFacts& facts) {
@@ -123,6 +124,7 @@ AttemptPlan::AttemptPlan(const CompiledPolicy& policy, TimePoint now, std::uint6
                       ? retry_.max_attempts
                       : static_cast<std::uint32_t>(leaves_.size()) * retry_.per_target_attempts;
   deadline_ = now + policy.deadline;
+  created_ = now;
 }
 
 std::uint64_t AttemptPlan::next_random() { return mix(rng_); }
@@ -263,10 +265,9 @@ void AttemptPlan::flatten(const PolicyNode& node, std::span<const int> on_status
 
 AttemptPlan::Step AttemptPlan::first() {
   for (TargetHealth* h : policy_.health) {
-    h->budget.deposit(retry_.budget_ratio, retry_.budget_burst);
+    h->budget.on_request(created_, policy_.budget_window);
   }
-  policy_.instance_budget->deposit(policy_.instance_retry->budget_ratio,
-                                   policy_.instance_retry->budget_burst);
+  policy_.instance_budget->on_request(created_, policy_.budget_window);
   at_ = 0;
   at_attempts_ = 1;
   attempts_ = 1;
@@ -281,12 +282,16 @@ bool AttemptPlan::moves_on(std::size_t i, const Failure& failure) const {
   return std::find(statuses.begin(), statuses.end(), failure.status) != statuses.end();
 }
 
-bool AttemptPlan::spend_retry(std::size_t target) {
-  if (!policy_.instance_budget->try_spend()) {
+bool AttemptPlan::spend_retry(std::size_t target, TimePoint now) {
+  const Millis window = policy_.budget_window;
+  const config::RetrySettings& instance = *policy_.instance_retry;
+  if (!policy_.instance_budget->try_spend(now, window, instance.budget_ratio,
+                                          instance.budget_burst)) {
     return false;
   }
-  if (!policy_.health[target]->budget.try_spend()) {
-    policy_.instance_budget->refund();
+  if (!policy_.health[target]->budget.try_spend(now, window, retry_.budget_ratio,
+                                                retry_.budget_burst)) {
+    policy_.instance_budget->refund(now, window);
     return false;
   }
   return true;
@@ -304,7 +309,15 @@ std::optional<AttemptPlan::Step> AttemptPlan::after_failure(const Failure& failu
   // The same target again, when it may be tried more and did not ask for a longer wait than
   // the cap; else the next target, when this failure lets the tree move on.
   const bool asked_too_long = failure.retry_after && *failure.retry_after > retry_.retry_after_max;
-  const bool same = at_attempts_ < retry_.per_target_attempts && !asked_too_long;
+  bool same = at_attempts_ < retry_.per_target_attempts && !asked_too_long;
+  // Only a retry at the same target is amplification the budgets bound: moving on sends the
+  // request to another target once (the tree bounds how often), while the failing one rests.
+  // Without budget for a retry here, the tree may still move on.
+  bool budget_refused = false;
+  if (same && !spend_retry(leaves_[at_].target, now)) {
+    same = false;
+    budget_refused = true;
+  }
   Step step;
   if (same) {
     step.target = leaves_[at_].target;
@@ -316,17 +329,17 @@ std::optional<AttemptPlan::Step> AttemptPlan::after_failure(const Failure& failu
     step.target = leaves_[at_ + 1].target;
     step.wait = Millis(0);  // another target: no reason to wait
   } else {
-    stop_reason_ = at_ + 1 < leaves_.size() ? "status does not fall back" : "targets exhausted";
+    stop_reason_ = budget_refused             ? "retry budget exhausted"
+                   : at_ + 1 < leaves_.size() ? "status does not fall back"
+                                              : "targets exhausted";
     return std::nullopt;
   }
   if (now + step.wait >= deadline_) {
+    if (same) {
+      policy_.health[step.target]->budget.refund(now, policy_.budget_window);
+      policy_.instance_budget->refund(now, policy_.budget_window);
+    }
     stop_reason_ = "deadline";
-    return std::nullopt;
-  }
-  // Only a retry at the same target is amplification the budgets bound: moving on sends the
-  // request to another target once (the tree bounds how often), while the failing one rests.
-  if (same && !spend_retry(step.target)) {
-    stop_reason_ = "retry budget exhausted";
     return std::nullopt;
   }
   if (same) {

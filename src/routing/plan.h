@@ -28,6 +28,7 @@ struct CompiledPolicy {
   // The instance budget fills at the config-wide rate (routing.retry), whatever the route says.
   const config::RetrySettings* instance_retry = nullptr;
   const config::BreakerSettings* breaker = nullptr;
+  Millis budget_window{10000};  // RoutingSettings::budget_window
   // Bounds every attempt of a request together: RetrySettings::deadline, or the longest total
   // timeout among the targets (set by whoever knows the providers' timeouts).
   Millis deadline{600000};
@@ -74,7 +75,7 @@ class AttemptPlan {
   AttemptPlan(const CompiledPolicy& policy, TimePoint now, std::uint64_t seed,
               const RequestFacts* facts = nullptr);
 
-  // The first attempt. Also deposits this request's share in the retry budgets.
+  // The first attempt. Also counts the request in the retry budgets' windows.
   Step first();
   // After a failed attempt: the next one, or nullopt with stop_reason() saying why not.
   std::optional<Step> after_failure(const Failure& failure, TimePoint now);
@@ -107,7 +108,7 @@ class AttemptPlan {
   void best_load(const config::PolicyNode& node, std::int64_t& busy, std::int64_t& ttfb) const;
   // Whether failing with `failure` at leaf `i` lets the plan move past it.
   bool moves_on(std::size_t i, const Failure& failure) const;
-  bool spend_retry(std::size_t target);
+  bool spend_retry(std::size_t target, TimePoint now);
 
   const CompiledPolicy& policy_;
   const config::RetrySettings& retry_;
@@ -119,6 +120,7 @@ class AttemptPlan {
   std::uint32_t attempts_ = 0;     // attempts made in total
   std::uint32_t max_attempts_ = 0;
   TimePoint deadline_{};
+  TimePoint created_{};
   std::string_view stop_reason_;
 };
 

@@ -323,8 +323,8 @@ describe('routing and resilience', () => {
       assert.equal(r.status, 429, r.text);
     }
     const upstream = (await counts()).storm429;
-    // The target's bucket starts full at budget_burst (2) and gains 0.1 per request: at most
-    // 60 + 6 + 2 attempts, where unbounded retries (3 per request) would make 180.
+    // Within the budget window (10 s) the target allows 0.1 retries per request plus a burst of
+    // 2: at most 60 + 6 + 2 attempts, where unbounded retries (3 per request) would make 180.
     assert.ok(upstream >= requests + requests * 0.1 - 1, `${upstream} upstream attempts`);
     assert.ok(upstream <= requests + requests * 0.1 + 2, `${upstream} upstream attempts for ${requests} requests`);
   });

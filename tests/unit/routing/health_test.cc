@@ -101,30 +101,57 @@ TEST(Breaker, DisabledNeverOpens) {
   EXPECT_EQ(b.state(), Breaker::State::kClosed);
 }
 
-TEST(RetryBudget, DepositsAreCappedAndSpendingStopsAtZero) {
-  RetryBudget budget(2);
-  EXPECT_TRUE(budget.try_spend());
-  EXPECT_TRUE(budget.try_spend());
-  EXPECT_FALSE(budget.try_spend());
-  for (int i = 0; i < 9; ++i) {
-    budget.deposit(0.1, 5);
+TEST(RetryBudget, RetriesStayBelowTheRatioOfRequestsInTheWindowPlusTheBurst) {
+  SimulatedClock clock;
+  RetryBudget budget;
+  const auto window = 10s;
+  EXPECT_TRUE(budget.try_spend(clock.now(), window, 0.1, 1)) << "the burst needs no traffic";
+  EXPECT_FALSE(budget.try_spend(clock.now(), window, 0.1, 1));
+  for (int i = 0; i < 19; ++i) {
+    budget.on_request(clock.now(), window);
   }
-  EXPECT_FALSE(budget.try_spend()) << "0.9 of a retry is not one";
-  budget.deposit(0.1, 5);
-  EXPECT_TRUE(budget.try_spend());
-  for (int i = 0; i < 1000; ++i) {
-    budget.deposit(0.1, 5);
-  }
-  EXPECT_DOUBLE_EQ(budget.available(), 5.0) << "capped at the burst";
-  budget.refund();
-  EXPECT_DOUBLE_EQ(budget.available(), 6.0);
+  EXPECT_TRUE(budget.try_spend(clock.now(), window, 0.1, 1)) << "19 requests earn one retry";
+  EXPECT_FALSE(budget.try_spend(clock.now(), window, 0.1, 1)) << "but not two";
+  budget.on_request(clock.now(), window);
+  EXPECT_TRUE(budget.try_spend(clock.now(), window, 0.1, 1)) << "the 20th earns the second";
+  EXPECT_EQ(budget.window(clock.now(), window), (std::pair<std::uint32_t, std::uint32_t>{20, 3}));
+  budget.refund(clock.now(), window);
+  EXPECT_EQ(budget.window(clock.now(), window).second, 2u);
 }
 
-TEST(RetryBudget, StartsFullAtTheBurst) {
+TEST(RetryBudget, RequestsAndRetriesAgeOutWithTheWindow) {
+  SimulatedClock clock;
   RetryBudget budget;
-  EXPECT_FALSE(budget.try_spend()) << "nothing before the first request";
-  budget.deposit(0.1, 3);
-  EXPECT_DOUBLE_EQ(budget.available(), 3.0);
+  const auto window = 10s;
+  for (int i = 0; i < 100; ++i) {
+    budget.on_request(clock.now(), window);
+  }
+  int spent = 0;
+  while (budget.try_spend(clock.now(), window, 0.1, 2)) {
+    ++spent;
+  }
+  EXPECT_EQ(spent, 12);
+  clock.advance(5s);
+  EXPECT_FALSE(budget.try_spend(clock.now(), window, 0.1, 2)) << "still inside the window";
+  clock.advance(5s);
+  EXPECT_EQ(budget.window(clock.now(), window), (std::pair<std::uint32_t, std::uint32_t>{0, 0}));
+  // An idle window earns nothing: only the burst is left, not the 100 requests' share.
+  EXPECT_TRUE(budget.try_spend(clock.now(), window, 0.1, 2));
+  EXPECT_TRUE(budget.try_spend(clock.now(), window, 0.1, 2));
+  EXPECT_FALSE(budget.try_spend(clock.now(), window, 0.1, 2));
+}
+
+TEST(RetryBudget, TheWindowSlidesBucketByBucket) {
+  SimulatedClock clock;
+  RetryBudget budget;
+  const auto window = 10s;
+  for (int i = 0; i < 10; ++i) {
+    budget.on_request(clock.now(), window);
+    clock.advance(1s);
+  }
+  EXPECT_EQ(budget.window(clock.now(), window).first, 9u) << "the first second has left";
+  clock.advance(4s);
+  EXPECT_EQ(budget.window(clock.now(), window).first, 5u);
 }
 
 TEST(TargetHealth, LatencyAverageMovesAnEighthPerSample) {

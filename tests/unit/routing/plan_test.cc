@@ -4,8 +4,8 @@
 #include "routing/plan.h"
 
 #include <map>
-#include <optional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -66,8 +66,9 @@ Failure no_answer() {
 }
 
 TEST_F(PlanTest, FallbackTriesInOrderAndPathsNameTheTree) {
-  load("  - alias: x\n"
-       "    targets: [{provider: a, model: m}, {provider: b, model: m}, {provider: c, model: m}]\n");
+  load(
+      "  - alias: x\n"
+      "    targets: [{provider: a, model: m}, {provider: b, model: m}, {provider: c, model: m}]\n");
   AttemptPlan plan(policy_, clock_.now(), 1);
   EXPECT_EQ(order(plan), "abc");
   EXPECT_EQ(policy_.paths, (std::vector<std::string>{"0", "1", "2"}));
@@ -85,8 +86,9 @@ TEST_F(PlanTest, FallbackTriesInOrderAndPathsNameTheTree) {
 }
 
 TEST_F(PlanTest, NeverRetriedStatusesStopAtOnce) {
-  load("  - alias: x\n"
-       "    targets: [{provider: a, model: m}, {provider: b, model: m}]\n");
+  load(
+      "  - alias: x\n"
+      "    targets: [{provider: a, model: m}, {provider: b, model: m}]\n");
   for (int s : {400, 401, 403, 404, 413, 422}) {
     AttemptPlan plan(policy_, clock_.now(), 1);
     plan.first();
@@ -98,11 +100,12 @@ TEST_F(PlanTest, NeverRetriedStatusesStopAtOnce) {
 }
 
 TEST_F(PlanTest, OnStatusDecidesWhichStatusesMoveOn) {
-  load("  - alias: x\n"
-       "    policy:\n"
-       "      fallback:\n"
-       "        on_status: [503]\n"
-       "        targets: [{provider: a, model: m}, {provider: b, model: m}]\n");
+  load(
+      "  - alias: x\n"
+      "    policy:\n"
+      "      fallback:\n"
+      "        on_status: [503]\n"
+      "        targets: [{provider: a, model: m}, {provider: b, model: m}]\n");
   AttemptPlan plan(policy_, clock_.now(), 1);
   plan.first();
   EXPECT_FALSE(plan.after_failure(status(500), clock_.now()));
@@ -116,13 +119,14 @@ TEST_F(PlanTest, OnStatusDecidesWhichStatusesMoveOn) {
 }
 
 TEST_F(PlanTest, WeightedBalanceFollowsWeightsAndWeightZeroIsFailoverOnly) {
-  load("  - alias: x\n"
-       "    policy:\n"
-       "      loadbalance:\n"
-       "        targets:\n"
-       "          - { provider: a, model: m, weight: 3 }\n"
-       "          - { provider: b, model: m, weight: 1 }\n"
-       "          - { provider: c, model: m, weight: 0 }\n");
+  load(
+      "  - alias: x\n"
+      "    policy:\n"
+      "      loadbalance:\n"
+      "        targets:\n"
+      "          - { provider: a, model: m, weight: 3 }\n"
+      "          - { provider: b, model: m, weight: 1 }\n"
+      "          - { provider: c, model: m, weight: 0 }\n");
   std::map<std::string, int> first;
   const int n = 20000;
   for (int i = 0; i < n; ++i) {
@@ -138,12 +142,13 @@ TEST_F(PlanTest, WeightedBalanceFollowsWeightsAndWeightZeroIsFailoverOnly) {
 }
 
 TEST_F(PlanTest, OpenBreakersGoLastButAreStillTried) {
-  load("  - alias: x\n"
-       "    policy:\n"
-       "      loadbalance:\n"
-       "        strategy: ordered\n"
-       "        targets: [{provider: a, model: m}, {provider: b, model: m}]\n",
-       "routing: { circuit_breaker: { min_requests: 4, error_rate: 0.5, open_ms: 1000 } }\n");
+  load(
+      "  - alias: x\n"
+      "    policy:\n"
+      "      loadbalance:\n"
+      "        strategy: ordered\n"
+      "        targets: [{provider: a, model: m}, {provider: b, model: m}]\n",
+      "routing: { circuit_breaker: { min_requests: 4, error_rate: 0.5, open_ms: 1000 } }\n");
   const auto& settings = config_->routing.breaker;
   for (int i = 0; i < 4; ++i) {
     health("a").breaker.record(clock_.now(), true, settings);
@@ -160,9 +165,10 @@ TEST_F(PlanTest, OpenBreakersGoLastButAreStillTried) {
 }
 
 TEST_F(PlanTest, AFallbackTriesAnOpenPrimaryLast) {
-  load("  - alias: x\n"
-       "    targets: [{provider: a, model: m}, {provider: b, model: m}]\n",
-       "routing: { circuit_breaker: { min_requests: 2, error_rate: 0.5, open_ms: 1000 } }\n");
+  load(
+      "  - alias: x\n"
+      "    targets: [{provider: a, model: m}, {provider: b, model: m}]\n",
+      "routing: { circuit_breaker: { min_requests: 2, error_rate: 0.5, open_ms: 1000 } }\n");
   for (int i = 0; i < 2; ++i) {
     health("a").breaker.record(clock_.now(), true, config_->routing.breaker);
   }
@@ -174,8 +180,9 @@ TEST_F(PlanTest, AFallbackTriesAnOpenPrimaryLast) {
 }
 
 TEST_F(PlanTest, ATargetThatAskedForRoomGoesLastUntilItsTime) {
-  load("  - alias: x\n"
-       "    targets: [{provider: a, model: m}, {provider: b, model: m}]\n");
+  load(
+      "  - alias: x\n"
+      "    targets: [{provider: a, model: m}, {provider: b, model: m}]\n");
   health("a").back_off_until(clock_.now() + 1000ms);
   AttemptPlan plan(policy_, clock_.now(), 1);
   EXPECT_EQ(order(plan), "ba");
@@ -185,11 +192,12 @@ TEST_F(PlanTest, ATargetThatAskedForRoomGoesLastUntilItsTime) {
 }
 
 TEST_F(PlanTest, LeastBusyPrefersFewerInFlight) {
-  load("  - alias: x\n"
-       "    policy:\n"
-       "      loadbalance:\n"
-       "        strategy: least_busy\n"
-       "        targets: [{provider: a, model: m}, {provider: b, model: m}]\n");
+  load(
+      "  - alias: x\n"
+      "    policy:\n"
+      "      loadbalance:\n"
+      "        strategy: least_busy\n"
+      "        targets: [{provider: a, model: m}, {provider: b, model: m}]\n");
   health("a").in_flight = 5;
   health("b").in_flight = 1;
   for (std::uint64_t seed = 0; seed < 50; ++seed) {
@@ -199,11 +207,12 @@ TEST_F(PlanTest, LeastBusyPrefersFewerInFlight) {
 }
 
 TEST_F(PlanTest, LatencyPrefersTheFasterOfTwoChoices) {
-  load("  - alias: x\n"
-       "    policy:\n"
-       "      loadbalance:\n"
-       "        strategy: latency\n"
-       "        targets: [{provider: a, model: m}, {provider: b, model: m}]\n");
+  load(
+      "  - alias: x\n"
+      "    policy:\n"
+      "      loadbalance:\n"
+      "        strategy: latency\n"
+      "        targets: [{provider: a, model: m}, {provider: b, model: m}]\n");
   health("a").observe_ttfb(900ms);
   health("b").observe_ttfb(100ms);
   for (std::uint64_t seed = 0; seed < 50; ++seed) {
@@ -213,10 +222,11 @@ TEST_F(PlanTest, LatencyPrefersTheFasterOfTwoChoices) {
 }
 
 TEST_F(PlanTest, SameTargetRetriesBackOffWithFullJitterAndHonourRetryAfter) {
-  load("  - alias: x\n"
-       "    targets: [{provider: a, model: m}, {provider: b, model: m}]\n"
-       "    retry: { per_target_attempts: 3, backoff_base_ms: 100, backoff_max_ms: 150,\n"
-       "             retry_after_max_ms: 2000 }\n");
+  load(
+      "  - alias: x\n"
+      "    targets: [{provider: a, model: m}, {provider: b, model: m}]\n"
+      "    retry: { per_target_attempts: 3, backoff_base_ms: 100, backoff_max_ms: 150,\n"
+      "             retry_after_max_ms: 2000 }\n");
   AttemptPlan plan(policy_, clock_.now(), 42);
   plan.first();
   auto next = plan.after_failure(status(503), clock_.now());
@@ -235,9 +245,10 @@ TEST_F(PlanTest, SameTargetRetriesBackOffWithFullJitterAndHonourRetryAfter) {
 }
 
 TEST_F(PlanTest, ARetryAfterAboveTheCapMovesToTheNextTarget) {
-  load("  - alias: x\n"
-       "    targets: [{provider: a, model: m}, {provider: b, model: m}]\n"
-       "    retry: { per_target_attempts: 3, retry_after_max_ms: 2000 }\n");
+  load(
+      "  - alias: x\n"
+      "    targets: [{provider: a, model: m}, {provider: b, model: m}]\n"
+      "    retry: { per_target_attempts: 3, retry_after_max_ms: 2000 }\n");
   AttemptPlan plan(policy_, clock_.now(), 1);
   plan.first();
   Failure asked = status(429);
@@ -262,9 +273,10 @@ TEST_F(PlanTest, BackoffCeilingDoublesUpToTheCap) {
 }
 
 TEST_F(PlanTest, TheDeadlineBoundsEveryAttemptTogether) {
-  load("  - alias: x\n"
-       "    targets: [{provider: a, model: m}, {provider: b, model: m}]\n"
-       "    retry: { per_target_attempts: 2, deadline_ms: 1000 }\n");
+  load(
+      "  - alias: x\n"
+      "    targets: [{provider: a, model: m}, {provider: b, model: m}]\n"
+      "    retry: { per_target_attempts: 2, deadline_ms: 1000 }\n");
   policy_.deadline = config_->routes.front().retry.deadline;
   AttemptPlan plan(policy_, clock_.now(), 1);
   plan.first();
@@ -276,10 +288,11 @@ TEST_F(PlanTest, TheDeadlineBoundsEveryAttemptTogether) {
 }
 
 TEST_F(PlanTest, RetriesStayWithinTheBudgetInAStorm) {
-  load("  - alias: x\n"
-       "    provider: a\n"
-       "    model: m\n"
-       "    retry: { per_target_attempts: 3, budget_ratio: 0.1, budget_burst: 5 }\n");
+  load(
+      "  - alias: x\n"
+      "    provider: a\n"
+      "    model: m\n"
+      "    retry: { per_target_attempts: 3, budget_ratio: 0.1, budget_burst: 5 }\n");
   const int requests = 1000;
   int attempts = 0;
   for (int i = 0; i < requests; ++i) {
@@ -296,10 +309,11 @@ TEST_F(PlanTest, RetriesStayWithinTheBudgetInAStorm) {
 }
 
 TEST_F(PlanTest, MovingToTheNextTargetSpendsNoBudget) {
-  load("  - alias: x\n"
-       "    targets: [{provider: a, model: m}, {provider: b, model: m}]\n"
-       "    retry: { budget_ratio: 0, budget_burst: 0 }\n",
-       "routing: { retry: { budget_ratio: 0, budget_burst: 0 } }\n");
+  load(
+      "  - alias: x\n"
+      "    targets: [{provider: a, model: m}, {provider: b, model: m}]\n"
+      "    retry: { budget_ratio: 0, budget_burst: 0 }\n",
+      "routing: { retry: { budget_ratio: 0, budget_burst: 0 } }\n");
   for (int i = 0; i < 50; ++i) {
     AttemptPlan plan(policy_, clock_.now(), static_cast<std::uint64_t>(i));
     plan.first();
@@ -309,10 +323,49 @@ TEST_F(PlanTest, MovingToTheNextTargetSpendsNoBudget) {
   }
 }
 
+TEST_F(PlanTest, WithoutBudgetForASameTargetRetryTheTreeMovesOn) {
+  load(
+      "  - alias: x\n"
+      "    targets: [{provider: a, model: m}, {provider: b, model: m}]\n"
+      "    retry: { per_target_attempts: 3, budget_ratio: 0, budget_burst: 0 }\n");
+  AttemptPlan plan(policy_, clock_.now(), 1);
+  plan.first();
+  auto next = plan.after_failure(status(503), clock_.now());
+  ASSERT_TRUE(next);
+  EXPECT_EQ(provider_of(next->target), "b") << "no retry at a, but b is not a retry";
+  auto last = plan.after_failure(status(503), clock_.now());
+  EXPECT_FALSE(last);
+  EXPECT_EQ(plan.stop_reason(), "retry budget exhausted");
+}
+
+TEST_F(PlanTest, RetriesFromAStormAgeOutOfTheBudgetWindow) {
+  load(
+      "  - alias: x\n"
+      "    provider: a\n"
+      "    model: m\n"
+      "    retry: { per_target_attempts: 2, budget_ratio: 0.1, budget_burst: 0 }\n",
+      "routing: { budget_window_ms: 1000 }\n");
+  auto retries_for = [&](int requests) {
+    int retries = 0;
+    for (int i = 0; i < requests; ++i) {
+      AttemptPlan plan(policy_, clock_.now(), static_cast<std::uint64_t>(i));
+      plan.first();
+      while (plan.after_failure(status(503), clock_.now())) {
+        ++retries;
+      }
+    }
+    return retries;
+  };
+  EXPECT_EQ(retries_for(100), 10);
+  clock_.advance(1000ms);
+  EXPECT_EQ(retries_for(50), 5) << "a new window: only its own requests count";
+}
+
 TEST_F(PlanTest, MaxAttemptsCapsTheWholeTree) {
-  load("  - alias: x\n"
-       "    targets: [{provider: a, model: m}, {provider: b, model: m}, {provider: c, model: m}]\n"
-       "    retry: { max_attempts: 2 }\n");
+  load(
+      "  - alias: x\n"
+      "    targets: [{provider: a, model: m}, {provider: b, model: m}, {provider: c, model: m}]\n"
+      "    retry: { max_attempts: 2 }\n");
   AttemptPlan plan(policy_, clock_.now(), 1);
   plan.first();
   EXPECT_TRUE(plan.after_failure(status(503), clock_.now()));
@@ -335,18 +388,19 @@ struct Facts final : RequestFacts {
 };
 
 TEST_F(PlanTest, ConditionalTakesTheFirstMatchingRuleElseTheDefault) {
-  load("  - alias: x\n"
-       "    policy:\n"
-       "      conditional:\n"
-       "        rules:\n"
-       "          - when: { key: { in: [batch, nightly] } }\n"
-       "            then: { provider: a, model: m }\n"
-       "          - when: { stream: true, max_tokens: { gt: 4000 } }\n"
-       "            then: { provider: b, model: m }\n"
-       "          - when: { headers: { X-Tier: gold } }\n"
-       "            then:\n"
-       "              fallback: { targets: [{provider: c, model: m}, {provider: a, model: m}] }\n"
-       "        default: { provider: d, model: m }\n");
+  load(
+      "  - alias: x\n"
+      "    policy:\n"
+      "      conditional:\n"
+      "        rules:\n"
+      "          - when: { key: { in: [batch, nightly] } }\n"
+      "            then: { provider: a, model: m }\n"
+      "          - when: { stream: true, max_tokens: { gt: 4000 } }\n"
+      "            then: { provider: b, model: m }\n"
+      "          - when: { headers: { X-Tier: gold } }\n"
+      "            then:\n"
+      "              fallback: { targets: [{provider: c, model: m}, {provider: a, model: m}] }\n"
+      "        default: { provider: d, model: m }\n");
   EXPECT_EQ(policy_.paths, (std::vector<std::string>{"0", "1", "2.0", "2.1", "3"}));
   auto plan_for = [&](const Facts& f) {
     AttemptPlan plan(policy_, clock_.now(), 1, &f);
@@ -370,15 +424,16 @@ TEST_F(PlanTest, ConditionalTakesTheFirstMatchingRuleElseTheDefault) {
 }
 
 TEST_F(PlanTest, NestedFallbackOverALoadBalancedPool) {
-  load("  - alias: x\n"
-       "    policy:\n"
-       "      fallback:\n"
-       "        targets:\n"
-       "          - loadbalance:\n"
-       "              targets:\n"
-       "                - { provider: a, model: m, weight: 1 }\n"
-       "                - { provider: b, model: m, weight: 1 }\n"
-       "          - { provider: c, model: m }\n");
+  load(
+      "  - alias: x\n"
+      "    policy:\n"
+      "      fallback:\n"
+      "        targets:\n"
+      "          - loadbalance:\n"
+      "              targets:\n"
+      "                - { provider: a, model: m, weight: 1 }\n"
+      "                - { provider: b, model: m, weight: 1 }\n"
+      "          - { provider: c, model: m }\n");
   EXPECT_EQ(policy_.paths, (std::vector<std::string>{"0.0", "0.1", "1"}));
   std::map<std::string, int> seen;
   for (std::uint64_t seed = 0; seed < 200; ++seed) {
