@@ -17,6 +17,21 @@ namespace sluice::pipeline {
 
 namespace {
 
+// The wait a failed attempt asked for: the upstream's retry-after-ms / Retry-After headers,
+// else what its adapter read from the error body (Gemini's google.rpc.RetryInfo retryDelay).
+std::optional<std::chrono::milliseconds> asked_wait(const Error& error,
+                                                    const providers::Exchange* exchange) {
+  if (exchange != nullptr) {
+    if (auto asked = providers::asked_retry_after(*exchange)) {
+      return asked;
+    }
+  }
+  if (error.retry_after_seconds() > 0) {
+    return std::chrono::seconds(error.retry_after_seconds());
+  }
+  return std::nullopt;
+}
+
 using std::chrono::duration_cast;
 using std::chrono::microseconds;
 
@@ -230,11 +245,7 @@ bool ModelCall::fail_over(const Error& error, int status, const providers::Excha
   failure.status = status;
   // The gateway's own pool for this provider is full: another target may well have room.
   failure.retryable = error.retryable() || error.kind() == ErrorKind::kRateLimited;
-  if (exchange != nullptr) {
-    failure.retry_after = providers::asked_retry_after(*exchange);
-  } else if (error.retry_after_seconds() > 0) {
-    failure.retry_after = std::chrono::seconds(error.retry_after_seconds());
-  }
+  failure.retry_after = asked_wait(error, exchange);
   next_ = plan_->after_failure(failure, pipeline_.clock().now());
   if (!next_) {
     ctx_.retry_stop = plan_->stop_reason();  // a literal: outlives the plan
@@ -405,8 +416,7 @@ Awaitable<void> ModelCall::relay_failure(const TargetRuntime& route, providers::
   if (status == 429) {
     // The provider asked for room: other requests prefer other targets until the time it
     // asked for (1 s when it did not say), at most the route's retry_after_max.
-    const auto asked =
-        providers::asked_retry_after(exchange).value_or(std::chrono::milliseconds(1000));
+    const auto asked = asked_wait(error, &exchange).value_or(std::chrono::milliseconds(1000));
     const auto cap = ctx_.snapshot->config().routing.retry.retry_after_max;
     route.health->back_off_until(pipeline_.clock().now() + std::min(asked, cap));
   }

@@ -39,7 +39,16 @@ providers:
     api_key: sk-provider-secret-0000000008
   - id: mock
     adapter: mock
+  - id: gem
+    adapter: gemini
+    base_url: http://127.0.0.1:9
+    api_key: gemini-provider-secret-000007
 routes:
+  - alias: gem-ha
+    targets:
+      - { provider: gem, model: gemini-2.5-flash }
+      - { provider: up2, model: second-model }
+    retry: { per_target_attempts: 3, retry_after_max_ms: 5000 }
   - alias: ha
     targets:
       - { provider: up, model: upstream-model }
@@ -85,8 +94,7 @@ class FakeHead final : public codec::RequestHead {
     }
     return false;
   }
-  void for_each_header(
-      FunctionRef<void(std::string_view, std::string_view)> visit) const override {
+  void for_each_header(FunctionRef<void(std::string_view, std::string_view)> visit) const override {
     for (const auto& [n, v] : headers_) {
       visit(n, v);
     }
@@ -175,8 +183,7 @@ class FakeDownstream final : public Downstream {
 // body with an error instead.
 struct Script {
   int status = 200;
-  std::vector<std::pair<std::string, std::string>> headers = {
-      {"content-type", "application/json"}};
+  std::vector<std::pair<std::string, std::string>> headers = {{"content-type", "application/json"}};
   std::deque<std::string> reads;
   std::optional<Error> fail;  // returned after `reads` run out
 };
@@ -200,8 +207,7 @@ class FakeExchange final : public providers::Exchange {
     }
     return {};
   }
-  void for_each_header(
-      FunctionRef<void(std::string_view, std::string_view)> visit) const override {
+  void for_each_header(FunctionRef<void(std::string_view, std::string_view)> visit) const override {
     for (const auto& [n, v] : script_.headers) {
       visit(n, v);
     }
@@ -251,8 +257,8 @@ class FakeConnector final : public UpstreamConnector {
   std::vector<UpstreamRequest> sent;
   bool last_aborted = false;  // the most recent exchange was aborted
 
-  Awaitable<Result<std::unique_ptr<providers::Exchange>>> open(
-      const UpstreamRequest& request, providers::Cancellation&) override {
+  Awaitable<Result<std::unique_ptr<providers::Exchange>>> open(const UpstreamRequest& request,
+                                                               providers::Cancellation&) override {
     UpstreamRequest copy;
     copy.provider = request.provider;
     copy.operation = request.operation;
@@ -377,8 +383,7 @@ class PipelineTest : public ::testing::Test {
   std::optional<Pipeline> pipeline_;
 };
 
-constexpr const char* kChatBody =
-    R"({"model":"gpt","messages":[{"role":"user","content":"hi"}]})";
+constexpr const char* kChatBody = R"({"model":"gpt","messages":[{"role":"user","content":"hi"}]})";
 constexpr const char* kChatStreamBody =
     R"({"model":"gpt","stream":true,"messages":[{"role":"user","content":"hi"}]})";
 
@@ -419,8 +424,7 @@ TEST_F(PipelineTest, PassthroughAnswerIsRelayedVerbatimWithUsageAndOneAttempt) {
   EXPECT_EQ(head.find("x-other"), std::string::npos);
   EXPECT_EQ(json::parse(connector_.sent[0].body).at("model"), "upstream-model");
 
-  EXPECT_EQ(observer_.calls,
-            (std::vector<std::string>{"attempt:200", "usage:5/2", "finish:200"}));
+  EXPECT_EQ(observer_.calls, (std::vector<std::string>{"attempt:200", "usage:5/2", "finish:200"}));
 }
 
 TEST_F(PipelineTest, PassthroughStreamIsRelayedAsItArrivesAndTheGatewaysUsageChunkDropped) {
@@ -428,8 +432,8 @@ TEST_F(PipelineTest, PassthroughStreamIsRelayedAsItArrivesAndTheGatewaysUsageChu
   const std::string role = chunk(R"({"role":"assistant","content":""})");
   const std::string text = chunk(R"({"content":"Hi"})");
   const std::string stop = chunk("{}", R"("stop")");
-  connector_.scripts.push_back(sse({role, text.substr(0, 30), text.substr(30), stop,
-                                    usage_chunk(), "data: [DONE]\n\n"}));
+  connector_.scripts.push_back(
+      sse({role, text.substr(0, 30), text.substr(30), stop, usage_chunk(), "data: [DONE]\n\n"}));
   RequestContext ctx = chat(kChatStreamBody);
 
   EXPECT_TRUE(downstream_.streamed);
@@ -497,7 +501,8 @@ TEST_F(PipelineTest, UpstreamErrorInTheCallersProtocolIsRelayedWithItsHeaders) {
                {"retry-after", "4"},
                {"x-ratelimit-remaining-requests", "0"},
                {"set-cookie", "no"}};
-  s.reads = {R"({"error":{"message":"slow down","type":"rate_limit_error","param":null,"code":"rate_limit_exceeded"}})"};
+  s.reads = {
+      R"({"error":{"message":"slow down","type":"rate_limit_error","param":null,"code":"rate_limit_exceeded"}})"};
   connector_.scripts.push_back(std::move(s));
   RequestContext ctx = chat(kChatBody);
   EXPECT_EQ(downstream_.status, 429);
@@ -547,10 +552,12 @@ constexpr const char* kHaStreamBody =
 TEST_F(PipelineTest, A5xxFailsOverToTheNextTargetAndTheCallerSeesOnlyTheAnswer) {
   Script bad;
   bad.status = 503;
-  bad.reads = {R"({"error":{"message":"overloaded","type":"server_error","param":null,"code":null}})"};
+  bad.reads = {
+      R"({"error":{"message":"overloaded","type":"server_error","param":null,"code":null}})"};
   connector_.scripts.push_back(std::move(bad));
   Script good;
-  good.reads = {R"({"id":"c2","object":"chat.completion","created":1,"model":"second-model","choices":[{"index":0,"message":{"role":"assistant","content":"from b"},"finish_reason":"stop"}],"usage":{"prompt_tokens":3,"completion_tokens":2,"total_tokens":5}})"};
+  good.reads = {
+      R"({"id":"c2","object":"chat.completion","created":1,"model":"second-model","choices":[{"index":0,"message":{"role":"assistant","content":"from b"},"finish_reason":"stop"}],"usage":{"prompt_tokens":3,"completion_tokens":2,"total_tokens":5}})"};
   connector_.scripts.push_back(std::move(good));
   RequestContext ctx = chat(kHaBody);
   EXPECT_EQ(downstream_.status, 200);
@@ -567,10 +574,37 @@ TEST_F(PipelineTest, A5xxFailsOverToTheNextTargetAndTheCallerSeesOnlyTheAnswer) 
             (std::vector<std::string>{"attempt:503", "attempt:200", "usage:3/2", "finish:200"}));
 }
 
+// Gemini says how long to wait in the error body (google.rpc.RetryInfo), not in a header: the
+// plan must hear it like a Retry-After, so a wait longer than retry_after_max moves on at once
+// instead of hammering the same target after a short backoff, and the target backs off.
+TEST_F(PipelineTest, GeminiRetryInfoInTheErrorBodyIsHonouredLikeRetryAfter) {
+  Script limited;
+  limited.status = 429;
+  limited.headers = {{"content-type", "application/json"}};
+  limited.reads = {
+      R"({"error":{"code":429,"message":"Resource has been exhausted","status":"RESOURCE_EXHAUSTED","details":[{"@type":"type.googleapis.com/google.rpc.QuotaFailure","violations":[]},{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"30s"}]}})"};
+  connector_.scripts.push_back(std::move(limited));
+  Script good;
+  good.reads = {
+      R"({"id":"c2","object":"chat.completion","created":1,"model":"second-model","choices":[{"index":0,"message":{"role":"assistant","content":"from b"},"finish_reason":"stop"}],"usage":{"prompt_tokens":3,"completion_tokens":2,"total_tokens":5}})"};
+  connector_.scripts.push_back(std::move(good));
+  RequestContext ctx = chat(R"({"model":"gem-ha","messages":[{"role":"user","content":"hi"}]})");
+  EXPECT_EQ(downstream_.status, 200);
+  ASSERT_EQ(ctx.attempts.size(), 2u);
+  EXPECT_EQ(ctx.attempts[0].provider, "gem");
+  EXPECT_EQ(ctx.attempts[1].provider, "up2") << "30 s asked, 5 s cap: no same-target retry";
+  EXPECT_EQ(ctx.attempts[1].backoff.count(), 0);
+  const auto* route = ctx.snapshot->find_route("gem-ha");
+  ASSERT_NE(route, nullptr);
+  EXPECT_TRUE(route->targets[0].health->in_backoff(clock_.now()))
+      << "the 429 puts the target in backoff for the time it asked (capped)";
+}
+
 TEST_F(PipelineTest, A400NeverMovesToTheNextTarget) {
   Script bad;
   bad.status = 400;
-  bad.reads = {R"({"error":{"message":"bad","type":"invalid_request_error","param":null,"code":null}})"};
+  bad.reads = {
+      R"({"error":{"message":"bad","type":"invalid_request_error","param":null,"code":null}})"};
   connector_.scripts.push_back(std::move(bad));
   RequestContext ctx = chat(kHaBody);
   EXPECT_EQ(downstream_.status, 400);
@@ -597,7 +631,8 @@ TEST_F(PipelineTest, AStreamBrokenBeforeItsCommitPointFailsOverWithoutAByteSent)
 }
 
 TEST_F(PipelineTest, AStreamBrokenAfterItsCommitPointEndsWithAnErrorEventAndNoFailover) {
-  Script broken = sse({chunk(R"({"role":"assistant","content":""})"), chunk(R"({"content":"Hi"})")});
+  Script broken =
+      sse({chunk(R"({"role":"assistant","content":""})"), chunk(R"({"content":"Hi"})")});
   broken.fail = Error(ErrorKind::kUpstreamProtocol, "connection reset").with_code("upstream_reset");
   connector_.scripts.push_back(std::move(broken));
   connector_.scripts.push_back(sse({chunk(R"({"content":"never"})")}));
@@ -630,8 +665,7 @@ TEST_F(PipelineTest, ErrorsBeforeAnyUpstreamAreInTheCallersProtocol) {
   EXPECT_EQ(downstream_.headers["x-should-retry"], "false");
 
   downstream_ = FakeDownstream();
-  run("GET", "/v1/chat/completions", {{"authorization", std::string("Bearer ") + kGatewayKey}},
-      "");
+  run("GET", "/v1/chat/completions", {{"authorization", std::string("Bearer ") + kGatewayKey}}, "");
   EXPECT_EQ(downstream_.status, 405);
 
   downstream_ = FakeDownstream();
@@ -642,9 +676,9 @@ TEST_F(PipelineTest, ErrorsBeforeAnyUpstreamAreInTheCallersProtocol) {
 // --- translation ----------------------------------------------------------------------------
 
 TEST_F(PipelineTest, AnthropicCallerIsTranslatedBothWays) {
-  connector_.scripts.push_back(sse({chunk(R"({"role":"assistant","content":""})"),
-                                    chunk(R"({"content":"Hello"})"), chunk("{}", R"("stop")"),
-                                    usage_chunk(), "data: [DONE]\n\n"}));
+  connector_.scripts.push_back(
+      sse({chunk(R"({"role":"assistant","content":""})"), chunk(R"({"content":"Hello"})"),
+           chunk("{}", R"("stop")"), usage_chunk(), "data: [DONE]\n\n"}));
   RequestContext ctx = messages(
       R"({"model":"gpt","max_tokens":20,"stream":true,"messages":[{"role":"user","content":"hi"}]})");
   EXPECT_EQ(downstream_.status, 200);
@@ -703,7 +737,8 @@ TEST_F(PipelineTest, SchemaDriftInATranslatedAnswerIsAttributedToTheAttempt) {
 
 TEST_F(PipelineTest, InProcessProviderStillGoesThroughTheConnector) {
   Script s;
-  s.reads = {R"({"id":"m","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"mock"},"finish_reason":"stop"}]})"};
+  s.reads = {
+      R"({"id":"m","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"mock"},"finish_reason":"stop"}]})"};
   connector_.scripts.push_back(std::move(s));
   RequestContext ctx = chat(R"({"model":"local","messages":[{"role":"user","content":"hi"}]})");
   EXPECT_EQ(downstream_.status, 200);
@@ -760,11 +795,13 @@ TEST_F(ResponsesTest, ResponsesCallerIsPassedThroughAndItsAnswerRemembered) {
 
 TEST_F(ResponsesTest, StreamedAnswersAreRememberedFromResponseCreated) {
   connector_.scripts.push_back(sse({
-      event("response.created", R"("response":{"id":"resp_s1","status":"in_progress"},"sequence_number":0)"),
+      event("response.created",
+            R"("response":{"id":"resp_s1","status":"in_progress"},"sequence_number":0)"),
       event("response.output_text.delta",
             R"("item_id":"m","output_index":0,"content_index":0,"delta":"yo","sequence_number":1)"),
-      event("response.completed",
-            R"("response":{"id":"resp_s1","status":"completed","usage":{"input_tokens":3,"output_tokens":1}},"sequence_number":2)"),
+      event(
+          "response.completed",
+          R"("response":{"id":"resp_s1","status":"completed","usage":{"input_tokens":3,"output_tokens":1}},"sequence_number":2)"),
   }));
   RequestContext ctx = responses(R"({"model":"gpt","input":"hi","stream":true})");
   EXPECT_TRUE(downstream_.streamed);
@@ -796,7 +833,10 @@ TEST_F(ResponsesTest, GetByIdGoesToTheProviderThatStoredIt) {
   EXPECT_EQ(downstream_.headers["x-sluice-provider"], "up");
   ASSERT_EQ(connector_.sent.size(), 1u);
   const std::string& head = connector_.sent[0].head;
-  EXPECT_EQ(head.rfind("GET /v1/responses/resp_abc?include[]=message.output_text.logprobs HTTP/1.1\r\n", 0), 0u)
+  EXPECT_EQ(
+      head.rfind("GET /v1/responses/resp_abc?include[]=message.output_text.logprobs HTTP/1.1\r\n",
+                 0),
+      0u)
       << head;
   EXPECT_NE(head.find(std::string("Authorization: Bearer ") + kProviderKey), std::string::npos);
   EXPECT_TRUE(connector_.sent[0].body.empty());
@@ -810,8 +850,9 @@ TEST_F(ResponsesTest, GetOfAnUnknownExpiredOrOtherKeysResponseIsA404InOpenAisSha
   EXPECT_EQ(downstream_.status, 404);
   const json::value e = downstream_.json_body().at("error");
   EXPECT_EQ(e.at("type"), "invalid_request_error");
-  EXPECT_NE(std::string(e.at("message").as_string()).find("The gateway has no record of 'resp_nope'"),
-            std::string::npos);
+  EXPECT_NE(
+      std::string(e.at("message").as_string()).find("The gateway has no record of 'resp_nope'"),
+      std::string::npos);
   EXPECT_TRUE(connector_.sent.empty());
 
   affinity_.remember("resp_old", "up", "team", clock_.now());
@@ -827,8 +868,8 @@ TEST_F(ResponsesTest, GetOfAnUnknownExpiredOrOtherKeysResponseIsA404InOpenAisSha
   EXPECT_TRUE(connector_.sent.empty());
 
   downstream_ = FakeDownstream();
-  run("POST", "/v1/responses/resp_theirs", {{"authorization", std::string("Bearer ") + kGatewayKey}},
-      "{}");
+  run("POST", "/v1/responses/resp_theirs",
+      {{"authorization", std::string("Bearer ") + kGatewayKey}}, "{}");
   EXPECT_EQ(downstream_.status, 405);
 
   // Endpoints below /v1/responses/ that are not response ids are not stored objects.
@@ -842,11 +883,13 @@ TEST_F(ResponsesTest, UpstreamNotFoundIsRelayedAsItIs) {
   affinity_.remember("resp_gone", "up", "team", clock_.now());
   Script s;
   s.status = 404;
-  s.reads = {R"({"error":{"message":"Response with id 'resp_gone' not found.","type":"invalid_request_error","param":null,"code":null}})"};
+  s.reads = {
+      R"({"error":{"message":"Response with id 'resp_gone' not found.","type":"invalid_request_error","param":null,"code":null}})"};
   connector_.scripts.push_back(std::move(s));
   RequestContext ctx = get("/v1/responses/resp_gone");
   EXPECT_EQ(downstream_.status, 404);
-  EXPECT_EQ(downstream_.json_body().at("error").at("message"), "Response with id 'resp_gone' not found.");
+  EXPECT_EQ(downstream_.json_body().at("error").at("message"),
+            "Response with id 'resp_gone' not found.");
   EXPECT_EQ(downstream_.headers["x-should-retry"], "false");
   EXPECT_EQ(ctx.outcome, Outcome::kUpstreamError);
 }
@@ -864,7 +907,8 @@ TEST_F(ResponsesTest, ContinuationsToAnUpstreamOfAnotherProtocolAreA400) {
 
 TEST_F(ResponsesTest, ResponsesCallerToAChatOnlyUpstreamIsTranslated) {
   Script s;
-  s.reads = {R"({"id":"m","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"mock"},"finish_reason":"stop"}],"usage":{"prompt_tokens":4,"completion_tokens":1,"total_tokens":5}})"};
+  s.reads = {
+      R"({"id":"m","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"mock"},"finish_reason":"stop"}],"usage":{"prompt_tokens":4,"completion_tokens":1,"total_tokens":5}})"};
   connector_.scripts.push_back(std::move(s));
   RequestContext ctx = responses(R"({"model":"local","input":"hello","instructions":"be kind"})");
   EXPECT_EQ(downstream_.status, 200);
@@ -897,8 +941,7 @@ TEST_F(PipelineTest, ModelListUsesTheShapeOfTheProtocolThatAsks) {
   run("GET", "/v1/models", {{"authorization", std::string("Bearer ") + kGatewayKey}}, "");
   EXPECT_EQ(downstream_.json_body().at("object"), "list");
   downstream_ = FakeDownstream();
-  run("GET", "/v1/models", {{"x-api-key", kGatewayKey}, {"anthropic-version", "2023-06-01"}},
-      "");
+  run("GET", "/v1/models", {{"x-api-key", kGatewayKey}, {"anthropic-version", "2023-06-01"}}, "");
   EXPECT_EQ(downstream_.json_body().at("has_more"), false);
   EXPECT_EQ(downstream_.json_body().at("data").at(0).at("type"), "model");
 }
