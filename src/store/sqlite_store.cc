@@ -1,0 +1,351 @@
+#include "store/sqlite_store.h"
+
+#include <chrono>
+#include <limits>
+
+#include <fmt/format.h>
+#include <sqlite3.h>
+
+#include "store/migrations.h"
+#include "store/usage_fields.h"
+#include "store/usage_sql.h"
+
+namespace sluice::store {
+namespace {
+
+std::int64_t now_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+// Failures that may pass (another writer, a full or unreadable disk) are kUnavailable, so the
+// usage sink spools and retries; the rest (constraints, a schema it does not know) kInternal.
+ErrorKind kind_of(int rc) {
+  switch (rc & 0xff) {
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED:
+    case SQLITE_IOERR:
+    case SQLITE_FULL:
+    case SQLITE_CANTOPEN:
+    case SQLITE_READONLY:
+    case SQLITE_NOMEM:
+    case SQLITE_PROTOCOL:
+      return ErrorKind::kUnavailable;
+    default:
+      return ErrorKind::kInternal;
+  }
+}
+
+// Binds a UsageRecord's fields to the insert statement, column by column.
+struct Binder {
+  sqlite3_stmt* stmt;
+  int index = 0;
+  int rc = SQLITE_OK;
+  std::string failed_field;
+
+  void check(std::string_view name, int result) {
+    if (result != SQLITE_OK && rc == SQLITE_OK) {
+      rc = result;
+      failed_field = name;
+    }
+  }
+  void operator()(std::string_view name, const std::string& v) {
+    check(name,
+          sqlite3_bind_text(stmt, ++index, v.data(), static_cast<int>(v.size()), SQLITE_STATIC));
+  }
+  void operator()(std::string_view name, const std::int64_t& v) {
+    check(name, sqlite3_bind_int64(stmt, ++index, v));
+  }
+  void operator()(std::string_view name, const std::uint64_t& v) {
+    if (v > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
+      check(name, SQLITE_RANGE);
+      ++index;
+      return;
+    }
+    check(name, sqlite3_bind_int64(stmt, ++index, static_cast<std::int64_t>(v)));
+  }
+  void operator()(std::string_view name, const int& v) {
+    check(name, sqlite3_bind_int(stmt, ++index, v));
+  }
+  void operator()(std::string_view name, const bool& v) {
+    check(name, sqlite3_bind_int(stmt, ++index, v ? 1 : 0));
+  }
+  void operator()(std::string_view name, const std::vector<AttemptRecord>& v) {
+    const std::string json = encode_attempts(v);
+    check(name, sqlite3_bind_text(stmt, ++index, json.data(), static_cast<int>(json.size()),
+                                  SQLITE_TRANSIENT));
+  }
+};
+
+std::string column_text(sqlite3_stmt* stmt, int i) {
+  const auto* text = reinterpret_cast<const char*>(sqlite3_column_text(stmt, i));
+  return text == nullptr ? std::string() : std::string(text, sqlite3_column_bytes(stmt, i));
+}
+
+// Reads a usage_records row (usage_columns() order) into a UsageRecord.
+struct Reader {
+  sqlite3_stmt* stmt;
+  int index = 0;
+  std::optional<Error> error;
+
+  void operator()(std::string_view, std::string& v) { v = column_text(stmt, index++); }
+  void operator()(std::string_view, std::int64_t& v) { v = sqlite3_column_int64(stmt, index++); }
+  void operator()(std::string_view, std::uint64_t& v) {
+    v = static_cast<std::uint64_t>(sqlite3_column_int64(stmt, index++));
+  }
+  void operator()(std::string_view, int& v) { v = sqlite3_column_int(stmt, index++); }
+  void operator()(std::string_view, bool& v) { v = sqlite3_column_int(stmt, index++) != 0; }
+  void operator()(std::string_view, std::vector<AttemptRecord>& v) {
+    auto decoded = decode_attempts(column_text(stmt, index++));
+    if (decoded) {
+      v = std::move(*decoded);
+    } else if (!error) {
+      error = decoded.error();
+    }
+  }
+};
+
+}  // namespace
+
+void SqliteStore::FinalizeStatement::operator()(sqlite3_stmt* stmt) const {
+  sqlite3_finalize(stmt);
+}
+
+Result<std::unique_ptr<SqliteStore>> SqliteStore::open(const std::string& path) {
+  sqlite3* db = nullptr;
+  // NOMUTEX: one thread at a time uses a Store (store.h), so SQLite's own locking is not needed.
+  const int rc = sqlite3_open_v2(
+      path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
+  if (rc != SQLITE_OK) {
+    Error e(ErrorKind::kUnavailable,
+            fmt::format("sqlite: cannot open {}: {}", path,
+                        db != nullptr ? sqlite3_errmsg(db) : sqlite3_errstr(rc)));
+    sqlite3_close(db);
+    return e;
+  }
+  std::unique_ptr<SqliteStore> store(new SqliteStore(db));
+  sqlite3_busy_timeout(db, kBusyTimeoutMs);
+  sqlite3_extended_result_codes(db, 1);
+  // WAL: `sluice usage` reads while the gateway writes. NORMAL is durable against process
+  // crashes in WAL mode (https://www.sqlite.org/pragma.html#pragma_synchronous).
+  if (auto r = store->exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"); !r) {
+    return Error(r.error().kind(), fmt::format("{} (database {})", r.error().message(), path));
+  }
+  return store;
+}
+
+SqliteStore::~SqliteStore() {
+  insert_.reset();
+  find_.reset();
+  count_.reset();
+  sqlite3_close(db_);
+}
+
+Error SqliteStore::error(std::string_view doing) const {
+  return Error(kind_of(sqlite3_extended_errcode(db_)),
+               fmt::format("sqlite: {}: {}", doing, sqlite3_errmsg(db_)));
+}
+
+Result<void> SqliteStore::exec(const std::string& sql) {
+  char* message = nullptr;
+  const int rc = sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &message);
+  if (rc != SQLITE_OK) {
+    Error e(kind_of(rc),
+            fmt::format("sqlite: {}", message != nullptr ? message : sqlite3_errstr(rc)));
+    sqlite3_free(message);
+    return e;
+  }
+  return {};
+}
+
+Result<SqliteStore::Statement> SqliteStore::prepare(const std::string& sql) {
+  sqlite3_stmt* stmt = nullptr;
+  if (sqlite3_prepare_v3(db_, sql.c_str(), static_cast<int>(sql.size()), SQLITE_PREPARE_PERSISTENT,
+                         &stmt, nullptr) != SQLITE_OK) {
+    return error("preparing a statement (has the store been migrated?)");
+  }
+  return Statement(stmt);
+}
+
+Result<sqlite3_stmt*> SqliteStore::cached(Statement& slot, const std::string& sql) {
+  if (!slot) {
+    auto s = prepare(sql);
+    if (!s) {
+      return s.error();
+    }
+    slot = std::move(*s);
+  }
+  sqlite3_reset(slot.get());
+  sqlite3_clear_bindings(slot.get());
+  return slot.get();
+}
+
+Result<void> SqliteStore::migrate() {
+  // BEGIN IMMEDIATE takes the write lock first, so two processes starting together apply each
+  // migration once: the second waits (busy timeout), then finds it recorded.
+  if (auto r = exec("CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, "
+                    "name TEXT NOT NULL, applied_at_ms INTEGER NOT NULL) STRICT;"
+                    "BEGIN IMMEDIATE;");
+      !r) {
+    return r;
+  }
+  auto run = [&]() -> Result<void> {
+    auto applied = prepare("SELECT 1 FROM schema_migrations WHERE version = ?");
+    auto record = prepare(
+        "INSERT INTO schema_migrations (version, name, applied_at_ms) "
+        "VALUES (?, ?, ?)");
+    if (!applied || !record) {
+      return !applied ? applied.error() : record.error();
+    }
+    for (const Migration& m : migrations(Dialect::kSqlite)) {
+      sqlite3_reset(applied->get());
+      sqlite3_bind_int(applied->get(), 1, m.version);
+      const int rc = sqlite3_step(applied->get());
+      if (rc == SQLITE_ROW) {
+        continue;
+      }
+      if (rc != SQLITE_DONE) {
+        return error("reading schema_migrations");
+      }
+      if (auto r = exec(std::string(m.sql)); !r) {
+        return Error(r.error().kind(),
+                     fmt::format("migration {:03}_{}: {}", m.version, m.name, r.error().message()));
+      }
+      sqlite3_reset(record->get());
+      sqlite3_bind_int(record->get(), 1, m.version);
+      sqlite3_bind_text(record->get(), 2, m.name.data(), static_cast<int>(m.name.size()),
+                        SQLITE_STATIC);
+      sqlite3_bind_int64(record->get(), 3, now_ms());
+      if (sqlite3_step(record->get()) != SQLITE_DONE) {
+        return error("recording a migration");
+      }
+    }
+    return {};
+  };
+  if (auto r = run(); !r) {
+    (void)exec("ROLLBACK");
+    return r;
+  }
+  return exec("COMMIT");
+}
+
+Result<void> SqliteStore::ping() {
+  // Reads the schema page: the file is there and readable, migrated or not.
+  return exec("SELECT COUNT(*) FROM sqlite_schema");
+}
+
+Result<void> SqliteStore::insert_usage(std::span<const UsageRecord> records) {
+  if (records.empty()) {
+    return {};
+  }
+  static const std::string sql = usage_insert_sql(Dialect::kSqlite);
+  auto stmt = cached(insert_, sql);
+  if (!stmt) {
+    return stmt.error();
+  }
+  if (auto r = exec("BEGIN IMMEDIATE"); !r) {
+    return r;
+  }
+  auto run = [&]() -> Result<void> {
+    for (const UsageRecord& record : records) {
+      sqlite3_reset(*stmt);
+      sqlite3_clear_bindings(*stmt);
+      Binder binder{*stmt, 0, SQLITE_OK, {}};
+      visit_usage_fields(record, binder);
+      if (binder.rc != SQLITE_OK) {
+        return Error(ErrorKind::kInternal,
+                     fmt::format("sqlite: record {}: {} cannot be stored ({})", record.record_id,
+                                 binder.failed_field, sqlite3_errstr(binder.rc)));
+      }
+      if (sqlite3_step(*stmt) != SQLITE_DONE) {
+        return error(fmt::format("inserting record {}", record.record_id));
+      }
+    }
+    return {};
+  };
+  auto r = run();
+  sqlite3_reset(*stmt);
+  if (!r) {
+    (void)exec("ROLLBACK");
+    return r;
+  }
+  return exec("COMMIT");
+}
+
+Result<std::vector<UsageRow>> SqliteStore::query_usage(const UsageQuery& query) {
+  auto text = usage_query_sql(Dialect::kSqlite, query);
+  if (!text) {
+    return text.error();
+  }
+  auto s = prepare(text->sql);
+  if (!s) {
+    return s.error();
+  }
+  int index = 0;
+  for (const SqlParam& p : text->params) {
+    ++index;
+    if (const auto* i = std::get_if<std::int64_t>(&p)) {
+      sqlite3_bind_int64(s->get(), index, *i);
+    } else {
+      const std::string& v = std::get<std::string>(p);
+      sqlite3_bind_text(s->get(), index, v.data(), static_cast<int>(v.size()), SQLITE_STATIC);
+    }
+  }
+  std::vector<UsageRow> rows;
+  int rc;
+  while ((rc = sqlite3_step(s->get())) == SQLITE_ROW) {
+    rows.push_back(read_usage_row(
+        query.group_by.size(), [&](int i) { return column_text(s->get(), i); },
+        [&](int i) { return sqlite3_column_int64(s->get(), i); }));
+  }
+  if (rc != SQLITE_DONE) {
+    return error("querying usage");
+  }
+  return rows;
+}
+
+Result<std::optional<UsageRecord>> SqliteStore::find_usage(std::string_view request_id) {
+  static const std::string sql = usage_find_sql(Dialect::kSqlite);
+  auto stmt = cached(find_, sql);
+  if (!stmt) {
+    return stmt.error();
+  }
+  sqlite3_bind_text(*stmt, 1, request_id.data(), static_cast<int>(request_id.size()),
+                    SQLITE_STATIC);
+  const int rc = sqlite3_step(*stmt);
+  if (rc == SQLITE_DONE) {
+    sqlite3_reset(*stmt);
+    return std::optional<UsageRecord>();
+  }
+  if (rc != SQLITE_ROW) {
+    Error e = error("finding a usage record");
+    sqlite3_reset(*stmt);
+    return e;
+  }
+  UsageRecord record;
+  Reader reader{*stmt, 0, std::nullopt};
+  visit_usage_fields(record, reader);
+  sqlite3_reset(*stmt);
+  if (reader.error) {
+    return *reader.error;
+  }
+  return std::optional<UsageRecord>(std::move(record));
+}
+
+Result<std::uint64_t> SqliteStore::count_usage() {
+  auto stmt = cached(count_, "SELECT COUNT(*) FROM usage_records");
+  if (!stmt) {
+    return stmt.error();
+  }
+  if (sqlite3_step(*stmt) != SQLITE_ROW) {
+    Error e = error("counting usage records");
+    sqlite3_reset(*stmt);
+    return e;
+  }
+  const auto n = static_cast<std::uint64_t>(sqlite3_column_int64(*stmt, 0));
+  sqlite3_reset(*stmt);
+  return n;
+}
+
+}  // namespace sluice::store

@@ -1,0 +1,62 @@
+#include "store/store.h"
+
+#include <array>
+#include <utility>
+
+#include "config/config.h"
+#include "store/sqlite_store.h"
+
+namespace sluice::store {
+namespace {
+
+constexpr std::array<std::pair<Dimension, std::string_view>, 10> kDimensionNames = {{
+    {Dimension::kKey, "key"},
+    {Dimension::kKeyGroup, "key_group"},
+    {Dimension::kTenant, "tenant"},
+    {Dimension::kFeature, "feature"},
+    {Dimension::kAlias, "alias"},
+    {Dimension::kProvider, "provider"},
+    {Dimension::kModel, "model"},
+    {Dimension::kOutcome, "outcome"},
+    {Dimension::kDay, "day"},
+    {Dimension::kHour, "hour"},
+}};
+
+}  // namespace
+
+std::string_view to_string(Dimension d) {
+  for (const auto& [dimension, name] : kDimensionNames) {
+    if (dimension == d) {
+      return name;
+    }
+  }
+  return "unknown";
+}
+
+std::optional<Dimension> parse_dimension(std::string_view name) {
+  for (const auto& [dimension, known] : kDimensionNames) {
+    if (known == name) {
+      return dimension;
+    }
+  }
+  return std::nullopt;
+}
+
+Result<std::unique_ptr<Store>> open_store(const config::StoreSettings& settings) {
+  switch (settings.kind) {
+    case config::StoreSettings::Kind::kNone:
+      return std::unique_ptr<Store>();
+    case config::StoreSettings::Kind::kSqlite: {
+      auto store = SqliteStore::open(settings.sqlite_path);
+      if (!store) {
+        return store.error();
+      }
+      return std::unique_ptr<Store>(std::move(*store));
+    }
+    case config::StoreSettings::Kind::kPostgres:
+      return Error(ErrorKind::kUnavailable, "the PostgreSQL store is not built yet");
+  }
+  return Error(ErrorKind::kInternal, "unknown store kind");
+}
+
+}  // namespace sluice::store

@@ -1,0 +1,140 @@
+#include "store/usage_sql.h"
+
+#include <fmt/format.h>
+
+#include "store/usage_fields.h"
+
+namespace sluice::store {
+namespace {
+
+std::string placeholder(Dialect dialect, std::size_t n) {
+  return dialect == Dialect::kSqlite ? std::string("?") : fmt::format("${}", n);
+}
+
+std::string column_list() {
+  std::string out;
+  for (std::string_view name : usage_columns()) {
+    if (!out.empty()) {
+      out += ", ";
+    }
+    out += name;
+  }
+  return out;
+}
+
+// The column a filterable dimension lives in; empty for the time buckets.
+std::string_view dimension_column(Dimension d) {
+  switch (d) {
+    case Dimension::kKey:
+      return "key_name";
+    case Dimension::kKeyGroup:
+      return "key_group";
+    case Dimension::kTenant:
+      return "tenant";
+    case Dimension::kFeature:
+      return "feature";
+    case Dimension::kAlias:
+      return "alias";
+    case Dimension::kProvider:
+      return "provider";
+    case Dimension::kModel:
+      return "model";
+    case Dimension::kOutcome:
+      return "outcome";
+    case Dimension::kDay:
+    case Dimension::kHour:
+      return {};
+  }
+  return {};
+}
+
+// UTC calendar buckets of started_at_ms. PostgreSQL: a timestamp without time zone counted
+// from the epoch, so the session's TimeZone setting cannot shift the bucket.
+std::string group_expression(Dialect dialect, Dimension d) {
+  const bool day = d == Dimension::kDay;
+  if (d == Dimension::kDay || d == Dimension::kHour) {
+    if (dialect == Dialect::kSqlite) {
+      return fmt::format("strftime('{}', started_at_ms / 1000, 'unixepoch')",
+                         day ? "%Y-%m-%d" : "%Y-%m-%dT%H");
+    }
+    return fmt::format(
+        "to_char(TIMESTAMP '1970-01-01 00:00:00' + started_at_ms * INTERVAL '1 millisecond', "
+        "'{}') COLLATE \"C\"",
+        day ? "YYYY-MM-DD" : "YYYY-MM-DD\"T\"HH24");
+  }
+  // Byte order for ties, as SQLite's BINARY collation, whatever the database's locale.
+  if (dialect == Dialect::kPostgres) {
+    return fmt::format("{} COLLATE \"C\"", dimension_column(d));
+  }
+  return std::string(dimension_column(d));
+}
+
+}  // namespace
+
+std::string usage_insert_sql(Dialect dialect) {
+  std::string values;
+  for (std::size_t i = 1; i <= usage_columns().size(); ++i) {
+    if (i > 1) {
+      values += ", ";
+    }
+    values += placeholder(dialect, i);
+  }
+  return fmt::format(
+      "INSERT INTO usage_records ({}) VALUES ({}) ON CONFLICT (record_id) DO NOTHING",
+      column_list(), values);
+}
+
+std::string usage_find_sql(Dialect dialect) {
+  return fmt::format(
+      "SELECT {} FROM usage_records WHERE request_id = {} ORDER BY started_at_ms DESC, id DESC "
+      "LIMIT 1",
+      column_list(), placeholder(dialect, 1));
+}
+
+Result<SqlText> usage_query_sql(Dialect dialect, const UsageQuery& query) {
+  SqlText out;
+  auto param = [&](SqlParam p) {
+    out.params.push_back(std::move(p));
+    return placeholder(dialect, out.params.size());
+  };
+  std::string select;
+  std::string positions;
+  for (std::size_t i = 0; i < query.group_by.size(); ++i) {
+    select += group_expression(dialect, query.group_by[i]) + ", ";
+    positions += fmt::format("{}{}", i == 0 ? "" : ", ", i + 1);
+  }
+  // Unaccounted records have no known cost: they are counted, never summed as zero spend.
+  select +=
+      "COUNT(*), "
+      "CAST(COALESCE(SUM(CASE WHEN outcome IN ('upstream_error', 'midstream_error') THEN 1 ELSE 0 "
+      "END), 0) AS BIGINT), "
+      "CAST(COALESCE(SUM(input_tokens), 0) AS BIGINT), "
+      "CAST(COALESCE(SUM(output_tokens), 0) AS BIGINT), "
+      "CAST(COALESCE(SUM(cache_read_tokens), 0) AS BIGINT), "
+      "CAST(COALESCE(SUM(cache_write_tokens), 0) AS BIGINT), "
+      "CAST(COALESCE(SUM(reasoning_tokens), 0) AS BIGINT), "
+      "CAST(COALESCE(SUM(CASE WHEN priced THEN cost_micros ELSE 0 END), 0) AS BIGINT), "
+      "CAST(COALESCE(SUM(CASE WHEN priced THEN 0 ELSE 1 END), 0) AS BIGINT)";
+  std::string where = fmt::format("started_at_ms >= {} AND started_at_ms < {}",
+                                  param(query.from_ms), param(query.to_ms));
+  for (const auto& [dimension, value] : query.where) {
+    const std::string_view column = dimension_column(dimension);
+    if (column.empty()) {
+      return Error(ErrorKind::kBadRequest,
+                   fmt::format("cannot filter on {}: use the time range", to_string(dimension)));
+    }
+    where += fmt::format(" AND {} = {}", column, param(value));
+  }
+  const std::size_t cost = query.group_by.size() + 8;
+  const std::size_t requests = query.group_by.size() + 1;
+  out.sql = fmt::format("SELECT {} FROM usage_records WHERE {}", select, where);
+  if (!query.group_by.empty()) {
+    out.sql += fmt::format(" GROUP BY {}", positions);
+  }
+  out.sql += fmt::format(" ORDER BY {} DESC, {} DESC{}{} LIMIT {}", cost, requests,
+                         positions.empty() ? "" : ", ", positions,
+                         param(static_cast<std::int64_t>(query.limit)));
+  return out;
+}
+
+}  // namespace sluice::store
