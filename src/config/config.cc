@@ -490,7 +490,8 @@ class Loader {
     } else if (postgres) {
       s.kind = StoreSettings::Kind::kPostgres;
       s.postgres_url = postgres->text();
-      if (!s.postgres_url.starts_with("postgresql://") && !s.postgres_url.starts_with("postgres://")) {
+      if (!s.postgres_url.starts_with("postgresql://") &&
+          !s.postgres_url.starts_with("postgres://")) {
         postgres->fail("expected a postgresql:// URL (value not shown)");
       }
     } else {
@@ -523,9 +524,9 @@ class Loader {
   }
 
   void load_traces(const YamlField& field) {
-    const YamlMap m = field.map({"endpoint", "service_name", "sample_ratio", "queue_capacity",
-                                 "batch_size", "export_interval_ms", "export_timeout_ms",
-                                 "headers"});
+    const YamlMap m =
+        field.map({"endpoint", "service_name", "sample_ratio", "queue_capacity", "batch_size",
+                   "export_interval_ms", "export_timeout_ms", "headers"});
     TraceSettings& t = config_.traces;
     t.enabled = true;
     const YamlField endpoint = m.required("endpoint");
@@ -1051,11 +1052,17 @@ class Loader {
   }
 
   std::vector<Condition> load_conditions(const YamlField& field) {
-    const YamlMap m = field.map({"key", "stream", "max_tokens", "headers"});
+    const YamlMap m = field.map({"key", "key_group", "stream", "max_tokens", "headers"});
     std::vector<Condition> out;
     if (auto f = m.get("key")) {
       Condition c;
       c.field = Condition::Field::kKey;
+      load_matcher(*f, c, /*numeric=*/false);
+      out.push_back(std::move(c));
+    }
+    if (auto f = m.get("key_group")) {
+      Condition c;
+      c.field = Condition::Field::kKeyGroup;
       load_matcher(*f, c, /*numeric=*/false);
       out.push_back(std::move(c));
     }
@@ -1347,9 +1354,16 @@ class Loader {
   }
 
   void load_key(const YamlField& field) {
-    const YamlMap m = field.map({"name", "key", "key_sha256", "models"});
+    const YamlMap m = field.map({"name", "group", "key", "key_sha256", "models"});
     Key key;
     key.source = field.where();
+    if (auto f = m.get("group")) {
+      key.group = f->text();
+      if (key.group.empty() || key.group.size() > kMaxNameLength || !is_visible_ascii(key.group)) {
+        f->fail("group must be 1.." + std::to_string(kMaxNameLength) +
+                " visible characters without spaces");
+      }
+    }
 
     const YamlField name_field = m.required("name");
     key.name = name_field.text();

@@ -121,6 +121,7 @@ struct Target {
 struct Condition {
   enum class Field : std::uint8_t {
     kKey,        // the gateway key's name
+    kKeyGroup,   // the gateway key's group ("" when it has none)
     kHeader,     // a request header (`header`, lower case)
     kStream,     // whether the caller asked for a stream
     kMaxTokens,  // the request's output token limit (absent: no numeric test matches)
@@ -221,6 +222,9 @@ struct Route {
 
 struct Key {
   std::string name;        // shown in logs; not secret
+  // The key group (team, application) the key belongs to: routing conditions, usage records
+  // and limits are per group. "" = none.
+  std::string group;
   std::string sha256_hex;  // SHA-256 of the secret key, lower-case hex
   // Aliases this key may call; empty = all aliases.
   std::vector<std::string> allowed_aliases;

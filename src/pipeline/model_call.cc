@@ -206,6 +206,10 @@ std::string_view ModelCall::key() const {
   return ctx_.key != nullptr ? std::string_view(ctx_.key->name) : std::string_view();
 }
 
+std::string_view ModelCall::key_group() const {
+  return ctx_.key != nullptr ? std::string_view(ctx_.key->group) : std::string_view();
+}
+
 std::optional<std::string_view> ModelCall::header(std::string_view lower_name) const {
   if (!head_.has_header(lower_name)) {
     return std::nullopt;

@@ -52,6 +52,7 @@ class ModelCall final : private routing::RequestFacts {
   Result<const RouteRuntime*> resolve_route(std::string_view model);
   // routing::RequestFacts, for conditional policy nodes.
   std::string_view key() const override;
+  std::string_view key_group() const override;
   std::optional<std::string_view> header(std::string_view lower_name) const override;
   bool stream() const override { return request_.stream; }
   std::optional<std::uint64_t> max_tokens() const override;

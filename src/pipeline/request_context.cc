@@ -50,6 +50,9 @@ std::string format_access_log(const RequestContext& ctx) {
   field("worker").number(static_cast<std::uint64_t>(ctx.worker));
   if (ctx.key != nullptr) {
     field("key").string(ctx.key->name);
+    if (!ctx.key->group.empty()) {
+      field("key_group").string(ctx.key->group);
+    }
   }
   const Attempt* last = ctx.last_attempt();
   if (!ctx.alias.empty()) {

@@ -97,10 +97,19 @@ bool matches(std::span<const config::Condition> tests, const RequestFacts& facts
         break;
       }
       case Condition::Field::kKey:
+      case Condition::Field::kKeyGroup:
       case Condition::Field::kHeader: {
-        const std::optional<std::string_view> v = c.field == Condition::Field::kKey
-                                                      ? std::optional<std::string_view>(facts.key())
-                                                      : facts.header(c.header);
+        std::optional<std::string_view> v;
+        if (c.field == Condition::Field::kKey) {
+          v = facts.key();
+        } else if (c.field == Condition::Field::kKeyGroup) {
+          v = facts.key_group();
+          if (v->empty()) {
+            v.reset();  // a key without a group has none: only `exists: false` matches it
+          }
+        } else {
+          v = facts.header(c.header);
+        }
         if (c.op == Condition::Op::kExists) {
           ok = v.has_value() == c.flag;
         } else if (v) {

@@ -1,5 +1,4 @@
 #include "config/config.h"
-#include "providers/registry.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -9,6 +8,9 @@
 #include <string>
 
 #include <gtest/gtest.h>
+
+#include "config/scalars.h"
+#include "providers/registry.h"
 
 namespace sluice::config {
 namespace {
@@ -116,9 +118,9 @@ const ErrorCase kErrorCases[] = {
      "test.yaml:3:1: more than one YAML document; a config file holds exactly one"},
     {"UnknownTopLevelFieldWithHint", "version: 1\nrutes: []\n",
      "test.yaml:2:1: rutes: unknown field; did you mean \"routes\"?"},
-    {"UnknownTopLevelField", "version: 1\nadmin: {}\n",
-     "test.yaml:2:1: admin: unknown field (expected one of: version, listen, server, "
-     "access_log, auth, routing, providers, routes, keys)"},
+    {"UnknownTopLevelField", "version: 1\nconsole: {}\n",
+     "test.yaml:2:1: console: unknown field (expected one of: version, listen, server, "
+     "access_log, admin, store, metering, traces, auth, routing, providers, routes, keys)"},
     {"DuplicateField", "version: 1\nversion: 2\n",
      "test.yaml:2:1: version: duplicate field (first set on line 1)"},
     {"NonScalarFieldName", "version: 1\n[a, b]: 1\n",
@@ -759,7 +761,7 @@ routes:
         default: { provider: mock, model: b }
 )y",
      "test.yaml:11:21: routes[0].policy.conditional.rules[0].when.temperature: unknown field "
-     "(expected one of: key, stream, max_tokens, headers)"},
+     "(expected one of: key, key_group, stream, max_tokens, headers)"},
     {"RouteConditionalCredentialHeader", R"y(version: 1
 auth: none
 providers:
@@ -1152,10 +1154,10 @@ INSTANTIATE_TEST_SUITE_P(Rules, ConfigErrorTest, ::testing::ValuesIn(kErrorCases
 // Successful loads.
 
 TEST(ConfigLoadTest, StrictFields) {
-  EXPECT_TRUE(load_ok(std::string("server: { strict_fields: true }\n") + kMinimal)
-                  ->server.strict_fields);
-  EXPECT_FALSE(load_ok(std::string("server: { strict_fields: false }\n") + kMinimal)
-                   ->server.strict_fields);
+  EXPECT_TRUE(
+      load_ok(std::string("server: { strict_fields: true }\n") + kMinimal)->server.strict_fields);
+  EXPECT_FALSE(
+      load_ok(std::string("server: { strict_fields: false }\n") + kMinimal)->server.strict_fields);
 }
 
 TEST(ConfigLoadTest, MinimalConfigGetsDefaults) {
@@ -1458,7 +1460,8 @@ ${FIELD}: 1
   ASSERT_FALSE(result);
   EXPECT_EQ(result.error().message(),
             "test.yaml:2:1: ${FIELD}: unknown field (expected one of: version, listen, server, "
-            "access_log, auth, routing, providers, routes, keys)");
+            "access_log, admin, store, metering, traces, auth, routing, providers, routes, "
+            "keys)");
 }
 
 TEST(ConfigInterpolationTest, SetButEmptyVariableIsEmptyString) {
@@ -1469,12 +1472,13 @@ TEST(ConfigInterpolationTest, SetButEmptyVariableIsEmptyString) {
 
 TEST(ConfigInterpolationTest, FallsBackToProcessEnvironment) {
   ::setenv("SLUICE_CONFIG_TEST_MODEL", "from-process", 1);
-  auto config = load_from_string(R"y(version: 1
+  auto config = load_from_string(
+      R"y(version: 1
 auth: none
 providers: [{id: mock, adapter: mock}]
 routes: [{alias: chat, provider: mock, model: "${SLUICE_CONFIG_TEST_MODEL}"}]
 )y",
-                                 "env.yaml", LoadOptions{.getenv = {}, .adapters = providers::adapter_schemas()});
+      "env.yaml", LoadOptions{.getenv = {}, .adapters = providers::adapter_schemas()});
   ::unsetenv("SLUICE_CONFIG_TEST_MODEL");
   ASSERT_TRUE(config) << config.error().message();
   EXPECT_EQ((*config)->routes[0].targets[0].model, "from-process");
@@ -1689,6 +1693,91 @@ TEST(ConfigRobustnessTest, MalformedInputNeverThrows) {
     if (!result) {
       EXPECT_EQ(result.error().message().rfind("test.yaml:", 0), 0u) << result.error().message();
     }
+  }
+}
+
+// --- admin, store, metering, traces and key groups ---------------------------------------
+
+constexpr char kRoutesAndKey[] = R"y(providers:
+  - id: mock
+    adapter: mock
+routes:
+  - alias: chat
+    provider: mock
+    model: m
+keys:
+  - name: dev
+    group: research
+    key: sk-0123456789abcdef
+)y";
+
+TEST(ConfigLoadTest, MeteringSectionsAndKeyGroups) {
+  auto config = load_ok(std::string(R"y(version: 1
+admin: { listen: 127.0.0.1:0, key: admin-0123456789abcdef, metrics_on_main: true }
+store: { postgres: "postgresql://sluice:pw@127.0.0.1:5432/sluice" }
+metering: { prices: prices.yaml, spool: /var/spool/sluice.usage, batch_size: 100, flush_interval_ms: 50 }
+traces:
+  endpoint: http://127.0.0.1:4318/v1/traces
+  sample_ratio: 0.25
+  headers: { Authorization: "Bearer collector" }
+access_log: { payloads: false }
+routing: { budget_window_ms: 30000 }
+)y") + kRoutesAndKey);
+  EXPECT_TRUE(config->admin.enabled);
+  EXPECT_EQ(config->admin.listen.port, 0);
+  EXPECT_EQ(config->admin.key_sha256, sha256_hex("admin-0123456789abcdef"));
+  EXPECT_TRUE(config->admin.metrics_on_main);
+  EXPECT_EQ(config->store.kind, StoreSettings::Kind::kPostgres);
+  EXPECT_EQ(config->metering.prices, "prices.yaml");
+  EXPECT_EQ(config->metering.batch_size, 100u);
+  EXPECT_EQ(config->metering.flush_interval, Millis(50));
+  EXPECT_TRUE(config->traces.enabled);
+  EXPECT_DOUBLE_EQ(config->traces.sample_ratio, 0.25);
+  ASSERT_EQ(config->traces.headers.size(), 1u);
+  EXPECT_EQ(config->traces.headers[0].first, "Authorization");
+  EXPECT_EQ(config->routing.budget_window, Millis(30000));
+  EXPECT_EQ(config->keys[0].group, "research");
+
+  auto defaults = load_ok(std::string("version: 1\n") + kRoutesAndKey);
+  EXPECT_FALSE(defaults->admin.enabled);
+  EXPECT_EQ(defaults->store.kind, StoreSettings::Kind::kNone);
+  EXPECT_FALSE(defaults->traces.enabled);
+  EXPECT_EQ(defaults->routing.budget_window, Millis(10000));
+  auto sqlite =
+      load_ok(std::string("version: 1\nstore: { sqlite: ./sluice.db }\n") + kRoutesAndKey);
+  EXPECT_EQ(sqlite->store.kind, StoreSettings::Kind::kSqlite);
+  EXPECT_EQ(sqlite->store.sqlite_path, "./sluice.db");
+}
+
+TEST(ConfigLoadTest, MeteringSectionErrors) {
+  struct Case {
+    const char* section;
+    const char* message;
+  };
+  const Case cases[] = {
+      {"admin: { listen: 127.0.0.1:0 }\n",
+       "test.yaml:2:8: admin: missing key: the admin listener needs its own credential (key or "
+       "key_sha256)"},
+      {"admin: { key: short }\n",
+       "test.yaml:2:15: admin.key: the admin key needs at least 16 visible ASCII characters "
+       "without spaces (value not shown)"},
+      {"store: { sqlite: a.db, postgres: \"postgresql://x\" }\n",
+       "test.yaml:2:34: store.postgres: set either sqlite or postgres, not both"},
+      {"store: { postgres: \"mysql://x\" }\n",
+       "test.yaml:2:20: store.postgres: expected a postgresql:// URL (value not shown)"},
+      {"store: redis\n", "test.yaml:2:8: store: expected none, {sqlite: PATH} or {postgres: URL}"},
+      {"traces: { endpoint: udp://x }\n",
+       "test.yaml:2:21: traces.endpoint: expected an http:// or https:// URL of an OTLP/HTTP "
+       "traces endpoint"},
+      {"metering: { batch: 5 }\n",
+       "test.yaml:2:13: metering.batch: unknown field (expected one of: prices, spool, "
+       "queue_capacity, batch_size, flush_interval_ms, max_feature_length)"},
+  };
+  for (const Case& c : cases) {
+    auto result = load(std::string("version: 1\n") + c.section + kRoutesAndKey);
+    ASSERT_FALSE(result) << c.section;
+    EXPECT_EQ(result.error().message(), c.message);
+    EXPECT_EQ(result.error().message().find("short"), std::string::npos) << "secret echoed";
   }
 }
 

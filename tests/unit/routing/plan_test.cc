@@ -375,10 +375,12 @@ TEST_F(PlanTest, MaxAttemptsCapsTheWholeTree) {
 
 struct Facts final : RequestFacts {
   std::string key_name;
+  std::string group;
   std::map<std::string, std::string> headers;
   bool streaming = false;
   std::optional<std::uint64_t> limit;
   std::string_view key() const override { return key_name; }
+  std::string_view key_group() const override { return group; }
   std::optional<std::string_view> header(std::string_view name) const override {
     auto it = headers.find(std::string(name));
     return it == headers.end() ? std::nullopt : std::optional<std::string_view>(it->second);
@@ -386,6 +388,29 @@ struct Facts final : RequestFacts {
   bool stream() const override { return streaming; }
   std::optional<std::uint64_t> max_tokens() const override { return limit; }
 };
+
+TEST_F(PlanTest, ConditionalTestsTheKeysGroup) {
+  load(
+      "  - alias: x\n"
+      "    policy:\n"
+      "      conditional:\n"
+      "        rules:\n"
+      "          - when: { key_group: { in: [research, eval] } }\n"
+      "            then: { provider: a, model: m }\n"
+      "          - when: { key_group: { exists: false } }\n"
+      "            then: { provider: b, model: m }\n"
+      "        default: { provider: c, model: m }\n");
+  auto plan_for = [&](const Facts& f) {
+    AttemptPlan plan(policy_, clock_.now(), 1, &f);
+    return order(plan);
+  };
+  Facts f;
+  EXPECT_EQ(plan_for(f), "b") << "a key without a group";
+  f.group = "eval";
+  EXPECT_EQ(plan_for(f), "a");
+  f.group = "product";
+  EXPECT_EQ(plan_for(f), "c");
+}
 
 TEST_F(PlanTest, ConditionalTakesTheFirstMatchingRuleElseTheDefault) {
   load(

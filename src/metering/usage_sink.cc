@@ -1,0 +1,361 @@
+#include "metering/usage_sink.h"
+
+#include <algorithm>
+#include <iterator>
+#include <random>
+#include <stdexcept>
+
+#include "spdlog/spdlog.h"
+
+namespace sluice::metering {
+
+namespace {
+
+using std::chrono::duration_cast;
+using std::chrono::milliseconds;
+
+// Records replayed from the spool per writer pass, in batches: bounded so fresh records are
+// not held back behind a long replay.
+constexpr std::size_t kReplayBatchesPerPass = 4;
+
+std::string random_instance_id() {
+  std::random_device rd;
+  const std::uint64_t bits = (std::uint64_t{rd()} << 32) ^ rd();
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out(16, '0');
+  for (int i = 0; i < 16; ++i) {
+    out[i] = kHex[(bits >> (4 * i)) & 0xF];
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string_view to_string(UsageSink::StoreState state) {
+  switch (state) {
+    case UsageSink::StoreState::kUnknown:
+      return "unknown";
+    case UsageSink::StoreState::kUp:
+      return "ok";
+    case UsageSink::StoreState::kDown:
+      return "down";
+  }
+  return "unknown";
+}
+
+UsageSink::UsageSink(UsageSinkOptions options, StoreOpener opener)
+    : options_(std::move(options)),
+      opener_(std::move(opener)),
+      clock_(options_.clock != nullptr ? *options_.clock : RealClock::instance()),
+      instance_id_(random_instance_id()) {
+  options_.workers = std::max<std::size_t>(1, options_.workers);
+  options_.batch_size = std::max<std::size_t>(1, options_.batch_size);
+  per_worker_capacity_ = std::max<std::size_t>(1, options_.queue_capacity / options_.workers);
+  for (std::size_t i = 0; i < options_.workers; ++i) {
+    queues_.push_back(std::make_unique<Queue>());
+  }
+  auto spool = Spool::open(options_.spool_path);
+  if (!spool) {
+    throw std::runtime_error(spool.error().message());
+  }
+  spool_ = std::move(*spool);
+  if (spool_->skipped_bytes() > 0) {
+    spdlog::warn("usage spool {}: {} bytes of a torn or damaged frame ignored (never acknowledged)",
+                 spool_->path(), spool_->skipped_bytes());
+  }
+  if (spool_->records() > 0) {
+    spdlog::info(
+        "usage spool {} holds {} records from an earlier run; they are replayed into the "
+        "store when it is reachable",
+        spool_->path(), spool_->records());
+  }
+  publish_spool_size();
+}
+
+UsageSink::~UsageSink() {
+  if (!stopped_.load()) {
+    stop(options_.flush_interval);
+  }
+}
+
+void UsageSink::start() {
+  thread_ = std::thread([this] { run(); });
+}
+
+bool UsageSink::submit(std::size_t worker, store::UsageRecord record) {
+  Queue& q = *queues_[worker % queues_.size()];
+  if (stopped_.load(std::memory_order_relaxed)) {
+    q.dropped.fetch_add(1, std::memory_order_relaxed);
+    return false;
+  }
+  std::lock_guard lock(q.mu);
+  if (q.records.size() >= per_worker_capacity_) {
+    q.dropped.fetch_add(1, std::memory_order_relaxed);
+    return false;
+  }
+  q.records.push_back(std::move(record));
+  q.depth.store(q.records.size(), std::memory_order_relaxed);
+  return true;
+}
+
+void UsageSink::stop(std::chrono::milliseconds deadline) {
+  if (stopped_.exchange(true)) {
+    return;
+  }
+  {
+    std::lock_guard lock(wake_mu_);
+    final_deadline_ = clock_.now() + deadline;
+    stop_ = true;
+  }
+  wake_.notify_all();
+  if (thread_.joinable()) {
+    thread_.join();
+  } else {
+    pass(true);
+  }
+}
+
+std::size_t UsageSink::queue_depth() const {
+  std::size_t depth = 0;
+  for (const auto& q : queues_) {
+    depth += q->depth.load(std::memory_order_relaxed);
+  }
+  return depth;
+}
+
+std::uint64_t UsageSink::dropped() const {
+  std::uint64_t total = lost_.load(std::memory_order_relaxed);
+  for (const auto& q : queues_) {
+    total += q->dropped.load(std::memory_order_relaxed);
+  }
+  return total;
+}
+
+void UsageSink::run() {
+  const auto poll = std::clamp(options_.flush_interval / 4, milliseconds(1), milliseconds(50));
+  std::unique_lock lock(wake_mu_);
+  while (!stop_) {
+    lock.unlock();
+    pass(false);
+    lock.lock();
+    // Workers do not signal (a syscall per request); the writer polls, as the access log does.
+    wake_.wait_for(lock, poll, [this] { return stop_; });
+  }
+  lock.unlock();
+  pass(true);
+}
+
+void UsageSink::collect() {
+  std::vector<store::UsageRecord> taken;
+  for (auto& q : queues_) {
+    {
+      std::lock_guard lock(q->mu);
+      taken.swap(q->records);
+      q->depth.store(0, std::memory_order_relaxed);
+    }
+    if (taken.empty()) {
+      continue;
+    }
+    if (pending_.empty()) {
+      pending_since_ = clock_.now();
+    }
+    pending_.insert(pending_.end(), std::make_move_iterator(taken.begin()),
+                    std::make_move_iterator(taken.end()));
+    taken.clear();
+  }
+}
+
+void UsageSink::pass(bool final) {
+  collect();
+  report_drops();
+  ensure_store();
+  if (!final) {
+    replay_some();  // at shutdown the deadline is for fresh records; the spool waits for a start
+  }
+  const auto now = clock_.now();
+  const bool time_due = !pending_.empty() && now - pending_since_ >= options_.flush_interval;
+  std::size_t done = 0;
+  std::vector<store::UsageRecord> batch;
+  while (done < pending_.size()) {
+    const std::size_t left = pending_.size() - done;
+    if (left < options_.batch_size && !time_due && !final) {
+      break;
+    }
+    const std::size_t n = std::min(left, options_.batch_size);
+    batch.assign(std::make_move_iterator(pending_.begin() + static_cast<std::ptrdiff_t>(done)),
+                 std::make_move_iterator(pending_.begin() + static_cast<std::ptrdiff_t>(done + n)));
+    write_batch(batch, final);
+    if (!batch.empty()) {
+      // Neither stored nor spooled: back in place, tried again next pass.
+      std::move(batch.begin(), batch.end(), pending_.begin() + static_cast<std::ptrdiff_t>(done));
+      break;
+    }
+    done += n;
+  }
+  pending_.erase(pending_.begin(), pending_.begin() + static_cast<std::ptrdiff_t>(done));
+  if (!pending_.empty() && done > 0) {
+    pending_since_ = now;
+  }
+  const std::size_t limit = options_.queue_capacity;
+  if (final || pending_.size() > limit) {
+    // The spool refused them (disk full, I/O error) and they cannot wait any longer.
+    const std::size_t lose = final ? pending_.size() : pending_.size() - limit;
+    if (lose > 0) {
+      lost_.fetch_add(lose, std::memory_order_relaxed);
+      spdlog::error("usage sink: {} records lost: neither the store nor the spool {} took them",
+                    lose, options_.spool_path);
+      pending_.erase(pending_.begin(), pending_.begin() + static_cast<std::ptrdiff_t>(lose));
+    }
+  }
+}
+
+void UsageSink::ensure_store() {
+  if (state_.load(std::memory_order_relaxed) == StoreState::kUp) {
+    return;
+  }
+  const auto now = clock_.now();
+  if (now < next_retry_) {
+    return;
+  }
+  next_retry_ = now + options_.retry_interval;
+  if (!store_) {
+    auto opened = opener_();
+    if (!opened || !*opened) {
+      mark_down(opened ? "no store" : opened.error().message());
+      return;
+    }
+    store_ = std::move(*opened);
+  }
+  if (!migrated_) {
+    if (auto migrated = store_->migrate(); !migrated) {
+      mark_down("migration failed: " + migrated.error().message());
+      return;
+    }
+    migrated_ = true;
+  }
+  if (auto alive = store_->ping(); !alive) {
+    mark_down(alive.error().message());
+    return;
+  }
+  mark_up();
+}
+
+void UsageSink::replay_some() {
+  for (std::size_t i = 0; i < kReplayBatchesPerPass; ++i) {
+    if (state_.load(std::memory_order_relaxed) != StoreState::kUp || spool_->records() == 0) {
+      return;
+    }
+    auto chunk = spool_->read(replay_offset_, options_.batch_size);
+    if (!chunk) {
+      spdlog::error("usage spool {}: {}", spool_->path(), chunk.error().message());
+      return;
+    }
+    if (!chunk->records.empty()) {
+      if (auto inserted = store_->insert_usage(chunk->records); !inserted) {
+        mark_down(inserted.error().message());
+        return;  // the same frames are replayed next time (record_id makes that harmless)
+      }
+      written_.fetch_add(chunk->records.size(), std::memory_order_relaxed);
+    }
+    replay_offset_ = chunk->next_offset;
+    if (chunk->at_end) {
+      const std::uint64_t replayed = spool_->records();
+      if (auto cleared = spool_->clear(); !cleared) {
+        spdlog::error("{}", cleared.error().message());  // replayed again later: idempotent
+        return;
+      }
+      replay_offset_ = 0;
+      publish_spool_size();
+      spdlog::info("usage spool {}: {} records replayed into the store; spool emptied",
+                   spool_->path(), replayed);
+      return;
+    }
+  }
+}
+
+void UsageSink::write_batch(std::vector<store::UsageRecord>& batch, bool final) {
+  const auto started = clock_.now();
+  const bool in_time = !final || started < final_deadline_;
+  if (state_.load(std::memory_order_relaxed) == StoreState::kUp && in_time) {
+    auto inserted = store_->insert_usage(batch);
+    const auto took = duration_cast<milliseconds>(clock_.now() - started);
+    if (inserted) {
+      written_.fetch_add(batch.size(), std::memory_order_relaxed);
+      batch.clear();
+      if (took > options_.slow_insert) {
+        mark_down("slow: a batch insert took " + std::to_string(took.count()) + " ms");
+      }
+      return;
+    }
+    mark_down(inserted.error().message());
+  }
+  if (spool_batch(batch)) {
+    batch.clear();
+  }
+}
+
+bool UsageSink::spool_batch(std::vector<store::UsageRecord>& batch) {
+  auto appended = spool_->append(batch);
+  if (!appended) {
+    if (!spool_failing_) {
+      spdlog::error(
+          "usage spool {} cannot take records: {}; they wait in memory (up to "
+          "metering.queue_capacity)",
+          spool_->path(), appended.error().message());
+      spool_failing_ = true;
+    }
+    return false;
+  }
+  if (spool_failing_) {
+    spdlog::info("usage spool {} writable again", spool_->path());
+    spool_failing_ = false;
+  }
+  spooled_.fetch_add(batch.size(), std::memory_order_relaxed);
+  publish_spool_size();
+  return true;
+}
+
+void UsageSink::mark_down(const std::string& why) {
+  const StoreState was = state_.exchange(StoreState::kDown, std::memory_order_relaxed);
+  next_retry_ = clock_.now() + options_.retry_interval;
+  if (was == StoreState::kUnknown) {
+    spdlog::warn(
+        "usage store unreachable at start ({}); serving anyway, usage records spool to "
+        "{} until the store is reachable",
+        why, spool_->path());
+  } else if (was == StoreState::kUp) {
+    spdlog::warn("usage store down ({}); usage records spool to {} until it is back", why,
+                 spool_->path());
+  }
+}
+
+void UsageSink::mark_up() {
+  const StoreState was = state_.exchange(StoreState::kUp, std::memory_order_relaxed);
+  if (was == StoreState::kDown) {
+    spdlog::info("usage store reachable again; {} spooled records to replay", spool_->records());
+  }
+}
+
+void UsageSink::report_drops() {
+  const std::uint64_t total = dropped();
+  if (total > drops_reported_) {
+    if (!dropping_) {
+      spdlog::warn(
+          "usage sink queue full: dropping usage records ({} so far); raise "
+          "metering.queue_capacity",
+          total);
+      dropping_ = true;
+    }
+    drops_reported_ = total;
+  } else if (dropping_) {
+    spdlog::info("usage sink queue has room again; {} usage records dropped in total", total);
+    dropping_ = false;
+  }
+}
+
+void UsageSink::publish_spool_size() {
+  spool_bytes_.store(spool_->bytes(), std::memory_order_relaxed);
+  spool_records_.store(spool_->records(), std::memory_order_relaxed);
+}
+
+}  // namespace sluice::metering
