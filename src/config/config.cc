@@ -990,6 +990,13 @@ class Loader {
                         " is never retried: the same request fails the same way everywhere");
             }
           }
+          if (status != 408 && status != 429 && status < 500) {
+            // The plan stops on any failure that is not retryable before it reads on_status:
+            // listing one would read as a fallback that can never happen.
+            item.fail(std::to_string(status) +
+                      " can never move on: only 408, 429, 5xx and failures without a status "
+                      "are retried");
+          }
           node.on_status.push_back(status);
         }
       } else {

@@ -746,6 +746,20 @@ routes:
             then: { provider: mock, model: a }
 )y",
      "test.yaml:10:9: routes[0].policy.conditional.default: missing required field"},
+    {"RouteFallbackOnStatusThatIsNeverRetried", R"y(version: 1
+auth: none
+providers:
+  - id: mock
+    adapter: mock
+routes:
+  - alias: chat
+    policy:
+      fallback:
+        on_status: [429, 409]
+        targets: [{provider: mock, model: a}, {provider: mock, model: b}]
+)y",
+     "test.yaml:10:26: routes[0].policy.fallback.on_status[1]: 409 can never move on: only 408, "
+     "429, 5xx and failures without a status are retried"},
     {"RouteConditionalUnknownTest", R"y(version: 1
 auth: none
 providers:
