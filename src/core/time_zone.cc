@@ -406,4 +406,81 @@ LocalTime TimeZone::local(std::int64_t unix_ms) const {
   return out;
 }
 
+Result<std::int64_t> parse_rfc3339_ms(std::string_view text) {
+  const auto bad = [&] {
+    return tz_error("invalid RFC 3339 date-time \"" + std::string(text) +
+                    "\" (expected e.g. 2026-11-30T10:00:00Z)");
+  };
+  std::size_t pos = 0;
+  const auto digits = [&](std::size_t n, int& out) {
+    if (pos + n > text.size()) {
+      return false;
+    }
+    out = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      const char c = text[pos + i];
+      if (c < '0' || c > '9') {
+        return false;
+      }
+      out = out * 10 + (c - '0');
+    }
+    pos += n;
+    return true;
+  };
+  const auto eat = [&](char c) {
+    if (pos < text.size() && (text[pos] == c || (c == 'T' && text[pos] == 't'))) {
+      ++pos;
+      return true;
+    }
+    return false;
+  };
+  int y, mo, d, h, mi, s;
+  if (!digits(4, y) || !eat('-') || !digits(2, mo) || !eat('-') || !digits(2, d) || !eat('T') ||
+      !digits(2, h) || !eat(':') || !digits(2, mi) || !eat(':') || !digits(2, s)) {
+    return bad();
+  }
+  if (mo < 1 || mo > 12 || d < 1 || d > static_cast<int>(days_in_month(y, mo)) || h > 23 ||
+      mi > 59 || s > 59) {
+    return bad();
+  }
+  int ms = 0;
+  if (eat('.')) {
+    const std::size_t begin = pos;
+    while (pos < text.size() && text[pos] >= '0' && text[pos] <= '9') {
+      if (pos - begin < 3) {
+        ms = ms * 10 + (text[pos] - '0');
+      } else if (text[pos] != '0') {
+        return bad();  // finer than a millisecond
+      }
+      ++pos;
+    }
+    if (pos == begin) {
+      return bad();
+    }
+    for (std::size_t n = pos - begin; n < 3; ++n) {
+      ms *= 10;
+    }
+  }
+  std::int64_t offset = 0;
+  if (eat('Z') || eat('z')) {
+  } else if (pos < text.size() && (text[pos] == '+' || text[pos] == '-')) {
+    const int sign = text[pos] == '-' ? -1 : 1;
+    ++pos;
+    int oh, om;
+    if (!digits(2, oh) || !eat(':') || !digits(2, om) || oh > 23 || om > 59) {
+      return bad();
+    }
+    offset = sign * (oh * 3600 + om * 60);
+  } else {
+    return bad();
+  }
+  if (pos != text.size()) {
+    return bad();
+  }
+  const std::int64_t seconds =
+      days_from_civil(y, static_cast<unsigned>(mo), static_cast<unsigned>(d)) * 86400 + h * 3600 +
+      mi * 60 + s - offset;
+  return seconds * 1000 + ms;
+}
+
 }  // namespace sluice

@@ -112,5 +112,20 @@ TEST(TimeZoneTest, RejectsBadNamesAndData) {
   EXPECT_FALSE(TimeZone::from_tzif(std::string(60, 'x'), "x").has_value());
 }
 
+TEST(TimeZoneTest, ParsesRfc3339) {
+  EXPECT_EQ(parse_rfc3339_ms("1970-01-01T00:00:00Z").value(), 0);
+  EXPECT_EQ(parse_rfc3339_ms("2026-11-30T10:00:00Z").value(), utc(2026, 11, 30, 10) * 1000);
+  EXPECT_EQ(parse_rfc3339_ms("2026-11-30T09:59:59.999Z").value(), utc(2026, 11, 30, 10) * 1000 - 1);
+  EXPECT_EQ(parse_rfc3339_ms("2026-11-30T09:59:59.5Z").value(),
+            utc(2026, 11, 30, 9, 59, 59) * 1000 + 500);
+  EXPECT_EQ(parse_rfc3339_ms("2026-11-30T11:00:00+01:00").value(), utc(2026, 11, 30, 10) * 1000);
+  EXPECT_EQ(parse_rfc3339_ms("2026-11-30T05:30:00-04:30").value(), utc(2026, 11, 30, 10) * 1000);
+  for (const char* bad :
+       {"2026-11-30", "2026-11-30T10:00:00", "2026-02-29T00:00:00Z", "2026-11-30T24:00:00Z",
+        "2026-11-30T10:00:00.0001Z", "2026-11-30T10:00:00Zjunk", "2026-11-30 10:00:00Z"}) {
+    EXPECT_FALSE(parse_rfc3339_ms(bad).has_value()) << bad;
+  }
+}
+
 }  // namespace
 }  // namespace sluice
