@@ -7,6 +7,7 @@
 #include "pipeline/error_reply.h"
 #include "pipeline/model_call.h"
 #include "pipeline/stored_object_call.h"
+#include "pipeline/usage_observer.h"
 #include "protocol/registry.h"
 
 namespace sluice::pipeline {
@@ -61,6 +62,7 @@ Pipeline::Pipeline(PipelineParts parts) : parts_(parts) {
 
 void Pipeline::begin(RequestContext& ctx) const {
   ctx.started = parts_.clock->now();
+  ctx.wall_started = parts_.clock->wall_now();
   ctx.snapshot = parts_.host->current_snapshot();
   ctx.worker = parts_.worker;
 }
@@ -131,6 +133,10 @@ std::optional<Error> Pipeline::on_head(RequestContext& ctx, const codec::Request
         .with_code("method_not_allowed");
   }
   const config::Config& cfg = ctx.snapshot->config();
+  if (head.has_header("x-sluice-feature")) {
+    ctx.feature =
+        bounded_feature(head.header("x-sluice-feature"), cfg.metering.max_feature_length);
+  }
   if (needs_key && cfg.require_auth) {
     const protocol::IngressCodec& codec =
         ctx.ingress != nullptr ? *ctx.ingress : protocol::default_ingress();
