@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "config/config.h"
+#include "store/postgres_store.h"
 #include "store/sqlite_store.h"
 
 namespace sluice::store {
@@ -53,8 +54,13 @@ Result<std::unique_ptr<Store>> open_store(const config::StoreSettings& settings)
       }
       return std::unique_ptr<Store>(std::move(*store));
     }
-    case config::StoreSettings::Kind::kPostgres:
-      return Error(ErrorKind::kUnavailable, "the PostgreSQL store is not built yet");
+    case config::StoreSettings::Kind::kPostgres: {
+      auto store = PostgresStore::open(settings.postgres_url);
+      if (!store) {
+        return store.error();
+      }
+      return std::unique_ptr<Store>(std::move(*store));
+    }
   }
   return Error(ErrorKind::kInternal, "unknown store kind");
 }

@@ -115,8 +115,9 @@ Result<SqlText> usage_query_sql(Dialect dialect, const UsageQuery& query) {
       "CAST(COALESCE(SUM(reasoning_tokens), 0) AS BIGINT), "
       "CAST(COALESCE(SUM(CASE WHEN priced THEN cost_micros ELSE 0 END), 0) AS BIGINT), "
       "CAST(COALESCE(SUM(CASE WHEN priced THEN 0 ELSE 1 END), 0) AS BIGINT)";
-  std::string where = fmt::format("started_at_ms >= {} AND started_at_ms < {}",
-                                  param(query.from_ms), param(query.to_ms));
+  // One placeholder per statement: the order of function arguments' evaluation is unspecified.
+  std::string where = "started_at_ms >= " + param(query.from_ms);
+  where += " AND started_at_ms < " + param(query.to_ms);
   for (const auto& [dimension, value] : query.where) {
     const std::string_view column = dimension_column(dimension);
     if (column.empty()) {

@@ -1,0 +1,492 @@
+#include "store/postgres_store.h"
+
+#include <charconv>
+#include <limits>
+
+#include <fmt/format.h>
+#include <libpq-fe.h>
+#include <poll.h>
+
+#include "store/migrations.h"
+#include "store/usage_fields.h"
+#include "store/usage_sql.h"
+
+namespace sluice::store {
+
+// Parameters in text format: libpq converts nothing, PostgreSQL parses each as its column type.
+struct PostgresStore::Params {
+  std::vector<std::string> values;
+  std::vector<const char*> pointers;
+
+  void add(std::string v) { values.push_back(std::move(v)); }
+  const char* const* finish() {
+    pointers.clear();
+    for (const std::string& v : values) {
+      pointers.push_back(v.c_str());
+    }
+    return pointers.data();
+  }
+};
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+constexpr char kInsertUsage[] = "sluice_insert_usage";
+constexpr char kFindUsage[] = "sluice_find_usage";
+// pg_advisory_xact_lock key: two gateways starting together migrate one after the other.
+constexpr std::int64_t kMigrationLock = 0x736c75696365;  // "sluice"
+
+std::int64_t now_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+// libpq's messages end in a newline and may span lines; one line reads better in a log.
+std::string one_line(const char* message) {
+  std::string out = message != nullptr ? message : "";
+  while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) {
+    out.pop_back();
+  }
+  for (char& c : out) {
+    if (c == '\n') {
+      c = ' ';
+    }
+  }
+  return out;
+}
+
+Error unavailable(std::string_view what) {
+  return Error(ErrorKind::kUnavailable, fmt::format("postgres: {}", what));
+}
+
+// Text-format column parsers.
+std::int64_t integer_at(const PGresult* r, int row, int col) {
+  const char* v = PQgetvalue(r, row, col);
+  std::int64_t out = 0;
+  std::from_chars(v, v + PQgetlength(r, row, col), out);
+  return out;
+}
+
+std::string text_at(const PGresult* r, int row, int col) {
+  return std::string(PQgetvalue(r, row, col), PQgetlength(r, row, col));
+}
+
+// Adds a UsageRecord's fields as statement parameters, column by column.
+struct Binder {
+  std::vector<std::string>* values;
+  std::string failed_field;
+
+  void operator()(std::string_view, const std::string& v) { values->push_back(v); }
+  void operator()(std::string_view, const std::int64_t& v) { values->push_back(std::to_string(v)); }
+  void operator()(std::string_view name, const std::uint64_t& v) {
+    if (v > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()) &&
+        failed_field.empty()) {
+      failed_field = name;
+    }
+    values->push_back(std::to_string(v));
+  }
+  void operator()(std::string_view, const int& v) { values->push_back(std::to_string(v)); }
+  void operator()(std::string_view, const bool& v) { values->push_back(v ? "true" : "false"); }
+  void operator()(std::string_view, const std::vector<AttemptRecord>& v) {
+    values->push_back(encode_attempts(v));
+  }
+};
+
+// Reads a usage_records row (usage_columns() order) into a UsageRecord.
+struct Reader {
+  const PGresult* result;
+  int col = 0;
+  std::optional<Error> error;
+
+  void operator()(std::string_view, std::string& v) { v = text_at(result, 0, col++); }
+  void operator()(std::string_view, std::int64_t& v) { v = integer_at(result, 0, col++); }
+  void operator()(std::string_view, std::uint64_t& v) {
+    v = static_cast<std::uint64_t>(integer_at(result, 0, col++));
+  }
+  void operator()(std::string_view, int& v) { v = static_cast<int>(integer_at(result, 0, col++)); }
+  void operator()(std::string_view, bool& v) { v = *PQgetvalue(result, 0, col++) == 't'; }
+  void operator()(std::string_view, std::vector<AttemptRecord>& v) {
+    auto decoded = decode_attempts(text_at(result, 0, col++));
+    if (decoded) {
+      v = std::move(*decoded);
+    } else if (!error) {
+      error = decoded.error();
+    }
+  }
+};
+
+}  // namespace
+
+void PostgresStore::ClearResult::operator()(pg_result* r) const { PQclear(r); }
+
+Result<std::unique_ptr<PostgresStore>> PostgresStore::open(std::string url, Options options) {
+  // libpq's parse errors quote the string they could not parse: never shown, it may hold a
+  // password.
+  char* error = nullptr;
+  PQconninfoOption* parsed = PQconninfoParse(url.c_str(), &error);
+  PQfreemem(error);
+  if (parsed == nullptr) {
+    return Error(ErrorKind::kBadRequest,
+                 "postgres: the connection URL does not parse (value not shown)");
+  }
+  PQconninfoFree(parsed);
+  return std::unique_ptr<PostgresStore>(new PostgresStore(std::move(url), options));
+}
+
+PostgresStore::~PostgresStore() { disconnect(); }
+
+void PostgresStore::disconnect() {
+  if (conn_ != nullptr) {
+    PQfinish(conn_);
+    conn_ = nullptr;
+  }
+  prepared_ = false;
+}
+
+std::chrono::milliseconds PostgresStore::statement_deadline() const {
+  // The server's statement_timeout should end a slow statement first, with a clear error; the
+  // client's deadline is for a server that does not answer at all.
+  return options_.statement_timeout + std::chrono::milliseconds(2000);
+}
+
+Result<void> PostgresStore::connect() {
+  disconnect();
+  const std::string connect_timeout = std::to_string(options_.connect_timeout.count());
+  const std::string user_timeout =
+      std::to_string(std::chrono::milliseconds(statement_deadline()).count());
+  // Defaults first, then the URL as dbname: libpq keeps the last value of a repeated keyword,
+  // so whatever the URL sets wins (https://www.postgresql.org/docs/15/libpq-connect.html).
+  const char* const keywords[] = {"connect_timeout",
+                                  "application_name",
+                                  "keepalives",
+                                  "keepalives_idle",
+                                  "keepalives_interval",
+                                  "keepalives_count",
+                                  "tcp_user_timeout",
+                                  "dbname",
+                                  nullptr};
+  const char* const values[] = {connect_timeout.c_str(), "sluice",     "1",    "5", "2", "3",
+                                user_timeout.c_str(),    url_.c_str(), nullptr};
+  conn_ = PQconnectdbParams(keywords, values, 1);
+  if (conn_ == nullptr) {
+    return unavailable("out of memory connecting");
+  }
+  if (PQstatus(conn_) != CONNECTION_OK) {
+    Error e = unavailable(fmt::format("cannot connect: {}", one_line(PQerrorMessage(conn_))));
+    disconnect();
+    return e;
+  }
+  // Bound every statement on the server too; `SET` keeps it for the session.
+  auto set =
+      run(fmt::format("SET statement_timeout = {}; SET lock_timeout = {}",
+                      options_.statement_timeout.count(), options_.statement_timeout.count()));
+  if (!set) {
+    disconnect();
+    return set.error();
+  }
+  return {};
+}
+
+Result<PostgresStore::PgResult> PostgresStore::run(const char* name, const std::string& sql,
+                                                   Params* params,
+                                                   std::chrono::milliseconds timeout) {
+  if (conn_ == nullptr) {
+    return unavailable("not connected");
+  }
+  const auto deadline = Clock::now() + timeout;
+  Params* p = params;
+  const int n = p != nullptr ? static_cast<int>(p->values.size()) : 0;
+  const char* const* values = p != nullptr ? p->finish() : nullptr;
+  const int sent =
+      name != nullptr ? PQsendQueryPrepared(conn_, name, n, values, nullptr, nullptr, 0)
+      : n > 0 ? PQsendQueryParams(conn_, sql.c_str(), n, nullptr, values, nullptr, nullptr, 0)
+              : PQsendQuery(conn_, sql.c_str());
+  if (sent != 1) {
+    return unavailable(fmt::format("cannot send: {}", one_line(PQerrorMessage(conn_))));
+  }
+  // Wait for the whole answer without blocking past the deadline.
+  while (true) {
+    const int flushed = PQflush(conn_);
+    if (flushed < 0) {
+      return unavailable(fmt::format("cannot send: {}", one_line(PQerrorMessage(conn_))));
+    }
+    if (flushed == 0 && !PQisBusy(conn_)) {
+      break;
+    }
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    if (left.count() <= 0) {
+      disconnect();
+      return unavailable(
+          fmt::format("no answer within {} ms; connection dropped", timeout.count()));
+    }
+    pollfd fd{PQsocket(conn_), static_cast<short>(POLLIN | (flushed == 1 ? POLLOUT : 0)), 0};
+    if (::poll(&fd, 1, static_cast<int>(left.count())) < 0 && errno != EINTR) {
+      return unavailable("poll failed");
+    }
+    if (PQconsumeInput(conn_) != 1) {
+      return unavailable(fmt::format("connection lost: {}", one_line(PQerrorMessage(conn_))));
+    }
+  }
+  // Several statements in one string give several results; the first error wins, else the
+  // last result (the one callers read).
+  PgResult last;
+  std::optional<Error> failed;
+  while (PGresult* r = PQgetResult(conn_)) {
+    PgResult result(r);
+    const ExecStatusType status = PQresultStatus(r);
+    if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK && !failed) {
+      const char* state = PQresultErrorField(r, PG_DIAG_SQLSTATE);
+      const bool lost = PQstatus(conn_) == CONNECTION_BAD;
+      failed = Error(lost ? ErrorKind::kUnavailable : ErrorKind::kInternal,
+                     fmt::format("postgres: {}{}{}", one_line(PQresultErrorMessage(r)),
+                                 state != nullptr ? " (SQLSTATE " : "",
+                                 state != nullptr ? std::string(state) + ")" : ""));
+    }
+    last = std::move(result);
+  }
+  if (failed) {
+    return *failed;
+  }
+  if (!last) {
+    return unavailable(fmt::format("no result: {}", one_line(PQerrorMessage(conn_))));
+  }
+  return last;
+}
+
+template <class T, class Call>
+Result<T> PostgresStore::with_connection(Call&& call) {
+  bool fresh = false;
+  if (conn_ == nullptr || PQstatus(conn_) != CONNECTION_OK) {
+    if (auto c = connect(); !c) {
+      return c.error();
+    }
+    fresh = true;
+  }
+  Result<T> result = call();
+  if (result || fresh || conn_ == nullptr || PQstatus(conn_) != CONNECTION_BAD) {
+    // Succeeded, failed on a new connection, or timed out (dropped: retrying would double the
+    // wait), or an SQL error on a healthy connection.
+    if (!result && conn_ != nullptr && PQstatus(conn_) == CONNECTION_BAD) {
+      disconnect();
+    }
+    return result;
+  }
+  // An idle connection had broken (server restarted, network cut): once more, afresh.
+  if (auto c = connect(); !c) {
+    return c.error();
+  }
+  return call();
+}
+
+Result<void> PostgresStore::prepare_statements() {
+  if (prepared_) {
+    return {};
+  }
+  static const std::string insert_sql = usage_insert_sql(Dialect::kPostgres);
+  static const std::string find_sql = usage_find_sql(Dialect::kPostgres);
+  for (const auto& [name, sql] : {std::pair{kInsertUsage, &insert_sql}, {kFindUsage, &find_sql}}) {
+    if (auto r = run(fmt::format("PREPARE {} AS {}", name, *sql)); !r) {
+      return r.error();
+    }
+  }
+  prepared_ = true;
+  return {};
+}
+
+Result<void> PostgresStore::execute_for_test(const std::string& sql) {
+  return with_connection<void>([&]() -> Result<void> {
+    auto r = run(sql);
+    if (!r) {
+      return r.error();
+    }
+    return {};
+  });
+}
+
+Result<void> PostgresStore::ping() {
+  return with_connection<void>([&]() -> Result<void> {
+    auto r = run("SELECT 1");
+    if (!r) {
+      return r.error();
+    }
+    return {};
+  });
+}
+
+Result<void> PostgresStore::migrate() {
+  return with_connection<void>([&]() -> Result<void> {
+    const auto timeout = options_.migration_timeout + std::chrono::milliseconds(2000);
+    auto step = [&](const std::string& sql, Params* params = nullptr) {
+      return run(nullptr, sql, params, timeout);
+    };
+    auto body = [&]() -> Result<void> {
+      if (auto r = step(fmt::format(
+              "SET LOCAL statement_timeout = {}; SELECT pg_advisory_xact_lock({}); "
+              "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, "
+              "name TEXT NOT NULL, applied_at_ms BIGINT NOT NULL)",
+              options_.migration_timeout.count(), kMigrationLock));
+          !r) {
+        return r.error();
+      }
+      auto applied = step("SELECT version FROM schema_migrations");
+      if (!applied) {
+        return applied.error();
+      }
+      std::vector<std::int64_t> done;
+      for (int i = 0; i < PQntuples(applied->get()); ++i) {
+        done.push_back(integer_at(applied->get(), i, 0));
+      }
+      for (const Migration& m : migrations(Dialect::kPostgres)) {
+        if (std::find(done.begin(), done.end(), m.version) != done.end()) {
+          continue;
+        }
+        if (auto r = step(std::string(m.sql)); !r) {
+          return Error(r.error().kind(), fmt::format("migration {:03}_{}: {}", m.version, m.name,
+                                                     r.error().message()));
+        }
+        Params p;
+        p.add(std::to_string(m.version));
+        p.add(std::string(m.name));
+        p.add(std::to_string(now_ms()));
+        if (auto r = step("INSERT INTO schema_migrations (version, name, applied_at_ms) "
+                          "VALUES ($1, $2, $3)",
+                          &p);
+            !r) {
+          return r.error();
+        }
+      }
+      return {};
+    };
+    if (auto r = run("BEGIN"); !r) {
+      return r.error();
+    }
+    if (auto r = body(); !r) {
+      if (conn_ != nullptr) {
+        (void)run("ROLLBACK");
+      }
+      return r;
+    }
+    auto commit = run("COMMIT");
+    if (!commit) {
+      return commit.error();
+    }
+    // The schema may have changed under statements prepared earlier.
+    if (prepared_) {
+      prepared_ = false;
+      (void)run("DEALLOCATE ALL");
+    }
+    return {};
+  });
+}
+
+Result<void> PostgresStore::insert_usage(std::span<const UsageRecord> records) {
+  if (records.empty()) {
+    return {};
+  }
+  return with_connection<void>([&]() -> Result<void> {
+    if (auto r = prepare_statements(); !r) {
+      return r;
+    }
+    if (auto r = run("BEGIN"); !r) {
+      return r.error();
+    }
+    auto body = [&]() -> Result<void> {
+      Params p;
+      for (const UsageRecord& record : records) {
+        p.values.clear();
+        Binder binder{&p.values, {}};
+        visit_usage_fields(record, binder);
+        if (!binder.failed_field.empty()) {
+          return Error(ErrorKind::kInternal,
+                       fmt::format("postgres: record {}: {} is out of range for BIGINT",
+                                   record.record_id, binder.failed_field));
+        }
+        if (auto r = run(kInsertUsage, {}, &p, statement_deadline()); !r) {
+          return Error(r.error().kind(),
+                       fmt::format("{} (record {})", r.error().message(), record.record_id));
+        }
+      }
+      return {};
+    };
+    if (auto r = body(); !r) {
+      if (conn_ != nullptr && PQstatus(conn_) == CONNECTION_OK) {
+        (void)run("ROLLBACK");
+      }
+      return r;
+    }
+    auto commit = run("COMMIT");
+    if (!commit) {
+      return commit.error();
+    }
+    return {};
+  });
+}
+
+Result<std::vector<UsageRow>> PostgresStore::query_usage(const UsageQuery& query) {
+  auto text = usage_query_sql(Dialect::kPostgres, query);
+  if (!text) {
+    return text.error();
+  }
+  Params p;
+  for (const SqlParam& param : text->params) {
+    if (const auto* i = std::get_if<std::int64_t>(&param)) {
+      p.add(std::to_string(*i));
+    } else {
+      p.add(std::get<std::string>(param));
+    }
+  }
+  return with_connection<std::vector<UsageRow>>([&]() -> Result<std::vector<UsageRow>> {
+    auto r = run(text->sql, &p);
+    if (!r) {
+      return r.error();
+    }
+    const PGresult* res = r->get();
+    std::vector<UsageRow> rows;
+    rows.reserve(PQntuples(res));
+    for (int row = 0; row < PQntuples(res); ++row) {
+      rows.push_back(read_usage_row(
+          query.group_by.size(), [&](int col) { return text_at(res, row, col); },
+          [&](int col) { return integer_at(res, row, col); }));
+    }
+    return rows;
+  });
+}
+
+Result<std::optional<UsageRecord>> PostgresStore::find_usage(std::string_view request_id) {
+  return with_connection<std::optional<UsageRecord>>([&]() -> Result<std::optional<UsageRecord>> {
+    if (auto r = prepare_statements(); !r) {
+      return r.error();
+    }
+    Params p;
+    p.add(std::string(request_id));
+    auto r = run(kFindUsage, {}, &p, statement_deadline());
+    if (!r) {
+      return r.error();
+    }
+    if (PQntuples(r->get()) == 0) {
+      return std::optional<UsageRecord>();
+    }
+    UsageRecord record;
+    Reader reader{r->get(), 0, std::nullopt};
+    visit_usage_fields(record, reader);
+    if (reader.error) {
+      return *reader.error;
+    }
+    return std::optional<UsageRecord>(std::move(record));
+  });
+}
+
+Result<std::uint64_t> PostgresStore::count_usage() {
+  return with_connection<std::uint64_t>([&]() -> Result<std::uint64_t> {
+    auto r = run("SELECT COUNT(*) FROM usage_records");
+    if (!r) {
+      return r.error();
+    }
+    return static_cast<std::uint64_t>(integer_at(r->get(), 0, 0));
+  });
+}
+
+}  // namespace sluice::store
