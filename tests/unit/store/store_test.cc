@@ -5,16 +5,23 @@
 
 #include "store/store.h"
 
+#include <algorithm>
 #include <cctype>
 #include <chrono>
 #include <cstdlib>
+#include <ctime>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <string>
 
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "config/config.h"
+#include "store/postgres_store.h"
 #include "store/sqlite_store.h"
 
 namespace sluice::store {
@@ -22,7 +29,7 @@ namespace {
 
 constexpr std::int64_t kDay = 86'400'000;
 // 2026-11-30T00:00:00Z
-constexpr std::int64_t kNov30 = 1'796'083'200'000;
+constexpr std::int64_t kNov30 = 1'795'996'800'000;
 
 UsageRecord record(std::string id, std::int64_t started_at_ms) {
   UsageRecord r;
@@ -50,6 +57,22 @@ UsageRecord record(std::string id, std::int64_t started_at_ms) {
   r.cost_items = R"([{"item":"input","tokens":100,"rate":"0.15","micros":15}])";
   return r;
 }
+
+// SQLite test databases live in a directory per test process, removed when it ends.
+std::filesystem::path sqlite_dir() {
+  return std::filesystem::temp_directory_path() /
+         ("sluice-store-test-" + std::to_string(::getpid()));
+}
+
+class RemoveSqliteDir : public ::testing::Environment {
+ public:
+  void TearDown() override {
+    std::error_code ignored;
+    std::filesystem::remove_all(sqlite_dir(), ignored);
+  }
+};
+[[maybe_unused]] const auto* const kRemoveSqliteDir =
+    ::testing::AddGlobalTestEnvironment(new RemoveSqliteDir);
 
 // Opens a fresh, empty store of one backend.
 struct Backend {
@@ -257,12 +280,264 @@ TEST_P(StoreTest, FindReturnsTheNewestRecordOfAReusedRequestId) {
   EXPECT_EQ((*found)->model, "newer-model");
 }
 
+// The suite's reference: what query_usage must return for `q` over `records`, computed here in
+// C++ (filters, grouping, sums, UTC buckets) so each backend's SQL is checked against it.
+std::string utc_bucket(std::int64_t ms, bool day) {
+  const std::time_t t = static_cast<std::time_t>(ms / 1000);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, day ? "%Y-%m-%d" : "%Y-%m-%dT%H", &tm);
+  return buf;
+}
+
+std::string dimension_value(const UsageRecord& r, Dimension d) {
+  switch (d) {
+    case Dimension::kKey:
+      return r.key_name;
+    case Dimension::kKeyGroup:
+      return r.key_group;
+    case Dimension::kTenant:
+      return r.tenant;
+    case Dimension::kFeature:
+      return r.feature;
+    case Dimension::kAlias:
+      return r.alias;
+    case Dimension::kProvider:
+      return r.provider;
+    case Dimension::kModel:
+      return r.model;
+    case Dimension::kOutcome:
+      return r.outcome;
+    case Dimension::kDay:
+      return utc_bucket(r.started_at_ms, true);
+    case Dimension::kHour:
+      return utc_bucket(r.started_at_ms, false);
+  }
+  return {};
+}
+
+std::vector<UsageRow> expected_rows(const std::vector<UsageRecord>& records, const UsageQuery& q) {
+  std::map<std::vector<std::string>, UsageRow> groups;
+  for (const UsageRecord& r : records) {
+    if (r.started_at_ms < q.from_ms || r.started_at_ms >= q.to_ms) {
+      continue;
+    }
+    bool match = true;
+    for (const auto& [d, v] : q.where) {
+      match = match && dimension_value(r, d) == v;
+    }
+    if (!match) {
+      continue;
+    }
+    std::vector<std::string> key;
+    for (Dimension d : q.group_by) {
+      key.push_back(dimension_value(r, d));
+    }
+    UsageRow& row = groups[key];
+    row.group = key;
+    ++row.requests;
+    row.failed += r.outcome == "upstream_error" || r.outcome == "midstream_error";
+    row.input_tokens += r.input_tokens;
+    row.output_tokens += r.output_tokens;
+    row.cache_read_tokens += r.cache_read_tokens;
+    row.cache_write_tokens += r.cache_write_tokens;
+    row.reasoning_tokens += r.reasoning_tokens;
+    if (r.priced) {
+      row.cost_micros += r.cost_micros;
+    } else {
+      ++row.unaccounted;
+    }
+  }
+  std::vector<UsageRow> rows;
+  for (auto& [key, row] : groups) {
+    rows.push_back(row);
+  }
+  if (rows.empty() && q.group_by.empty()) {
+    rows.emplace_back();
+  }
+  // Ties keep the map's byte order of the group values, as the backends order them.
+  std::stable_sort(rows.begin(), rows.end(), [](const UsageRow& a, const UsageRow& b) {
+    if (a.cost_micros != b.cost_micros) {
+      return a.cost_micros > b.cost_micros;
+    }
+    return a.requests > b.requests;
+  });
+  if (rows.size() > q.limit) {
+    rows.resize(q.limit);
+  }
+  return rows;
+}
+
+std::string describe(const std::vector<UsageRow>& rows) {
+  std::string out;
+  for (const UsageRow& r : rows) {
+    out += "[";
+    for (const std::string& g : r.group) {
+      out += g + "|";
+    }
+    out += "] req=" + std::to_string(r.requests) + " failed=" + std::to_string(r.failed) +
+           " in=" + std::to_string(r.input_tokens) + " out=" + std::to_string(r.output_tokens) +
+           " cr=" + std::to_string(r.cache_read_tokens) +
+           " cw=" + std::to_string(r.cache_write_tokens) +
+           " rs=" + std::to_string(r.reasoning_tokens) + " cost=" + std::to_string(r.cost_micros) +
+           " unaccounted=" + std::to_string(r.unaccounted) + "\n";
+  }
+  return out;
+}
+
+// Five days of varied traffic across UTC midnights: every dimension takes several values.
+std::vector<UsageRecord> sample_records() {
+  std::vector<UsageRecord> out;
+  const char* keys[] = {"team-a", "team-b", "team-c"};
+  const char* groups[] = {"research", "product"};
+  const char* models[][2] = {
+      {"openai", "gpt-4o"}, {"anthropic", "claude-sonnet"}, {"openai", "gpt-4o-mini"}};
+  const char* features[] = {"chat", "search", ""};
+  const char* outcomes[] = {"complete",       "complete",        "truncated",
+                            "upstream_error", "midstream_error", "client_gone"};
+  for (int i = 0; i < 60; ++i) {
+    UsageRecord r = record("s" + std::to_string(i), kNov30 - 3 * kDay + i * 7'300'000LL);
+    r.key_name = keys[i % 3];
+    r.key_group = groups[i % 2];
+    r.tenant = i % 5 == 0 ? "acme" : "";
+    r.feature = features[(i / 2) % 3];
+    r.alias = i % 4 == 0 ? "smart" : "fast";
+    r.provider = models[i % 3][0];
+    r.model = models[i % 3][1];
+    r.outcome = outcomes[i % 6];
+    r.input_tokens = 100 + i * 13;
+    r.output_tokens = 10 + i;
+    r.cache_read_tokens = i % 7;
+    r.cache_write_tokens = i % 3;
+    r.reasoning_tokens = i % 4;
+    r.priced = i % 9 != 4;
+    r.cost_micros = 1000 + i * 37;  // also on unpriced ones: it must not be summed
+    out.push_back(r);
+  }
+  return out;
+}
+
+TEST_P(StoreTest, GroupsByEachDimensionLikeTheReference) {
+  const auto records = sample_records();
+  insert(records);
+  for (Dimension d : {Dimension::kKey, Dimension::kKeyGroup, Dimension::kTenant,
+                      Dimension::kFeature, Dimension::kAlias, Dimension::kProvider,
+                      Dimension::kModel, Dimension::kOutcome, Dimension::kDay, Dimension::kHour}) {
+    UsageQuery q;
+    q.group_by = {d};
+    EXPECT_EQ(describe(query(q)), describe(expected_rows(records, q))) << to_string(d);
+  }
+  UsageQuery two;
+  two.group_by = {Dimension::kKey, Dimension::kModel};
+  EXPECT_EQ(describe(query(two)), describe(expected_rows(records, two)));
+  UsageQuery total;
+  EXPECT_EQ(describe(query(total)), describe(expected_rows(records, total)));
+}
+
+TEST_P(StoreTest, FiltersAreExactAndCombine) {
+  const auto records = sample_records();
+  insert(records);
+  UsageQuery q;
+  q.where = {{Dimension::kKey, "team-b"}, {Dimension::kModel, "claude-sonnet"}};
+  q.group_by = {Dimension::kFeature};
+  const auto rows = query(q);
+  EXPECT_FALSE(rows.empty());
+  EXPECT_EQ(describe(rows), describe(expected_rows(records, q)));
+  q.where = {{Dimension::kKey, "team"}};  // no prefix matching
+  q.group_by = {};
+  ASSERT_EQ(query(q).size(), 1u);
+  EXPECT_EQ(query(q)[0].requests, 0u);
+  q.where = {{Dimension::kFeature, ""}, {Dimension::kOutcome, "upstream_error"}};
+  q.group_by = {Dimension::kProvider};
+  EXPECT_EQ(describe(query(q)), describe(expected_rows(records, q)));
+
+  UsageQuery by_day;
+  by_day.where = {{Dimension::kDay, "2026-11-30"}};
+  auto refused = store_->query_usage(by_day);
+  EXPECT_FALSE(refused);
+  EXPECT_EQ(refused.error().kind(), ErrorKind::kBadRequest);
+}
+
+TEST_P(StoreTest, TimeRangeIncludesFromAndExcludesTo) {
+  insert({record("before", kNov30 - 1), record("at-from", kNov30), record("inside", kNov30 + 10),
+          record("at-to", kNov30 + kDay), record("after", kNov30 + kDay + 1)});
+  UsageQuery q;
+  q.from_ms = kNov30;
+  q.to_ms = kNov30 + kDay;
+  const auto rows = query(q);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].requests, 2u) << "at-from and inside";
+  q.to_ms = kNov30;
+  EXPECT_EQ(query(q)[0].requests, 0u) << "an empty range";
+}
+
+TEST_P(StoreTest, UnaccountedRecordsAreCountedNeverSummedIntoCost) {
+  UsageRecord priced = record("p", kNov30);
+  priced.cost_micros = 12'345'678;
+  UsageRecord unpriced = record("u", kNov30);
+  unpriced.priced = false;
+  unpriced.cost_micros = 999'999;  // a bug upstream must not turn into spend
+  UsageRecord unpriced2 = record("u2", kNov30);
+  unpriced2.priced = false;
+  unpriced2.model = "other";
+  insert({priced, unpriced, unpriced2});
+  UsageQuery q;
+  q.group_by = {Dimension::kModel};
+  const auto rows = query(q);
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].group[0], "gpt-4o-mini");
+  EXPECT_EQ(rows[0].cost_micros, 12'345'678);
+  EXPECT_EQ(rows[0].unaccounted, 1u);
+  EXPECT_EQ(rows[0].requests, 2u);
+  EXPECT_EQ(rows[1].group[0], "other");
+  EXPECT_EQ(rows[1].cost_micros, 0);
+  EXPECT_EQ(rows[1].unaccounted, 1u);
+}
+
+TEST_P(StoreTest, DayAndHourBucketsAreUtc) {
+  insert({record("late", kNov30 - 1), record("midnight", kNov30),
+          record("one", kNov30 + 3'600'000 + 59'999)});
+  UsageQuery q;
+  q.group_by = {Dimension::kDay};
+  auto rows = query(q);
+  ASSERT_EQ(rows.size(), 2u);
+  // Equal cost per request, so the busier day first.
+  EXPECT_EQ(rows[0].group[0], "2026-11-30");
+  EXPECT_EQ(rows[0].requests, 2u);
+  EXPECT_EQ(rows[1].group[0], "2026-11-29");
+  q.group_by = {Dimension::kHour};
+  rows = query(q);
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_EQ(rows[0].group[0], "2026-11-29T23");
+  EXPECT_EQ(rows[1].group[0], "2026-11-30T00");
+  EXPECT_EQ(rows[2].group[0], "2026-11-30T01");
+}
+
+TEST_P(StoreTest, RowsComeMostExpensiveFirstAndStopAtTheLimit) {
+  std::vector<UsageRecord> records;
+  for (int i = 0; i < 5; ++i) {
+    UsageRecord r = record("m" + std::to_string(i), kNov30);
+    r.model = "model-" + std::to_string(i);
+    r.cost_micros = (i * 7) % 5 * 100;
+    records.push_back(r);
+  }
+  insert(records);
+  UsageQuery q;
+  q.group_by = {Dimension::kModel};
+  q.limit = 3;
+  const auto rows = query(q);
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_EQ(describe(rows), describe(expected_rows(records, q)));
+  EXPECT_GE(rows[0].cost_micros, rows[1].cost_micros);
+  EXPECT_GE(rows[1].cost_micros, rows[2].cost_micros);
+}
+
 INSTANTIATE_TEST_SUITE_P(Sqlite, StoreTest,
                          ::testing::Values(Backend{
                              "sqlite",
                              [](const std::string& test) -> Result<std::unique_ptr<Store>> {
-                               const auto dir = std::filesystem::temp_directory_path() /
-                                                ("sluice-store-test-" + std::to_string(::getpid()));
+                               const auto dir = sqlite_dir();
                                std::filesystem::create_directories(dir);
                                const auto path = dir / (test + ".db");
                                for (const char* suffix : {"", "-wal", "-shm"}) {
@@ -275,6 +550,186 @@ INSTANTIATE_TEST_SUITE_P(Sqlite, StoreTest,
                                return std::unique_ptr<Store>(std::move(*store));
                              }}),
                          [](const auto& info) { return info.param.name; });
+
+// SLUICE_TEST_POSTGRES_URL, or kNotFound so the fixture skips (or fails when required).
+Result<std::string> postgres_url() {
+  const char* url = std::getenv("SLUICE_TEST_POSTGRES_URL");
+  if (url == nullptr || *url == '\0') {
+    return Error(ErrorKind::kNotFound,
+                 "SLUICE_TEST_POSTGRES_URL is not set (scripts/test-services.sh starts one)");
+  }
+  return std::string(url);
+}
+
+bool postgres_required() {
+  const char* require = std::getenv("SLUICE_REQUIRE_POSTGRES");
+  return require != nullptr && std::string_view(require) == "1";
+}
+
+// The schema (and application_name) of a test: lower case, within PostgreSQL's 63 bytes.
+std::string schema_of(const std::string& test) {
+  std::string schema = "t_" + test.substr(0, 55);
+  for (char& c : schema) {
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  }
+  return schema;
+}
+
+// A fresh schema named after the test, first on the search path of the returned store's
+// connections; application_name names it too, so a test can end its own connection.
+Result<std::unique_ptr<PostgresStore>> fresh_postgres(const std::string& test,
+                                                      PostgresStore::Options options = {}) {
+  auto url = postgres_url();
+  if (!url) {
+    return url.error();
+  }
+  const std::string schema = schema_of(test);
+  auto admin = PostgresStore::open(*url);
+  if (!admin) {
+    return admin.error();
+  }
+  if (auto r = (*admin)->execute_for_test("DROP SCHEMA IF EXISTS " + schema +
+                                          " CASCADE; CREATE SCHEMA " + schema);
+      !r) {
+    return r.error();
+  }
+  const std::string parameters =
+      "options=-csearch_path%3D" + schema + "&application_name=" + schema;
+  return PostgresStore::open(*url + (url->find('?') == std::string::npos ? "?" : "&") + parameters,
+                             options);
+}
+
+INSTANTIATE_TEST_SUITE_P(Postgres, StoreTest,
+                         ::testing::Values(Backend{
+                             "postgres",
+                             [](const std::string& test) -> Result<std::unique_ptr<Store>> {
+                               auto store = fresh_postgres(test);
+                               if (!store) {
+                                 return store.error();
+                               }
+                               return std::unique_ptr<Store>(std::move(*store));
+                             }}),
+                         [](const auto& info) { return info.param.name; });
+
+// PostgreSQL-only behaviour: reconnection and bounded waits, against the test server.
+class PostgresStoreTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!postgres_url()) {
+      if (postgres_required()) {
+        FAIL() << "SLUICE_TEST_POSTGRES_URL is not set and SLUICE_REQUIRE_POSTGRES=1";
+      }
+      GTEST_SKIP() << "SLUICE_TEST_POSTGRES_URL is not set";
+    }
+  }
+};
+
+TEST_F(PostgresStoreTest, AConnectionTheServerEndedIsReplacedOnTheNextCall) {
+  auto store = fresh_postgres(test_slug());
+  ASSERT_TRUE(store) << store.error().message();
+  ASSERT_TRUE((*store)->migrate());
+  ASSERT_TRUE((*store)->insert_usage(std::vector<UsageRecord>{record("a", kNov30)}));
+
+  // End the store's connection from another one, as a server restart or a network cut would;
+  // the store only finds out on its next call.
+  auto admin = PostgresStore::open(*postgres_url());
+  ASSERT_TRUE(admin);
+  const std::string app = schema_of(test_slug());
+  auto ended = (*admin)->execute_for_test(
+      "DO $$ BEGIN IF (SELECT count(*) FROM pg_stat_activity WHERE application_name = '" + app +
+      "') = 0 THEN RAISE EXCEPTION 'no connection to end'; END IF; END $$; "
+      "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = '" +
+      app + "'");
+  ASSERT_TRUE(ended) << ended.error().message();
+
+  auto inserted = (*store)->insert_usage(std::vector<UsageRecord>{record("b", kNov30)});
+  ASSERT_TRUE(inserted) << "reconnects and retries once: " << inserted.error().message();
+  auto n = (*store)->count_usage();
+  ASSERT_TRUE(n) << n.error().message();
+  EXPECT_EQ(*n, 2u);
+  EXPECT_TRUE((*store)->ping());
+}
+
+TEST_F(PostgresStoreTest, AStatementOverTheTimeoutFailsWithinIt) {
+  PostgresStore::Options options;
+  options.statement_timeout = std::chrono::milliseconds(300);
+  auto store = fresh_postgres(test_slug(), options);
+  ASSERT_TRUE(store) << store.error().message();
+  ASSERT_TRUE((*store)->ping());
+  const auto start = std::chrono::steady_clock::now();
+  auto r = (*store)->execute_for_test("SELECT pg_sleep(30)");
+  const auto took = std::chrono::steady_clock::now() - start;
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message().find("57014"), std::string::npos) << r.error().message();
+  EXPECT_LT(took, std::chrono::seconds(3));
+  EXPECT_TRUE((*store)->ping()) << "the connection survives a cancelled statement";
+}
+
+// A loopback port; `listening` keeps a socket that completes TCP handshakes but never answers.
+struct DeadPort {
+  int fd = -1;
+  int port = 0;
+  explicit DeadPort(bool listening) {
+    fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+    socklen_t len = sizeof addr;
+    ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+    port = ntohs(addr.sin_port);
+    if (listening) {
+      ::listen(fd, 8);
+    } else {
+      ::close(fd);  // nothing listens there now
+      fd = -1;
+    }
+  }
+  ~DeadPort() {
+    if (fd >= 0) {
+      ::close(fd);
+    }
+  }
+};
+
+// These need no server: the address is dead.
+TEST(PostgresDeadAddress, ARefusedConnectionFailsAtOnceAndNeverShowsThePassword) {
+  DeadPort dead(false);
+  auto store = PostgresStore::open(
+      "postgresql://sluice:s3cret-pw@127.0.0.1:" + std::to_string(dead.port) + "/x");
+  ASSERT_TRUE(store);
+  const auto start = std::chrono::steady_clock::now();
+  auto r = (*store)->ping();
+  ASSERT_FALSE(r);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(2));
+  EXPECT_EQ(r.error().kind(), ErrorKind::kUnavailable);
+  EXPECT_EQ(r.error().message().find("s3cret-pw"), std::string::npos) << r.error().message();
+  auto insert = (*store)->insert_usage(std::vector<UsageRecord>{record("a", kNov30)});
+  ASSERT_FALSE(insert);
+  EXPECT_EQ(insert.error().kind(), ErrorKind::kUnavailable);
+}
+
+TEST(PostgresDeadAddress, AServerThatNeverAnswersFailsWithinTheConnectTimeout) {
+  DeadPort hung(true);
+  PostgresStore::Options options;
+  options.connect_timeout = std::chrono::seconds(2);
+  auto store = PostgresStore::open(
+      "postgresql://sluice@127.0.0.1:" + std::to_string(hung.port) + "/x", options);
+  ASSERT_TRUE(store);
+  const auto start = std::chrono::steady_clock::now();
+  auto r = (*store)->ping();
+  const auto took = std::chrono::steady_clock::now() - start;
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().kind(), ErrorKind::kUnavailable);
+  EXPECT_GE(took, std::chrono::milliseconds(1500)) << "it waited for the server";
+  EXPECT_LT(took, std::chrono::seconds(5)) << r.error().message();
+}
+
+TEST(PostgresUrl, AnUnparsableUrlIsRefusedWithoutEchoingIt) {
+  auto store = PostgresStore::open("postgresql://user:hunter2@host:1/db?bogus_parameter=1");
+  ASSERT_FALSE(store);
+  EXPECT_EQ(store.error().message().find("hunter2"), std::string::npos);
+}
 
 }  // namespace
 }  // namespace sluice::store
