@@ -27,7 +27,7 @@ allowed() {
     protocol/*) [[ $to =~ ^(core|ir|codec)$ || $inc =~ ^protocol/[^/]+\.h$ || $inc == "$from"/* ]] ;;
     providers) [[ $to =~ ^(core|ir|codec|config|protocol)$ || $inc =~ ^providers/[^/]+\.h$ ]] ;;
     providers/*) [[ $to =~ ^(core|ir|codec|config|protocol)$ || $inc =~ ^providers/[^/]+\.h$ || $inc == "$from"/* ]] ;;
-    observability) [[ $to == core || $to == observability ]] ;;
+    observability) [[ $to =~ ^(core|codec|observability)$ ]] ;;
     routing) [[ $to =~ ^(core|config|routing)$ ]] ;;
     store) [[ $to =~ ^(core|config|store)$ ]] ;;
     metering) [[ $to =~ ^(core|ir|config|store|metering)$ ]] ;;
