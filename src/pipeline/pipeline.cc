@@ -268,6 +268,11 @@ Awaitable<void> Pipeline::reject(RequestContext& ctx, const Error& error,
 void Pipeline::end(RequestContext& ctx) const {
   ctx.ended = parts_.clock->now();
   ctx.wall_ended = parts_.clock->wall_now();
+  // Charged once, here, for every observer to read (usage record, metrics), with the prices of
+  // the version the request pinned and the time it entered.
+  if (gets_usage_record(ctx) && ctx.snapshot != nullptr) {
+    ctx.charge = ctx.snapshot->price_book().charge(charge_input(ctx));
+  }
   for (RequestObserver* observer : parts_.observers) {
     observer->on_finish(ctx);
   }

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <array>
+#include <fstream>
+#include <sstream>
 
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
@@ -39,11 +41,34 @@ std::array<char, 64> sha256_hex(std::string_view text) {
   return out;
 }
 
+namespace {
+
+Result<std::shared_ptr<const metering::PriceBook>> load_prices(const config::Config& cfg) {
+  const std::string& path = cfg.metering.prices;
+  if (path.empty()) {
+    return metering::default_price_book();
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    return Error(ErrorKind::kBadRequest, "metering.prices: cannot read " + path);
+  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  return metering::load_price_book(text.str(), path);
+}
+
+}  // namespace
+
 Result<std::shared_ptr<const Snapshot>> Snapshot::build(
     std::shared_ptr<const config::Config> cfg, std::shared_ptr<routing::HealthRegistry> health) {
   auto snap = std::make_shared<Snapshot>();
   snap->config_ = cfg;
   snap->health_ = health ? std::move(health) : std::make_shared<routing::HealthRegistry>();
+  auto prices = load_prices(*cfg);
+  if (!prices) {
+    return std::move(prices).error();
+  }
+  snap->price_book_ = std::move(*prices);
   std::unordered_map<std::string_view, const ProviderRuntime*> by_id;
   for (const config::Provider& p : cfg->providers) {
     auto rt = std::make_unique<ProviderRuntime>();

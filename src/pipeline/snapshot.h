@@ -9,6 +9,7 @@
 
 #include "config/config.h"
 #include "core/result.h"
+#include "metering/pricing.h"
 #include "protocol/ingress.h"
 #include "providers/adapter.h"
 #include "routing/health.h"
@@ -45,7 +46,7 @@ struct RouteRuntime {
 class Snapshot {
  public:
   // Throws nothing; fails on what config validation cannot see (an unreadable CA file, a route
-  // whose provider cannot serve its kind).
+  // whose provider cannot serve its kind, a metering.prices catalogue that does not load).
   // `health` carries target health (breakers, budgets, latency) over from the version being
   // replaced; null starts afresh.
   static Result<std::shared_ptr<const Snapshot>> build(
@@ -66,10 +67,14 @@ class Snapshot {
 
   const std::vector<std::unique_ptr<ProviderRuntime>>& providers() const { return providers_; }
   const std::shared_ptr<routing::HealthRegistry>& health() const { return health_; }
+  // The price catalogue of this version: metering.prices, or the one built into the binary.
+  // Requests charge with the book of the snapshot they pinned.
+  const metering::PriceBook& price_book() const { return *price_book_; }
 
  private:
   std::shared_ptr<const config::Config> config_;
   std::shared_ptr<routing::HealthRegistry> health_;
+  std::shared_ptr<const metering::PriceBook> price_book_;
   std::vector<std::unique_ptr<ProviderRuntime>> providers_;
   std::vector<std::unique_ptr<RouteRuntime>> routes_;
   std::unordered_map<std::string_view, const RouteRuntime*> by_alias_;

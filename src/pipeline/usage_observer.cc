@@ -78,6 +78,7 @@ store::UsageRecord build_usage_record(const RequestContext& ctx, std::string rec
   r.ended_at_ms = unix_ms(ctx.wall_ended);
   if (ctx.key != nullptr) {
     r.key_name = ctx.key->name;
+    r.key_group = ctx.key->group;
   }
   r.feature = ctx.feature;
   if (ctx.ingress != nullptr) {

@@ -3,6 +3,7 @@
 // drives the timings. Coroutines run on a plain io_context.
 
 #include "pipeline/pipeline.h"
+#include "pipeline/usage_observer.h"
 
 #include <deque>
 #include <map>
@@ -953,6 +954,54 @@ TEST_F(PipelineTest, TheSnapshotIsPinnedAtBegin) {
   host_.snapshot = nullptr;  // a reload replaced (and dropped) the host's snapshot
   EXPECT_EQ(ctx.snapshot, pinned);
   EXPECT_EQ(ctx.snapshot->version(), 4u);
+}
+
+// --- metering -------------------------------------------------------------------------------
+
+TEST_F(PipelineTest, AModelCallIsChargedOnceAtTheEndWithItsFeatureAndEntryTime) {
+  Script s;
+  s.reads = {R"({"id":"x","object":"chat.completion","choices":[{"index":0,"message":)",
+             R"({"role":"assistant","content":"yo"},"finish_reason":"stop"}],)"
+             R"("usage":{"prompt_tokens":5,"completion_tokens":2,"total_tokens":7}})"};
+  connector_.scripts.push_back(std::move(s));
+  const auto entered = clock_.wall_now();
+  const std::string feature = "checkout flow\x01" + std::string(100, 'x');
+  RequestContext ctx = chat(kChatBody, {{"x-sluice-feature", feature}});
+  EXPECT_EQ(ctx.wall_started, entered);
+  EXPECT_GT(ctx.wall_ended, ctx.wall_started);  // the request took 3 simulated ms
+  EXPECT_EQ(ctx.feature, "checkout_flow_" + std::string(64 - 14, 'x'));
+  ASSERT_TRUE(ctx.charge.has_value());
+  EXPECT_TRUE(gets_usage_record(ctx));
+  const store::UsageRecord r = build_usage_record(ctx, "id");
+  EXPECT_EQ(r.feature, ctx.feature);
+  EXPECT_EQ(r.input_tokens, 5u);
+  EXPECT_EQ(r.provider, "up");
+  EXPECT_EQ(r.outcome, "complete");
+  EXPECT_EQ(r.started_at_ms,
+            std::chrono::duration_cast<std::chrono::milliseconds>(entered.time_since_epoch())
+                .count());
+}
+
+TEST_F(PipelineTest, RequestsThatAreNotModelCallsAreNotCharged) {
+  RequestContext refused = run("POST", "/v1/chat/completions", {}, kChatBody);  // no key
+  EXPECT_EQ(refused.status, 401);
+  EXPECT_FALSE(refused.charge.has_value());
+  EXPECT_FALSE(gets_usage_record(refused));
+  RequestContext unknown = chat(R"({"model":"nope","messages":[{"role":"user","content":"hi"}]})");
+  EXPECT_FALSE(unknown.charge.has_value());
+  RequestContext health = run("GET", "/healthz", {}, "");
+  EXPECT_FALSE(health.charge.has_value());
+}
+
+TEST_F(PipelineTest, AnUnreadablePriceCatalogueRefusesTheSnapshot) {
+  config::LoadOptions options;
+  options.getenv = [](const std::string&) -> std::optional<std::string> { return std::nullopt; };
+  const std::string yaml = std::string(kConfig) + "metering: { prices: /nonexistent/prices.yaml }\n";
+  auto cfg = providers::load_config_string(yaml, "test.yaml", options);
+  ASSERT_TRUE(cfg.has_value()) << cfg.error().message();
+  auto snap = Snapshot::build(*cfg);
+  ASSERT_FALSE(snap.has_value());
+  EXPECT_NE(snap.error().message().find("metering.prices"), std::string::npos);
 }
 
 }  // namespace

@@ -69,6 +69,7 @@ RequestContext two_attempt_stream(const config::Key& key) {
 TEST(UsageRecord, EveryFieldComesFromTheContext) {
   config::Key key;
   key.name = "team-a";
+  key.group = "research";
   const RequestContext ctx = two_attempt_stream(key);
   const store::UsageRecord r = build_usage_record(ctx, "inst-0-1");
   EXPECT_EQ(r.record_id, "inst-0-1");
@@ -76,6 +77,8 @@ TEST(UsageRecord, EveryFieldComesFromTheContext) {
   EXPECT_EQ(r.started_at_ms, 1'800'000'000'000);
   EXPECT_EQ(r.ended_at_ms, 1'800'000'002'000);
   EXPECT_EQ(r.key_name, "team-a");
+  EXPECT_EQ(r.key_group, "research");
+  EXPECT_EQ(r.tenant, "");  // tenants come with the admission issue
   EXPECT_EQ(r.feature, "search");
   EXPECT_EQ(r.ingress, "openai_chat");
   EXPECT_EQ(r.operation, "chat");
