@@ -7,6 +7,7 @@
 #include <boost/json.hpp>
 #include <fmt/format.h>
 
+#include "core/time_zone.h"
 #include "store/usage_fields.h"
 
 namespace sluice::store {
@@ -15,34 +16,6 @@ namespace {
 constexpr std::uint32_t kMaxLimit = 100000;
 
 Error bad(std::string message) { return Error(ErrorKind::kBadRequest, std::move(message)); }
-
-// Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant, "chrono-Compatible Low-Level
-// Date Algorithms", days_from_civil).
-std::int64_t days_from_civil(std::int64_t y, unsigned m, unsigned d) {
-  y -= m <= 2;
-  const std::int64_t era = (y >= 0 ? y : y - 399) / 400;
-  const auto yoe = static_cast<unsigned>(y - era * 400);
-  const unsigned doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-  const unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-  return era * 146097 + static_cast<std::int64_t>(doe) - 719468;
-}
-
-struct Civil {
-  std::int64_t year;
-  unsigned month, day;
-};
-
-Civil civil_from_days(std::int64_t z) {
-  z += 719468;
-  const std::int64_t era = (z >= 0 ? z : z - 146096) / 146097;
-  const auto doe = static_cast<unsigned>(z - era * 146097);
-  const unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-  const unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-  const unsigned mp = (5 * doy + 2) / 153;
-  const unsigned d = doy - (153 * mp + 2) / 5 + 1;
-  const unsigned m = mp < 10 ? mp + 3 : mp - 9;
-  return {static_cast<std::int64_t>(yoe) + era * 400 + (m <= 2), m, d};
-}
 
 bool digits(std::string_view s, std::size_t pos, std::size_t n, unsigned& out) {
   if (pos + n > s.size()) {
@@ -141,9 +114,9 @@ std::vector<std::string> cells(const UsageRow& row) {
 
 std::string render_json(const UsageQuery& query, const std::vector<UsageRow>& rows) {
   boost::json::object out;
-  out["from"] = query.from_ms > 0 ? boost::json::value(format_utc_ms(query.from_ms)) : nullptr;
+  out["from"] = query.from_ms > 0 ? boost::json::value(format_rfc3339_ms(query.from_ms)) : nullptr;
   out["to"] = query.to_ms != std::numeric_limits<std::int64_t>::max()
-                  ? boost::json::value(format_utc_ms(query.to_ms))
+                  ? boost::json::value(format_rfc3339_ms(query.to_ms))
                   : nullptr;
   boost::json::array group_by;
   for (Dimension d : query.group_by) {
@@ -263,8 +236,8 @@ std::string render_record_text(const UsageRecord& r) {
   std::string out;
   out +=
       fmt::format("request    {}  (record {})\n", printable(r.request_id), printable(r.record_id));
-  out += fmt::format("time       {} -> {}\n", format_utc_ms(r.started_at_ms),
-                     format_utc_ms(r.ended_at_ms));
+  out += fmt::format("time       {} -> {}\n", format_rfc3339_ms(r.started_at_ms),
+                     format_rfc3339_ms(r.ended_at_ms));
   out +=
       fmt::format("who        key {}  key_group {}  tenant {}  feature {}\n", or_dash(r.key_name),
                   or_dash(r.key_group), or_dash(r.tenant), or_dash(r.feature));
@@ -329,14 +302,6 @@ std::string format_micros(std::int64_t micros) {
   return fmt::format("{}{}.{:06}", negative ? "-" : "", magnitude / 1000000, magnitude % 1000000);
 }
 
-std::string format_utc_ms(std::int64_t ms) {
-  const std::int64_t days = (ms >= 0 ? ms : ms - 86399999) / 86400000;
-  const std::int64_t in_day = ms - days * 86400000;
-  const Civil c = civil_from_days(days);
-  return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z", c.year, c.month, c.day,
-                     in_day / 3600000, in_day / 60000 % 60, in_day / 1000 % 60, in_day % 1000);
-}
-
 std::optional<std::int64_t> parse_report_time(std::string_view text, std::int64_t now_ms) {
   if (text.empty()) {
     return std::nullopt;
@@ -354,33 +319,18 @@ std::optional<std::int64_t> parse_report_time(std::string_view text, std::int64_
     const std::int64_t unit_ms = unit == 'd' ? 86400000 : unit == 'h' ? 3600000 : 60000;
     return now_ms - static_cast<std::int64_t>(n) * unit_ms;
   }
-  // Absolute, UTC: 2026-11-01 or 2026-11-01T10:00[:00]Z.
+  // Absolute: a UTC date (its midnight) or an RFC 3339 date-time.
+  if (text.size() > 10) {
+    auto t = parse_rfc3339_ms(text);
+    return t ? std::optional<std::int64_t>(*t) : std::nullopt;
+  }
   unsigned year, month, day;
-  if (!digits(text, 0, 4, year) || text.size() < 10 || text[4] != '-' ||
+  if (text.size() != 10 || !digits(text, 0, 4, year) || text[4] != '-' ||
       !digits(text, 5, 2, month) || text[7] != '-' || !digits(text, 8, 2, day) || month < 1 ||
       month > 12 || day < 1 || day > days_in_month(year, month)) {
     return std::nullopt;
   }
-  std::int64_t ms = days_from_civil(year, month, day) * 86400000;
-  if (text.size() == 10) {
-    return ms;
-  }
-  unsigned hour, minute, second = 0;
-  if (text[10] != 'T' || !digits(text, 11, 2, hour) || text.size() < 17 || text[13] != ':' ||
-      !digits(text, 14, 2, minute) || hour > 23 || minute > 59) {
-    return std::nullopt;
-  }
-  std::size_t pos = 16;
-  if (text[pos] == ':') {
-    if (!digits(text, pos + 1, 2, second) || second > 59) {
-      return std::nullopt;
-    }
-    pos += 3;
-  }
-  if (pos + 1 != text.size() || text[pos] != 'Z') {
-    return std::nullopt;
-  }
-  return ms + hour * 3600000LL + minute * 60000LL + second * 1000LL;
+  return days_from_civil(static_cast<std::int32_t>(year), month, day) * 86400000;
 }
 
 Result<UsageReportRequest> parse_usage_report(
@@ -455,8 +405,9 @@ Result<UsageReportRequest> parse_usage_report(
     }
   }
   if (out.query.from_ms >= out.query.to_ms) {
-    return bad(fmt::format("since ({}) must be before until ({})", format_utc_ms(out.query.from_ms),
-                           format_utc_ms(out.query.to_ms)));
+    return bad(fmt::format("since ({}) must be before until ({})",
+                           format_rfc3339_ms(out.query.from_ms),
+                           format_rfc3339_ms(out.query.to_ms)));
   }
   return out;
 }

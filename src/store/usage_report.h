@@ -29,7 +29,8 @@ const std::vector<std::string_view>& usage_report_parameters();
 
 // Parses key/value parameters (CLI flags without the dashes, or a query string's pairs):
 //   by=key,model              group by these dimensions (to_string(Dimension) names)
-//   since=7d | 24h | 90m | 2026-11-01 | 2026-11-01T10:00:00Z   from (inclusive, UTC)
+//   since=7d | 24h | 90m | 2026-11-01 | 2026-11-01T10:00:00Z   from (inclusive); a date is
+//                            its UTC midnight, a date-time is RFC 3339 (Z or an offset)
 //   until=... same forms                                      to (exclusive)
 //   key= key_group= tenant= feature= alias= provider= model= outcome=   exact matches
 //   limit=N (1..100000, default 1000)   format=table|json|csv
@@ -56,8 +57,5 @@ std::string render_usage_record(const UsageRecord& record, ReportFormat format);
 
 // Integer micro-units as a decimal with six places: 12345678 -> "12.345678", -5 -> "-0.000005".
 std::string format_micros(std::int64_t micros);
-
-// Unix milliseconds as "2026-11-30T14:05:09.123Z".
-std::string format_utc_ms(std::int64_t ms);
 
 }  // namespace sluice::store

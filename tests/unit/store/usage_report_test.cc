@@ -66,13 +66,13 @@ TEST(UsageReportParse, DefaultsAreAllTimeOneTotalRowAsATable) {
 TEST(UsageReportParse, TimesAreUtcAndRelativeToNow) {
   EXPECT_EQ(parse_report_time("2026-11-01", kNow), 1'793'491'200'000);
   EXPECT_EQ(parse_report_time("2026-11-01T10:00:00Z", kNow), 1'793'491'200'000 + 36'000'000);
-  EXPECT_EQ(parse_report_time("2026-11-01T10:30Z", kNow), 1'793'491'200'000 + 37'800'000);
+  EXPECT_EQ(parse_report_time("2026-11-01T11:30:00+01:00", kNow), 1'793'491'200'000 + 37'800'000);
   EXPECT_EQ(parse_report_time("2024-02-29", kNow), 1'709'164'800'000) << "leap day";
   EXPECT_EQ(parse_report_time("24h", kNow), kNow - 86'400'000);
   EXPECT_EQ(parse_report_time("90m", kNow), kNow - 5'400'000);
   EXPECT_EQ(parse_report_time("0d", kNow), kNow);
   for (const char* bad : {"", "7", "d", "7w", "-1d", "2026-13-01", "2025-02-29", "2026-11-31",
-                          "2026-11-01T24:00Z", "2026-11-01T10:00:00", "2026-11-01T10:00:00+01:00",
+                          "2026-11-01T24:00Z", "2026-11-01T10:00:00", "2026-11-01T10:30Z",
                           "2026-11-01 10:00", "26-11-01", "2026-11-01T10:00:61Z", "1e3d"}) {
     EXPECT_FALSE(parse_report_time(bad, kNow)) << bad;
   }
@@ -93,7 +93,7 @@ TEST(UsageReportParse, ErrorsNameTheParameterAndWhatItExpects) {
             std::string::npos);
   EXPECT_NE(error_of({{"key", "a"}, {"key", "b"}}).find("key: given twice"), std::string::npos);
   EXPECT_NE(error_of({{"since", "2026-11-30"}, {"until", "2026-11-30"}})
-                .find("since (2026-11-30T00:00:00.000Z) must be before until"),
+                .find("since (2026-11-30T00:00:00Z) must be before until"),
             std::string::npos);
 }
 
@@ -107,12 +107,6 @@ TEST(FormatMicros, IsExactDecimalWithSixPlaces) {
   EXPECT_EQ(format_micros(9'007'199'254'740'993), "9007199254.740993");
   EXPECT_EQ(format_micros(INT64_MAX), "9223372036854.775807");
   EXPECT_EQ(format_micros(INT64_MIN), "-9223372036854.775808");
-}
-
-TEST(FormatUtc, PrintsMillisecondsInUtc) {
-  EXPECT_EQ(format_utc_ms(1'796'040'000'123), "2026-11-30T12:00:00.123Z");
-  EXPECT_EQ(format_utc_ms(0), "1970-01-01T00:00:00.000Z");
-  EXPECT_EQ(format_utc_ms(-1), "1969-12-31T23:59:59.999Z");
 }
 
 std::vector<UsageRow> sample_rows() {
@@ -187,7 +181,7 @@ TEST(RenderUsage, JsonHasDecimalAndIntegerCostAndTheRange) {
   q.from_ms = 1'796'040'000'000;
   const std::string json = render_usage(q, sample_rows(), ReportFormat::kJson);
   const boost::json::value v = boost::json::parse(json);
-  EXPECT_EQ(v.at("from").as_string(), "2026-11-30T12:00:00.000Z");
+  EXPECT_EQ(v.at("from").as_string(), "2026-11-30T12:00:00Z");
   EXPECT_TRUE(v.at("to").is_null());
   EXPECT_EQ(v.at("group_by").as_array().size(), 2u);
   const auto& row = v.at("rows").as_array().at(0).as_object();
