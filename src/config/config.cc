@@ -170,7 +170,7 @@ class Loader {
   std::shared_ptr<const Config> load(const YamlField& root) {
     const YamlMap top =
         root.map({"version", "listen", "server", "access_log", "admin", "store", "metering",
-                  "traces", "auth", "routing", "providers", "routes", "keys"});
+                  "traces", "auth", "routing", "providers", "routes", "keys", "state", "limits"});
     config_.source_path = context_.source_name;
     const YamlField version = top.required("version");
     config_.version = version.unsigned_in(0, std::numeric_limits<std::uint64_t>::max());
@@ -249,6 +249,12 @@ class Loader {
         auth->fail_as("keys", message);
       }
       root.fail_as("keys", message);
+    }
+    if (auto state = top.get("state")) {
+      load_state(*state);
+    }
+    if (auto limits = top.get("limits")) {
+      load_limits(*limits);  // after keys, routes and providers: it names them
     }
     if (!config_.require_auth) {
       config_.notes.push_back(
@@ -563,6 +569,189 @@ class Loader {
         }
         t.headers.emplace_back(header, value.text());
       }
+    }
+  }
+
+  // state: { backend: local } or state: { redis: { url, timeout_ms, on_error, key_prefix } }
+  void load_state(const YamlField& field) {
+    const YamlMap m = field.map({"backend", "redis"});
+    StateSettings& s = config_.state;
+    const std::optional<YamlField> backend = m.get("backend");
+    const std::optional<YamlField> redis = m.get("redis");
+    if (backend) {
+      const std::string name = backend->text();
+      if (name == "redis") {
+        if (!redis) {
+          backend->fail("backend redis needs a redis: { url: ... } section");
+        }
+      } else if (name != "local") {
+        backend->fail("expected local or redis, got " + in_quotes(name));
+      } else if (redis) {
+        redis->fail("backend is local: remove redis, or set backend: redis");
+      }
+    }
+    if (!redis) {
+      if (!backend) {
+        field.fail("expected backend: local or redis: { url: ... }");
+      }
+      return;
+    }
+    const YamlMap r = redis->map({"url", "timeout_ms", "on_error", "key_prefix"});
+    s.backend = StateSettings::Backend::kRedis;
+    const YamlField url = r.required("url");
+    s.redis_url = url.text();
+    if (!parse_redis_url(s)) {
+      url.fail("expected redis://[:password@]host[:port][/db] (value not shown)");
+    }
+    if (auto f = r.get("timeout_ms")) {
+      s.timeout = f->millis_in(1, 1000);
+    }
+    if (auto f = r.get("on_error")) {
+      const std::string policy = f->text();
+      if (policy == "fail_open") {
+        s.on_error = StateSettings::OnError::kFailOpen;
+      } else if (policy == "fail_closed") {
+        s.on_error = StateSettings::OnError::kFailClosed;
+      } else {
+        f->fail("expected fail_open or fail_closed, got " + in_quotes(policy));
+      }
+    }
+    if (auto f = r.get("key_prefix")) {
+      s.key_prefix = f->text();
+      if (s.key_prefix.size() > 64 || !is_visible_ascii(s.key_prefix) ||
+          s.key_prefix.find_first_of("{}") != std::string::npos) {
+        f->fail("key_prefix must be up to 64 visible characters without spaces or braces");
+      }
+    }
+  }
+
+  // redis://[:password@]host[:port][/db] into host, port, password and db; false when malformed.
+  static bool parse_redis_url(StateSettings& s) {
+    constexpr std::string_view kScheme = "redis://";
+    std::string_view rest = s.redis_url;
+    if (!rest.starts_with(kScheme)) {
+      return false;
+    }
+    rest.remove_prefix(kScheme.size());
+    if (const std::size_t at = rest.rfind('@'); at != std::string_view::npos) {
+      std::string_view user_info = rest.substr(0, at);
+      rest.remove_prefix(at + 1);
+      const std::size_t colon = user_info.find(':');
+      s.redis_password =
+          std::string(colon == std::string_view::npos ? user_info : user_info.substr(colon + 1));
+    }
+    std::string_view authority = rest.substr(0, rest.find('/'));
+    if (authority.size() < rest.size()) {
+      const std::string_view db = rest.substr(authority.size() + 1);
+      if (!db.empty()) {
+        if (db.size() > 2 || db.find_first_not_of("0123456789") != std::string_view::npos) {
+          return false;
+        }
+        s.redis_db = static_cast<std::uint32_t>(std::stoul(std::string(db)));
+      }
+    }
+    if (const std::size_t colon = authority.rfind(':'); colon != std::string_view::npos) {
+      const std::string_view port = authority.substr(colon + 1);
+      if (port.empty() || port.size() > 5 ||
+          port.find_first_not_of("0123456789") != std::string_view::npos) {
+        return false;
+      }
+      const unsigned long value = std::stoul(std::string(port));
+      if (value == 0 || value > 65535) {
+        return false;
+      }
+      s.redis_port = static_cast<std::uint16_t>(value);
+      authority = authority.substr(0, colon);
+    }
+    if (authority.empty() || !is_visible_ascii(authority)) {
+      return false;
+    }
+    s.redis_host = std::string(authority);
+    return true;
+  }
+
+  // One layer's limits; `concurrency` only where the layer has slots (groups, the instance).
+  RateLimits rate_limits(const YamlField& field, bool concurrency) const {
+    const YamlMap m =
+        concurrency ? field.map({"rpm", "tpm", "concurrency"}) : field.map({"rpm", "tpm"});
+    RateLimits limits;
+    limits.source = field.where();
+    if (auto f = m.get("rpm")) {
+      limits.rpm = f->unsigned_in(1, 1'000'000'000);
+    }
+    if (auto f = m.get("tpm")) {
+      limits.tpm = f->unsigned_in(1, 1'000'000'000'000);
+    }
+    if (auto f = m.get("concurrency")) {
+      limits.concurrency = static_cast<std::uint32_t>(f->unsigned_in(1, 1'000'000));
+    }
+    if (!limits.any()) {
+      field.fail(concurrency ? "set at least one of rpm, tpm, concurrency"
+                             : "set at least one of rpm, tpm");
+    }
+    return limits;
+  }
+
+  // A map of named layers (`keys`, `groups`, `models`, `providers`); `known` says whether a
+  // name exists in this config, `what` names the kind for the message.
+  void load_named_limits(const YamlField& field, std::string_view what, bool concurrency,
+                         const std::function<bool(const std::string&)>& known,
+                         std::map<std::string, RateLimits, std::less<>>& into) const {
+    for (auto& [name, value] : field.entries()) {
+      const std::string id = name.literal_text();
+      if (!known(id)) {
+        name.fail("no " + std::string(what) + " " + in_quotes(id) + " in this config");
+      }
+      into.emplace(id, rate_limits(value, concurrency));
+    }
+  }
+
+  void load_limits(const YamlField& field) {
+    const YamlMap m =
+        field.map({"key", "keys", "groups", "models", "providers", "instance", "lease_ttl_ms"});
+    LimitSettings& l = config_.limits;
+    if (auto f = m.get("key")) {
+      l.key = rate_limits(*f, false);
+    }
+    if (auto f = m.get("keys")) {
+      load_named_limits(
+          *f, "key named", false,
+          [&](const std::string& name) {
+            return std::any_of(config_.keys.begin(), config_.keys.end(),
+                               [&](const Key& k) { return k.name == name; });
+          },
+          l.keys);
+    }
+    if (auto f = m.get("groups")) {
+      load_named_limits(
+          *f, "key in group", true,
+          [&](const std::string& name) {
+            return std::any_of(config_.keys.begin(), config_.keys.end(),
+                               [&](const Key& k) { return k.group == name; });
+          },
+          l.groups);
+    }
+    if (auto f = m.get("models")) {
+      load_named_limits(
+          *f, "route alias", false,
+          [&](const std::string& name) { return aliases_.find(name) != aliases_.end(); }, l.models);
+    }
+    if (auto f = m.get("providers")) {
+      load_named_limits(
+          *f, "provider", false,
+          [&](const std::string& name) {
+            return std::any_of(providers_.begin(), providers_.end(),
+                               [&](const DeclaredProvider& p) { return p.id == name; });
+          },
+          l.providers);
+    }
+    if (auto f = m.get("instance")) {
+      const YamlMap i = f->map({"concurrency"});
+      l.instance_concurrency =
+          static_cast<std::uint32_t>(i.required("concurrency").unsigned_in(1, 10'000'000));
+    }
+    if (auto f = m.get("lease_ttl_ms")) {
+      l.lease_ttl = f->millis_in(1000, 86'400'000);
     }
   }
 

@@ -221,7 +221,7 @@ struct Route {
 };
 
 struct Key {
-  std::string name;        // shown in logs; not secret
+  std::string name;  // shown in logs; not secret
   // The key group (team, application) the key belongs to: routing conditions, usage records
   // and limits are per group. "" = none.
   std::string group;
@@ -280,9 +280,9 @@ struct MeteringSettings {
   // Append-only spool used while the store is down or slow; empty = "<sqlite path>.spool", or
   // "sluice-usage.spool" in the working directory for PostgreSQL.
   std::string spool;
-  std::uint32_t queue_capacity = 65536;  // records waiting for the writer, all workers
-  std::uint32_t batch_size = 512;        // records per store transaction
-  Millis flush_interval{200};            // longest a record waits before its batch is written
+  std::uint32_t queue_capacity = 65536;   // records waiting for the writer, all workers
+  std::uint32_t batch_size = 512;         // records per store transaction
+  Millis flush_interval{200};             // longest a record waits before its batch is written
   std::uint32_t max_feature_length = 64;  // x-sluice-feature values longer than this are cut
 };
 
@@ -291,12 +291,59 @@ struct TraceSettings {
   bool enabled = false;  // true when `traces:` is present
   std::string endpoint;  // e.g. http://127.0.0.1:4318/v1/traces
   std::string service_name = "sluice";
-  double sample_ratio = 1.0;  // of requests without a sampled traceparent
+  double sample_ratio = 1.0;            // of requests without a sampled traceparent
   std::uint32_t queue_capacity = 8192;  // spans waiting for export; beyond it spans are dropped
   std::uint32_t batch_size = 512;
   Millis export_interval{1000};
   Millis export_timeout{5000};
   std::vector<std::pair<std::string, std::string>> headers;  // sent to the collector
+};
+
+// Rate limits of one layer (a key, a key group, a model alias, a provider): requests and
+// tokens per minute, and concurrent requests (key groups and the instance only). 0 = no limit.
+// A limit of N per minute is a token bucket of N that refills continuously (N/60 a second), so a
+// caller may burst up to N at once and then gets a steady N a minute.
+struct RateLimits {
+  std::uint64_t rpm = 0;
+  std::uint64_t tpm = 0;
+  std::uint32_t concurrency = 0;
+  std::string source;  // "<file>:<line>"
+  bool any() const { return rpm != 0 || tpm != 0 || concurrency != 0; }
+};
+
+// Where limiter state lives: in this process (each instance enforces its own limits) or in a
+// Redis shared by every instance (limits hold across replicas).
+struct StateSettings {
+  enum class Backend : std::uint8_t { kLocal, kRedis };
+  // What a request gets when Redis does not answer within the timeout (down, slow, refused):
+  // admitted (rate limits: a short burst of overspend beats an outage) or refused with 503.
+  enum class OnError : std::uint8_t { kFailOpen, kFailClosed };
+  Backend backend = Backend::kLocal;
+  std::string redis_url;  // kRedis: redis://[:password@]host[:port][/db]; never logged
+  std::string redis_host;
+  std::uint16_t redis_port = 6379;
+  std::string redis_password;  // may be empty
+  std::uint32_t redis_db = 0;
+  Millis timeout{20};  // the longest a request waits for Redis
+  OnError on_error = OnError::kFailOpen;
+  std::string key_prefix = "sluice:";  // every Redis key starts with it
+};
+
+// The `limits:` section: RPM, TPM and concurrency per key, key group, model alias and
+// provider, checked at admission (docs/tenancy.md).
+struct LimitSettings {
+  RateLimits key;  // every key that has no entry of its own in `keys`
+  std::map<std::string, RateLimits, std::less<>> keys;       // by key name
+  std::map<std::string, RateLimits, std::less<>> groups;     // by key group
+  std::map<std::string, RateLimits, std::less<>> models;     // by alias
+  std::map<std::string, RateLimits, std::less<>> providers;  // by provider id (capacity)
+  std::uint32_t instance_concurrency = 0;  // requests in admission..finish, this instance
+  // A concurrency slot is a lease: if an instance dies holding it, it frees itself after this.
+  Millis lease_ttl{300000};
+  bool any() const {
+    return key.any() || !keys.empty() || !groups.empty() || !models.empty() || !providers.empty() ||
+           instance_concurrency != 0;
+  }
 };
 
 // The whole validated configuration. Immutable once built; shared across workers as
@@ -311,6 +358,8 @@ struct Config {
   MeteringSettings metering;
   TraceSettings traces;
   RoutingSettings routing;
+  StateSettings state;
+  LimitSettings limits;
   bool require_auth = true;  // `auth: none` in config turns it off (local development)
   std::vector<Provider> providers;
   std::vector<Route> routes;

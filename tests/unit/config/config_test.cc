@@ -120,7 +120,8 @@ const ErrorCase kErrorCases[] = {
      "test.yaml:2:1: rutes: unknown field; did you mean \"routes\"?"},
     {"UnknownTopLevelField", "version: 1\nconsole: {}\n",
      "test.yaml:2:1: console: unknown field (expected one of: version, listen, server, "
-     "access_log, admin, store, metering, traces, auth, routing, providers, routes, keys)"},
+     "access_log, admin, store, metering, traces, auth, routing, providers, routes, keys, state, "
+     "limits)"},
     {"DuplicateField", "version: 1\nversion: 2\n",
      "test.yaml:2:1: version: duplicate field (first set on line 1)"},
     {"NonScalarFieldName", "version: 1\n[a, b]: 1\n",
@@ -1475,7 +1476,7 @@ ${FIELD}: 1
   EXPECT_EQ(result.error().message(),
             "test.yaml:2:1: ${FIELD}: unknown field (expected one of: version, listen, server, "
             "access_log, admin, store, metering, traces, auth, routing, providers, routes, "
-            "keys)");
+            "keys, state, limits)");
 }
 
 TEST(ConfigInterpolationTest, SetButEmptyVariableIsEmptyString) {
@@ -1792,6 +1793,96 @@ TEST(ConfigLoadTest, MeteringSectionErrors) {
     ASSERT_FALSE(result) << c.section;
     EXPECT_EQ(result.error().message(), c.message);
     EXPECT_EQ(result.error().message().find("short"), std::string::npos) << "secret echoed";
+  }
+}
+
+TEST(ConfigLoadTest, LimitsAndState) {
+  auto config = load_ok(std::string(R"y(version: 1
+state:
+  redis: { url: "redis://:pw@127.0.0.1:6380/2", timeout_ms: 15, on_error: fail_closed, key_prefix: "t1:" }
+limits:
+  key: { rpm: 60, tpm: 100000 }
+  keys: { dev: { rpm: 600 } }
+  groups: { research: { tpm: 1000000, concurrency: 20 } }
+  models: { chat: { rpm: 100 } }
+  providers: { mock: { tpm: 5000000 } }
+  instance: { concurrency: 512 }
+  lease_ttl_ms: 60000
+)y") + kRoutesAndKey);
+  const StateSettings& state = config->state;
+  EXPECT_EQ(state.backend, StateSettings::Backend::kRedis);
+  EXPECT_EQ(state.redis_host, "127.0.0.1");
+  EXPECT_EQ(state.redis_port, 6380);
+  EXPECT_EQ(state.redis_password, "pw");
+  EXPECT_EQ(state.redis_db, 2u);
+  EXPECT_EQ(state.timeout, Millis(15));
+  EXPECT_EQ(state.on_error, StateSettings::OnError::kFailClosed);
+  EXPECT_EQ(state.key_prefix, "t1:");
+  const LimitSettings& limits = config->limits;
+  EXPECT_EQ(limits.key.rpm, 60u);
+  EXPECT_EQ(limits.key.tpm, 100000u);
+  EXPECT_EQ(limits.keys.at("dev").rpm, 600u);
+  EXPECT_EQ(limits.keys.at("dev").tpm, 0u);
+  EXPECT_EQ(limits.groups.at("research").concurrency, 20u);
+  EXPECT_EQ(limits.groups.at("research").source, "test.yaml:7");
+  EXPECT_EQ(limits.models.at("chat").rpm, 100u);
+  EXPECT_EQ(limits.providers.at("mock").tpm, 5000000u);
+  EXPECT_EQ(limits.instance_concurrency, 512u);
+  EXPECT_EQ(limits.lease_ttl, Millis(60000));
+  EXPECT_TRUE(limits.any());
+
+  auto defaults = load_ok(std::string("version: 1\n") + kRoutesAndKey);
+  EXPECT_EQ(defaults->state.backend, StateSettings::Backend::kLocal);
+  EXPECT_EQ(defaults->state.on_error, StateSettings::OnError::kFailOpen);
+  EXPECT_EQ(defaults->state.timeout, Millis(20));
+  EXPECT_FALSE(defaults->limits.any());
+  auto plain = load_ok(std::string("version: 1\nstate: { redis: { url: redis://cache } }\n") +
+                       kRoutesAndKey);
+  EXPECT_EQ(plain->state.redis_host, "cache");
+  EXPECT_EQ(plain->state.redis_port, 6379);
+  EXPECT_EQ(plain->state.key_prefix, "sluice:");
+}
+
+TEST(ConfigLoadTest, LimitsAndStateErrors) {
+  struct Case {
+    const char* section;
+    const char* message;
+  };
+  const Case cases[] = {
+      {"state: { backend: memcached }\n",
+       "test.yaml:2:19: state.backend: expected local or redis, got \"memcached\""},
+      {"state: { backend: redis }\n",
+       "test.yaml:2:19: state.backend: backend redis needs a redis: { url: ... } section"},
+      {"state: { redis: { url: \"http://secret@x\" } }\n",
+       "test.yaml:2:24: state.redis.url: expected redis://[:password@]host[:port][/db] (value not "
+       "shown)"},
+      {"state: { redis: { url: redis://x, timeout_ms: 5000 } }\n",
+       "test.yaml:2:47: state.redis.timeout_ms: must be between 1 and 1000 (got 5000)"},
+      {"state: { redis: { url: redis://x, on_error: ignore } }\n",
+       "test.yaml:2:45: state.redis.on_error: expected fail_open or fail_closed, got \"ignore\""},
+      {"limits: { keys: { nobody: { rpm: 1 } } }\n",
+       "test.yaml:2:19: limits.keys.nobody: no key named \"nobody\" in this config"},
+      {"limits: { groups: { ops: { rpm: 1 } } }\n",
+       "test.yaml:2:21: limits.groups.ops: no key in group \"ops\" in this config"},
+      {"limits: { models: { chat-x: { rpm: 1 } } }\n",
+       "test.yaml:2:21: limits.models.chat-x: no route alias \"chat-x\" in this config"},
+      {"limits: { providers: { openai: { rpm: 1 } } }\n",
+       "test.yaml:2:24: limits.providers.openai: no provider \"openai\" in this config"},
+      {"limits: { key: { concurrency: 3 } }\n",
+       "test.yaml:2:18: limits.key.concurrency: unknown field (expected one of: rpm, tpm)"},
+      {"limits: { key: { rpm: 0 } }\n",
+       "test.yaml:2:23: limits.key.rpm: must be between 1 and 1000000000 (got 0)"},
+      {"limits: { groups: { research: {} } }\n",
+       "test.yaml:2:31: limits.groups.research: set at least one of rpm, tpm, concurrency"},
+      {"limits: { burst: 3 }\n",
+       "test.yaml:2:11: limits.burst: unknown field (expected one of: key, keys, groups, models, "
+       "providers, instance, lease_ttl_ms)"},
+  };
+  for (const Case& c : cases) {
+    auto result = load(std::string("version: 1\n") + c.section + kRoutesAndKey);
+    ASSERT_FALSE(result) << c.section;
+    EXPECT_EQ(result.error().message(), c.message) << c.section;
+    EXPECT_EQ(result.error().message().find("secret"), std::string::npos) << "secret echoed";
   }
 }
 
