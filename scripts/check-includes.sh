@@ -3,7 +3,7 @@
 # dependency direction of docs/architecture.md is checked on every build, not by review:
 #
 #   core <- ir, codec, config <- protocol <- providers, routing, store <- metering
-#   <- pipeline, http <- server <- main.cc
+#   <- pipeline, http <- admin <- server <- main.cc
 #
 # Beyond the folder order: a protocol folder never includes another protocol folder (one IR,
 # N codecs: no pairwise converters); only protocol/registry.cc names the protocol folders and
@@ -34,7 +34,8 @@ allowed() {
     pipeline) [[ $to =~ ^(core|ir|codec|config|observability|routing|store|metering|pipeline)$ ||
                  $inc =~ ^protocol/[^/]+\.h$ || $inc =~ ^providers/[^/]+\.h$ ]] ;;
     http) [[ $to =~ ^(core|codec|config|observability|http)$ || $inc =~ ^providers/[^/]+\.h$ ]] ;;
-    server) [[ $to =~ ^(core|codec|config|observability|routing|store|metering|pipeline|http|server)$ ||
+    admin) [[ $to =~ ^(core|codec|config|observability|store|metering|http|admin)$ ]] ;;
+    server) [[ $to =~ ^(core|codec|config|observability|routing|store|metering|pipeline|http|admin|server)$ ||
                $inc =~ ^providers/[^/]+\.h$ ]] ;;
     .) true ;;  # main.cc: wiring only, may include anything
     *) false ;;
@@ -53,7 +54,7 @@ while IFS= read -r file; do
   base=$(basename "$file")
   while IFS=: read -r line inc; do
     [[ -z $inc ]] && continue
-    [[ ${inc%%/*} =~ ^(core|ir|codec|config|protocol|providers|observability|routing|store|metering|pipeline|http|server)$ ]] ||
+    [[ ${inc%%/*} =~ ^(core|ir|codec|config|protocol|providers|observability|routing|store|metering|pipeline|http|admin|server)$ ]] ||
       continue  # a third-party header written with quotes ("spdlog/spdlog.h")
     # The registries are the one place that names every protocol / adapter folder.
     if [[ $from == protocol && $base == registry.cc && $inc == protocol/* ]]; then continue; fi

@@ -32,6 +32,17 @@ void ConnectionLimit::add_pool(const std::shared_ptr<UpstreamPool>& pool) {
   pools_.push_back(pool);
 }
 
+std::uint32_t ConnectionLimit::idle() const {
+  std::lock_guard lock(mu_);
+  std::size_t idle = 0;
+  for (const std::weak_ptr<UpstreamPool>& p : pools_) {
+    if (auto pool = p.lock()) {
+      idle += pool->idle_count();
+    }
+  }
+  return static_cast<std::uint32_t>(idle);
+}
+
 void ConnectionLimit::wait_for_slot(const std::shared_ptr<UpstreamPool>& pool) {
   std::vector<std::shared_ptr<UpstreamPool>> others;
   {

@@ -28,6 +28,8 @@ class ConnectionLimit {
   void set_max(std::uint32_t max) { max_.store(max, std::memory_order_relaxed); }
   std::uint32_t max() const { return max_.load(std::memory_order_relaxed); }
   std::uint32_t open() const { return open_.load(std::memory_order_relaxed); }
+  // Idle connections in every pool for the provider (metrics; takes the mutex).
+  std::uint32_t idle() const;
 
   // Reserves a slot for a new connection; false when the instance is at its cap.
   bool try_acquire();
@@ -46,7 +48,7 @@ class ConnectionLimit {
   std::atomic<std::uint32_t> max_;
   std::atomic<std::uint32_t> open_{0};
   std::atomic<std::uint32_t> waiting_count_{0};
-  std::mutex mu_;
+  mutable std::mutex mu_;
   std::deque<std::weak_ptr<UpstreamPool>> waiting_;
   std::vector<std::weak_ptr<UpstreamPool>> pools_;
 };

@@ -148,6 +148,9 @@ RequestMetrics RequestMetrics::register_in(obs::MetricsRegistry& registry) {
   m.duration = registry.add(histogram("sluice_request_duration_seconds",
                                       "Whole requests, first byte in to last byte out.", {"alias"},
                                       kDurationBuckets));
+  m.in_flight = registry.add(spec("sluice_requests_in_flight",
+                                  "Requests being received or served (first byte in to end).", {},
+                                  obs::MetricType::kGauge));
   return m;
 }
 

@@ -24,6 +24,9 @@ struct RequestMetrics {
   observability::FamilyId ttft;         // histogram: provider, model
   observability::FamilyId output_rate;  // histogram: provider, model
   observability::FamilyId duration;     // histogram: alias
+  // Gauge, no labels: requests between their first byte and their end. The transport moves it
+  // (the worker's share in its own shard), since observers see requests only as they end.
+  observability::FamilyId in_flight;
 };
 
 // Counts every request into its worker's metrics shard: one per worker, called on that worker's

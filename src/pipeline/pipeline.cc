@@ -27,6 +27,7 @@ constexpr OpsEndpoint kOps[] = {
     {"/readyz", "GET", Endpoint::kReady, false},
     {"/v1/models", "GET", Endpoint::kModels, true},
     {"/v1beta/models", "GET", Endpoint::kModels, true},  // Gemini's list (its codec claims it)
+    {"/metrics", "GET", Endpoint::kMetrics, false},      // only with admin.metrics_on_main
 };
 
 std::string_view path_of(std::string_view target) { return target.substr(0, target.find('?')); }
@@ -90,6 +91,10 @@ void Pipeline::on_request_line(RequestContext& ctx, std::string_view method,
       ctx.endpoint = op.endpoint;
     }
   }
+  if (ctx.endpoint == Endpoint::kMetrics && (parts_.metrics == nullptr || ctx.snapshot == nullptr ||
+                                             !ctx.snapshot->config().admin.metrics_on_main)) {
+    ctx.endpoint = Endpoint::kNone;  // /metrics lives on the admin listener unless asked for here
+  }
   if (!model_of(path).empty()) {
     ctx.endpoint = Endpoint::kModel;
   }
@@ -110,7 +115,7 @@ std::optional<Error> Pipeline::on_head(RequestContext& ctx, const codec::Request
     const std::string_view path = head.path();
     const OpsEndpoint* op = nullptr;
     for (const OpsEndpoint& candidate : kOps) {
-      if (candidate.path == path) {
+      if (candidate.path == path && candidate.endpoint == ctx.endpoint) {
         op = &candidate;
       }
     }
@@ -248,6 +253,9 @@ std::string Pipeline::ops_answer(RequestContext& ctx, ResponseHead& res) const {
     }
     case Endpoint::kModel:
       return ctx.ingress->encode_model(model_of(path_of(ctx.path)));
+    case Endpoint::kMetrics:
+      res.content_type = observability::MetricsRegistry::kContentType;
+      return parts_.metrics->scrape();
     case Endpoint::kModelCall:
     case Endpoint::kStoredObject:
     case Endpoint::kNone:

@@ -10,6 +10,7 @@
 #include "codec/request_head.h"
 #include "core/clock.h"
 #include "core/error.h"
+#include "observability/metrics.h"
 #include "pipeline/affinity.h"
 #include "pipeline/downstream.h"
 #include "pipeline/hooks.h"
@@ -41,6 +42,9 @@ struct PipelineParts {
   // Which provider stored which answer (shared by every worker); null: nothing is remembered and
   // GETs of stored objects answer 404.
   ResponseAffinity* affinity = nullptr;
+  // Answers GET /metrics on the main listener when the config says admin.metrics_on_main;
+  // null: never.
+  const observability::MetricsRegistry* metrics = nullptr;
   std::size_t worker = 0;  // for logs
 };
 

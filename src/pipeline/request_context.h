@@ -47,6 +47,7 @@ enum class Endpoint : std::uint8_t {
   kModel,  // GET /v1/models/{alias}
   kModelCall,
   kStoredObject,
+  kMetrics,  // GET /metrics on the main listener (admin.metrics_on_main)
 };
 
 // One try at one upstream target.

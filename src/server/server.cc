@@ -7,6 +7,7 @@
 #include <boost/json/serialize.hpp>
 #include <boost/json/value.hpp>
 
+#include "core/version.h"
 #include "providers/registry.h"
 #include "spdlog/spdlog.h"
 
@@ -39,6 +40,10 @@ void Server::reload() {
     return;
   }
   snapshot_ = *snap;
+  config_version_.store(snapshot_->version(), std::memory_order_relaxed);
+  if (admin_) {
+    admin_->update(snapshot_->config().admin);
+  }
   for (auto& w : workers_) {
     w->publish(snapshot_);
   }
@@ -69,6 +74,12 @@ int Server::run() {
   access_log_ = std::make_unique<observability::AccessLog>(
       cfg.access_log.enabled ? cfg.access_log.path : std::string("/dev/null"), n);
   shared_.access_log = access_log_.get();
+  metrics_ = std::make_unique<observability::MetricsRegistry>(n);
+  request_metrics_ = pipeline::RequestMetrics::register_in(*metrics_);
+  shared_.metrics = metrics_.get();
+  shared_.request_metrics = &request_metrics_;
+  config_version_.store(cfg.version, std::memory_order_relaxed);
+  register_gauges();
 
   boost::system::error_code ec;
   auto address = net::ip::make_address(cfg.listen.host, ec);
@@ -87,15 +98,22 @@ int Server::run() {
     spdlog::error("cannot listen on {}:{}: {}", cfg.listen.host, cfg.listen.port, e.what());
     return 1;
   }
+  if (!start_admin()) {
+    return 1;
+  }
   for (const std::string& note : cfg.notes) {
     spdlog::info("config: {}", note);
   }
   // The listening line goes to stdout even when the access log goes elsewhere.
-  std::string line = boost::json::serialize(boost::json::object{{"event", "listening"},
-                                                                {"address", cfg.listen.host},
-                                                                {"port", port},
-                                                                {"workers", n},
-                                                                {"config_version", cfg.version}});
+  boost::json::object listening{{"event", "listening"},
+                                {"address", cfg.listen.host},
+                                {"port", port},
+                                {"workers", n},
+                                {"config_version", cfg.version}};
+  if (admin_) {
+    listening["admin_port"] = admin_port_;
+  }
+  std::string line = boost::json::serialize(listening);
   std::fwrite(line.data(), 1, line.size(), stdout);
   std::fputc('\n', stdout);
   std::fflush(stdout);
@@ -105,6 +123,9 @@ int Server::run() {
     threads.emplace_back([&w] { w->run(); });
   }
 
+  if (admin_) {
+    admin_->start();
+  }
   net::steady_timer drain_deadline(main_ioc);
   net::steady_timer poll(main_ioc);
   bool draining = false;
@@ -182,9 +203,103 @@ int Server::run() {
   // Once `signals` is destroyed the default actions return; a supervisor repeating its
   // SIGTERM while we flush and exit must not turn a clean drain into a kill.
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  if (admin_) {
+    admin_->stop();  // after the workers: scrapes still answered while they drain
+  }
   access_log_->flush();
   spdlog::info("drained; exiting");
   return 0;
+}
+
+void Server::register_gauges() {
+  using observability::MetricType;
+  using observability::SampleSink;
+  auto& m = *metrics_;
+  auto add = [this](observability::CallbackHandle h) { metric_callbacks_.push_back(std::move(h)); };
+  add(m.observe(MetricType::kGauge, "sluice_build_info", "Always 1; the version as a label.",
+                {"version"}, [](SampleSink& s) { s.sample({kVersion}, 1); }));
+  add(m.observe(MetricType::kGauge, "sluice_config_version", "The config version serving.", {},
+                [this](SampleSink& s) {
+                  s.sample({},
+                           static_cast<double>(config_version_.load(std::memory_order_relaxed)));
+                }));
+  add(m.observe(MetricType::kGauge, "sluice_client_connections", "Open client connections.", {},
+                [this](SampleSink& s) {
+                  s.sample({}, shared_.connections.load(std::memory_order_relaxed));
+                }));
+  add(m.observe(MetricType::kCounter, "sluice_access_log_dropped_total",
+                "Access-log lines dropped because a worker's log queue was full.", {},
+                [log = access_log_.get()](SampleSink& s) {
+                  s.sample({}, static_cast<double>(log->dropped()));
+                }));
+  add(m.observe(MetricType::kGauge, "sluice_upstream_connections",
+                "Upstream connections per provider, all workers: in_use or idle in the pools.",
+                {"provider", "state"}, [this](SampleSink& s) {
+                  shared_.for_each_connection_limit(
+                      [&s](const std::string& provider, const http::ConnectionLimit& limit) {
+                        const std::uint32_t open = limit.open();
+                        const std::uint32_t idle = std::min(limit.idle(), open);
+                        s.sample({provider, "in_use"}, open - idle);
+                        s.sample({provider, "idle"}, idle);
+                      });
+                }));
+  add(m.observe(MetricType::kGauge, "sluice_upstream_connections_max",
+                "The instance-wide connection cap per provider (pool.max_connections).",
+                {"provider"}, [this](SampleSink& s) {
+                  shared_.for_each_connection_limit(
+                      [&s](const std::string& provider, const http::ConnectionLimit& limit) {
+                        s.sample({provider}, limit.max());
+                      });
+                }));
+  // Target health is kept across reloads (the same registry), so the one read here stays
+  // current.
+  std::shared_ptr<routing::HealthRegistry> health = snapshot_->health();
+  add(m.observe(MetricType::kGauge, "sluice_breaker_state",
+                "Circuit breaker per target: 0 closed, 1 open, 2 half-open.", {"provider", "model"},
+                [health](SampleSink& s) {
+                  health->for_each([&s](const routing::TargetHealth& h) {
+                    s.sample({h.provider, h.model}, static_cast<double>(h.breaker.state()));
+                  });
+                }));
+  add(m.observe(MetricType::kCounter, "sluice_breaker_opened_total",
+                "Times a target's breaker opened.", {"provider", "model"}, [health](SampleSink& s) {
+                  health->for_each([&s](const routing::TargetHealth& h) {
+                    s.sample({h.provider, h.model}, static_cast<double>(h.breaker.opened_count()));
+                  });
+                }));
+  add(m.observe(MetricType::kGauge, "sluice_upstream_in_flight",
+                "Upstream attempts in progress per target.", {"provider", "model"},
+                [health](SampleSink& s) {
+                  health->for_each([&s](const routing::TargetHealth& h) {
+                    s.sample({h.provider, h.model}, h.in_flight.load(std::memory_order_relaxed));
+                  });
+                }));
+}
+
+bool Server::start_admin() {
+  const config::AdminSettings& settings = snapshot_->config().admin;
+  admin_router_.add("GET", "/healthz", admin::Access::kPublic, [](const admin::Request&) {
+    return admin::Response::json(R"({"status":"ok"})");
+  });
+  admin_router_.add("GET", "/metrics", admin::Access::kMetrics, [this](const admin::Request&) {
+    admin::Response r;
+    r.content_type = std::string(observability::MetricsRegistry::kContentType);
+    r.body = metrics_->scrape();
+    return r;
+  });
+  if (!settings.enabled) {
+    return true;
+  }
+  admin_ = std::make_unique<admin::AdminServer>(admin_router_, settings);
+  try {
+    admin_port_ = admin_->bind();
+  } catch (const std::exception& e) {
+    spdlog::error("cannot listen on admin.listen {}:{}: {}", settings.listen.host,
+                  settings.listen.port, e.what());
+    admin_.reset();
+    return false;
+  }
+  return true;
 }
 
 }  // namespace sluice::server

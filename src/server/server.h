@@ -4,7 +4,9 @@
 #include <string>
 #include <vector>
 
+#include "admin/admin_server.h"
 #include "observability/access_log.h"
+#include "observability/metrics.h"
 #include "pipeline/snapshot.h"
 #include "server/worker.h"
 
@@ -20,19 +22,39 @@ namespace sluice::server {
 // calls cancelled), the access log is flushed, and run() returns 0.
 // SIGHUP re-reads the config file; a valid config with a higher `version` is published to
 // every worker, anything else is logged and the running config keeps serving.
+//
+// With `admin:` configured, the admin listener (admin/admin_server.h) serves GET /metrics,
+// GET /healthz and whatever else was added to admin_router(), on its own thread; its bound
+// port is the listening line's "admin_port". It keeps answering while the workers drain and
+// stops (gracefully, bounded) after them.
 class Server {
  public:
   Server(std::shared_ptr<const pipeline::Snapshot> snapshot, std::string config_path);
   ~Server();
   int run();
+  // Routes of the admin listener; add handlers before run() (or from any thread later).
+  admin::Router& admin_router() { return admin_router_; }
 
  private:
   void reload();
+  // The gauges read at scrape time (pools, breakers, access log, config version).
+  void register_gauges();
+  // Binds the admin listener when configured; false (logged) when it cannot.
+  bool start_admin();
 
   std::shared_ptr<const pipeline::Snapshot> snapshot_;
   std::string config_path_;
   SharedState shared_;
   std::unique_ptr<observability::AccessLog> access_log_;
+  // Declared before the workers, which write to its shards, so it outlives them; the
+  // callbacks go before what they read.
+  std::unique_ptr<observability::MetricsRegistry> metrics_;
+  pipeline::RequestMetrics request_metrics_;
+  std::atomic<std::uint64_t> config_version_{0};
+  std::vector<observability::CallbackHandle> metric_callbacks_;
+  admin::Router admin_router_;
+  std::unique_ptr<admin::AdminServer> admin_;  // null without `admin:`
+  std::uint16_t admin_port_ = 0;
   std::vector<std::unique_ptr<Worker>> workers_;
 };
 

@@ -411,6 +411,12 @@ http::Awaitable<void> Session::run() {
       }
     }
     idle_ = false;
+    // In flight from the request's first byte until this iteration ends, whichever way.
+    struct InFlight {
+      observability::Series& gauge;
+      explicit InFlight(observability::Series& g) : gauge(g) { gauge.add_signed(1); }
+      ~InFlight() { gauge.add_signed(-1); }
+    } in_flight{worker_.requests_in_flight()};
 
     RequestContext ctx;
     pipeline_.begin(ctx);  // pins the snapshot: a reload from here on does not affect us

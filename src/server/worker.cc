@@ -21,6 +21,14 @@ std::shared_ptr<http::ConnectionLimit> SharedState::connection_limit(
   return limit;
 }
 
+void SharedState::for_each_connection_limit(
+    const std::function<void(const std::string&, const http::ConnectionLimit&)>& fn) {
+  std::lock_guard lock(limits_mu_);
+  for (const auto& [provider, limit] : limits_) {
+    fn(provider, *limit);
+  }
+}
+
 namespace {
 
 pipeline::PipelineParts pipeline_parts(Worker& worker, pipeline::UpstreamConnector& connector,
@@ -35,6 +43,7 @@ pipeline::PipelineParts pipeline_parts(Worker& worker, pipeline::UpstreamConnect
   parts.observers = observers;
   parts.worker = index;
   parts.affinity = &worker.shared().affinity;
+  parts.metrics = worker.shared().metrics;
   return parts;
 }
 
@@ -46,7 +55,9 @@ Worker::Worker(std::size_t index, SharedState& shared,
       shared_(shared),
       snapshot_(std::move(snapshot)),
       access_log_observer_(*shared.access_log, index),
-      observers_{&access_log_observer_},
+      metrics_observer_(shared.metrics->shard(index), *shared.request_metrics),
+      in_flight_(&shared.metrics->shard(index).at(shared.request_metrics->in_flight, {})),
+      observers_{&access_log_observer_, &metrics_observer_},
       pipeline_(pipeline_parts(*this, connector_, sleeper_, observers_, index)) {}
 
 Worker::~Worker() {

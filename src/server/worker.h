@@ -15,6 +15,7 @@
 #include "observability/access_log.h"
 #include "pipeline/access_log_observer.h"
 #include "pipeline/affinity.h"
+#include "pipeline/metrics_observer.h"
 #include "pipeline/pipeline.h"
 #include "pipeline/snapshot.h"
 #include "server/upstream_connector.h"
@@ -33,6 +34,9 @@ struct SharedState {
   std::atomic<bool> draining{false};
   std::uint32_t workers = 1;  // actual worker count (config 0 = one per core)
   observability::AccessLog* access_log = nullptr;
+  // Prometheus metrics: each worker writes only its own shard (metrics->shard(index)).
+  observability::MetricsRegistry* metrics = nullptr;
+  const pipeline::RequestMetrics* request_metrics = nullptr;
   // Which provider stored which answer (GET /v1/responses/{id}); kept across reloads.
   pipeline::ResponseAffinity affinity;
 
@@ -40,6 +44,9 @@ struct SharedState {
   // kept across reloads (connections of an old pool still count until they close).
   std::shared_ptr<http::ConnectionLimit> connection_limit(const std::string& provider_id,
                                                           std::uint32_t max);
+  // Every provider's connection limit (metrics scrape; any thread).
+  void for_each_connection_limit(
+      const std::function<void(const std::string&, const http::ConnectionLimit&)>& fn);
 
  private:
   std::mutex limits_mu_;  // taken only when a worker builds a pool
@@ -83,6 +90,8 @@ class Worker final : public pipeline::Host {
   SharedState& shared() { return shared_; }
   net::io_context& io_context() { return ioc_; }
   const pipeline::Pipeline& pipeline() const { return pipeline_; }
+  // This worker's share of sluice_requests_in_flight (moved by its sessions).
+  observability::Series& requests_in_flight() { return *in_flight_; }
   // The pool for a network provider, created on first use and rebuilt when the provider's
   // endpoint settings change between snapshots.
   std::shared_ptr<http::UpstreamPool> pool_for(const providers::ProviderAdapter& adapter);
@@ -107,6 +116,8 @@ class Worker final : public pipeline::Host {
   WorkerConnector connector_{*this};
   WorkerSleeper sleeper_{*this};
   pipeline::AccessLogObserver access_log_observer_;
+  pipeline::MetricsObserver metrics_observer_;
+  observability::Series* in_flight_;
   std::vector<pipeline::RequestObserver*> observers_;
   pipeline::Pipeline pipeline_;
 };

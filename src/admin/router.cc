@@ -1,0 +1,111 @@
+#include "admin/router.h"
+
+#include <boost/json/serialize.hpp>
+#include <boost/json/value.hpp>
+
+namespace sluice::admin {
+
+namespace {
+
+int hex_digit(char c) {
+  if (c >= '0' && c <= '9') {
+    return c - '0';
+  }
+  if (c >= 'a' && c <= 'f') {
+    return c - 'a' + 10;
+  }
+  if (c >= 'A' && c <= 'F') {
+    return c - 'A' + 10;
+  }
+  return -1;
+}
+
+std::string decode(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '+') {
+      out += ' ';
+    } else if (c == '%' && i + 2 < text.size() && hex_digit(text[i + 1]) >= 0 &&
+               hex_digit(text[i + 2]) >= 0) {
+      out += static_cast<char>(hex_digit(text[i + 1]) * 16 + hex_digit(text[i + 2]));
+      i += 2;
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<QueryParam> parse_query(std::string_view query) {
+  std::vector<QueryParam> params;
+  while (!query.empty()) {
+    const std::size_t amp = query.find('&');
+    const std::string_view pair = query.substr(0, amp);
+    query = amp == std::string_view::npos ? std::string_view() : query.substr(amp + 1);
+    if (pair.empty()) {
+      continue;
+    }
+    const std::size_t eq = pair.find('=');
+    params.push_back({decode(pair.substr(0, eq)),
+                      eq == std::string_view::npos ? std::string() : decode(pair.substr(eq + 1))});
+  }
+  return params;
+}
+
+std::optional<std::string_view> Request::param(std::string_view name) const {
+  for (const QueryParam& p : params) {
+    if (p.name == name) {
+      return std::string_view(p.value);
+    }
+  }
+  return std::nullopt;
+}
+
+Response Response::error(int status, std::string_view code, std::string_view message) {
+  boost::json::object inner{{"code", code}, {"message", message}};
+  return json(boost::json::serialize(boost::json::object{{"error", std::move(inner)}}), status);
+}
+
+Response Response::json(std::string body, int status) {
+  Response r;
+  r.status = status;
+  r.body = std::move(body);
+  return r;
+}
+
+void Router::add(std::string method, std::string path, Access access, Handler handler) {
+  std::lock_guard lock(mu_);
+  for (Route& r : routes_) {
+    if (r.method == method && r.path == path) {
+      r.match = Match{std::move(handler), access};
+      return;
+    }
+  }
+  routes_.push_back(Route{std::move(method), std::move(path), Match{std::move(handler), access}});
+}
+
+std::optional<Router::Match> Router::find(std::string_view method, std::string_view path,
+                                          std::string* allowed) const {
+  std::lock_guard lock(mu_);
+  for (const Route& r : routes_) {
+    if (r.path != path) {
+      continue;
+    }
+    if (r.method == method) {
+      return r.match;
+    }
+    if (allowed != nullptr) {
+      if (!allowed->empty()) {
+        *allowed += ", ";
+      }
+      *allowed += r.method;
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace sluice::admin
