@@ -3,42 +3,9 @@
 #include <boost/json/serialize.hpp>
 #include <boost/json/value.hpp>
 
+#include "codec/percent.h"
+
 namespace sluice::admin {
-
-namespace {
-
-int hex_digit(char c) {
-  if (c >= '0' && c <= '9') {
-    return c - '0';
-  }
-  if (c >= 'a' && c <= 'f') {
-    return c - 'a' + 10;
-  }
-  if (c >= 'A' && c <= 'F') {
-    return c - 'A' + 10;
-  }
-  return -1;
-}
-
-std::string decode(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (c == '+') {
-      out += ' ';
-    } else if (c == '%' && i + 2 < text.size() && hex_digit(text[i + 1]) >= 0 &&
-               hex_digit(text[i + 2]) >= 0) {
-      out += static_cast<char>(hex_digit(text[i + 1]) * 16 + hex_digit(text[i + 2]));
-      i += 2;
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
-
-}  // namespace
 
 std::vector<QueryParam> parse_query(std::string_view query) {
   std::vector<QueryParam> params;
@@ -50,8 +17,10 @@ std::vector<QueryParam> parse_query(std::string_view query) {
       continue;
     }
     const std::size_t eq = pair.find('=');
-    params.push_back({decode(pair.substr(0, eq)),
-                      eq == std::string_view::npos ? std::string() : decode(pair.substr(eq + 1))});
+    params.push_back({codec::percent_decode(pair.substr(0, eq), true),
+                      eq == std::string_view::npos
+                          ? std::string()
+                          : codec::percent_decode(pair.substr(eq + 1), true)});
   }
   return params;
 }

@@ -5,6 +5,7 @@
 #include "codec/json_envelope.h"
 #include "codec/json_read.h"
 #include "codec/json_writer.h"
+#include "codec/percent.h"
 #include "protocol/gemini/conventions.h"
 #include "protocol/gemini/errors.h"
 #include "protocol/gemini/request.h"
@@ -21,34 +22,6 @@ namespace {
 constexpr std::array<std::string_view, 2> kPrefixes = {"/v1beta/models/", "/v1/models/"};
 constexpr std::string_view kGenerate = ":generateContent";
 constexpr std::string_view kStream = ":streamGenerateContent";
-
-int hex(char c) {
-  if (c >= '0' && c <= '9') {
-    return c - '0';
-  }
-  if (c >= 'a' && c <= 'f') {
-    return c - 'a' + 10;
-  }
-  if (c >= 'A' && c <= 'F') {
-    return c - 'A' + 10;
-  }
-  return -1;
-}
-
-// Percent-decoding (RFC 3986); a malformed escape is kept as it is.
-std::string percent_decode(std::string_view s) {
-  std::string out;
-  out.reserve(s.size());
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '%' && i + 2 < s.size() && hex(s[i + 1]) >= 0 && hex(s[i + 2]) >= 0) {
-      out.push_back(static_cast<char>(hex(s[i + 1]) * 16 + hex(s[i + 2])));
-      i += 2;
-    } else {
-      out.push_back(s[i]);
-    }
-  }
-  return out;
-}
 
 // The raw value of query parameter `name`, or nullopt.
 std::optional<std::string_view> query_param(std::string_view query, std::string_view name) {
@@ -115,7 +88,7 @@ Result<IngressRequest> GeminiIngress::decode(std::string_view body,
     return Error(ErrorKind::kNotFound, "no such Gemini method: " + std::string(head.path()));
   }
   IngressRequest request;
-  request.model = percent_decode(target->model);
+  request.model = codec::percent_decode(target->model);
   request.stream = target->stream;
   if (request.stream && query_param(head.query(), "alt").value_or("") != "sse") {
     return bad(
