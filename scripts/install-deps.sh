@@ -22,6 +22,9 @@ packages=(
 )
 if [[ $want_test == 1 ]]; then
   packages+=(libgtest-dev libgmock-dev curl clang-14 libclang-rt-14-dev postgresql redis-server)  # clang: scripts/run-fuzz.sh
+  # The Prometheus client's text-format parser checks the /metrics exposition
+  # (tests/integration/metrics.test.mjs runs it with Debian's /usr/bin/python3).
+  packages+=(python3-prometheus-client)
 fi
 if [[ $want_bench == 1 ]]; then
   packages+=(libbenchmark-dev nginx-light wrk nghttp2-client)
