@@ -9,11 +9,46 @@
 
 #include "core/version.h"
 #include "providers/registry.h"
+#include "store/store.h"
 #include "spdlog/spdlog.h"
 
 namespace sluice::server {
 namespace net = http::net;
 using Clock = std::chrono::steady_clock;
+
+namespace {
+
+// The usage sink for the configured store, started; null (and said so) without a store. The
+// store is opened on the sink's writer thread, so a store that is down at start delays nothing:
+// records spool until it answers.
+std::unique_ptr<metering::UsageSink> make_usage_sink(const config::Config& cfg,
+                                                     std::uint32_t workers) {
+  if (cfg.store.kind == config::StoreSettings::Kind::kNone) {
+    spdlog::info("no store configured: usage records are not persisted (set store: {{ sqlite: "
+                 "./sluice.db }} to keep them)");
+    return nullptr;
+  }
+  metering::UsageSinkOptions options;
+  options.workers = workers;
+  options.queue_capacity = cfg.metering.queue_capacity;
+  options.batch_size = cfg.metering.batch_size;
+  options.flush_interval = cfg.metering.flush_interval;
+  options.spool_path = cfg.metering.spool;
+  if (options.spool_path.empty()) {
+    options.spool_path = cfg.store.kind == config::StoreSettings::Kind::kSqlite
+                             ? cfg.store.sqlite_path + ".spool"
+                             : std::string("sluice-usage.spool");
+  }
+  auto sink = std::make_unique<metering::UsageSink>(
+      options, [settings = cfg.store] { return store::open_store(settings); });
+  sink->start();
+  spdlog::info("usage records go to the {} store (spool {})",
+               cfg.store.kind == config::StoreSettings::Kind::kSqlite ? "sqlite" : "postgres",
+               options.spool_path);
+  return sink;
+}
+
+}  // namespace
 
 Server::Server(std::shared_ptr<const pipeline::Snapshot> snapshot, std::string config_path)
     : snapshot_(std::move(snapshot)), config_path_(std::move(config_path)) {}
@@ -74,6 +109,8 @@ int Server::run() {
   access_log_ = std::make_unique<observability::AccessLog>(
       cfg.access_log.enabled ? cfg.access_log.path : std::string("/dev/null"), n);
   shared_.access_log = access_log_.get();
+  usage_sink_ = make_usage_sink(cfg, n);
+  shared_.usage_sink = usage_sink_.get();
   metrics_ = std::make_unique<observability::MetricsRegistry>(n);
   request_metrics_ = pipeline::RequestMetrics::register_in(*metrics_);
   shared_.metrics = metrics_.get();
@@ -200,6 +237,11 @@ int Server::run() {
     t.join();
   }
   workers_.clear();
+  if (usage_sink_) {
+    // Every record queued goes to the store, or to the spool once the store is down or the
+    // deadline passes: nothing acknowledged is lost, nothing waits beyond the deadline.
+    usage_sink_->stop(cfg.server.drain_timeout);
+  }
   // Once `signals` is destroyed the default actions return; a supervisor repeating its
   // SIGTERM while we flush and exit must not turn a clean drain into a kill.
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);

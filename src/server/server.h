@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "admin/admin_server.h"
+#include "metering/usage_sink.h"
 #include "observability/access_log.h"
 #include "observability/metrics.h"
 #include "pipeline/snapshot.h"
@@ -55,6 +56,8 @@ class Server {
   admin::Router admin_router_;
   std::unique_ptr<admin::AdminServer> admin_;  // null without `admin:`
   std::uint16_t admin_port_ = 0;
+  // `store:` configured: the usage records' way to it (outlives the workers, which submit).
+  std::unique_ptr<metering::UsageSink> usage_sink_;
   std::vector<std::unique_ptr<Worker>> workers_;
 };
 

@@ -47,6 +47,16 @@ pipeline::PipelineParts pipeline_parts(Worker& worker, pipeline::UpstreamConnect
   return parts;
 }
 
+// Appends an optional observer (traces, usage records, admission) when there is one;
+// `observers` is complete before the pipeline takes its view of it.
+std::vector<pipeline::RequestObserver*>& add_observer(
+    std::vector<pipeline::RequestObserver*>& observers, pipeline::RequestObserver* observer) {
+  if (observer != nullptr) {
+    observers.push_back(observer);
+  }
+  return observers;
+}
+
 }  // namespace
 
 Worker::Worker(std::size_t index, SharedState& shared,
@@ -57,8 +67,12 @@ Worker::Worker(std::size_t index, SharedState& shared,
       access_log_observer_(*shared.access_log, index),
       metrics_observer_(shared.metrics->shard(index), *shared.request_metrics),
       in_flight_(&shared.metrics->shard(index).at(shared.request_metrics->in_flight, {})),
+      usage_observer_(shared.usage_sink != nullptr
+                          ? std::make_unique<pipeline::UsageObserver>(*shared.usage_sink, index)
+                          : nullptr),
       observers_{&access_log_observer_, &metrics_observer_},
-      pipeline_(pipeline_parts(*this, connector_, sleeper_, observers_, index)) {}
+      pipeline_(pipeline_parts(*this, connector_, sleeper_,
+                               add_observer(observers_, usage_observer_.get()), index)) {}
 
 Worker::~Worker() {
   for (auto& [id, pool] : pools_) {

@@ -12,12 +12,14 @@
 #include "http/connection_limit.h"
 #include "http/net.h"
 #include "http/upstream_pool.h"
+#include "metering/usage_sink.h"
 #include "observability/access_log.h"
 #include "pipeline/access_log_observer.h"
 #include "pipeline/affinity.h"
 #include "pipeline/metrics_observer.h"
 #include "pipeline/pipeline.h"
 #include "pipeline/snapshot.h"
+#include "pipeline/usage_observer.h"
 #include "server/upstream_connector.h"
 
 namespace sluice::server {
@@ -37,6 +39,9 @@ struct SharedState {
   // Prometheus metrics: each worker writes only its own shard (metrics->shard(index)).
   observability::MetricsRegistry* metrics = nullptr;
   const pipeline::RequestMetrics* request_metrics = nullptr;
+  // Where usage records go (queue depth, spool size and store state are read from here); null
+  // when no `store:` is configured.
+  metering::UsageSink* usage_sink = nullptr;
   // Which provider stored which answer (GET /v1/responses/{id}); kept across reloads.
   pipeline::ResponseAffinity affinity;
 
@@ -118,6 +123,7 @@ class Worker final : public pipeline::Host {
   pipeline::AccessLogObserver access_log_observer_;
   pipeline::MetricsObserver metrics_observer_;
   observability::Series* in_flight_;
+  std::unique_ptr<pipeline::UsageObserver> usage_observer_;  // null: no store, no records
   std::vector<pipeline::RequestObserver*> observers_;
   pipeline::Pipeline pipeline_;
 };
