@@ -1,6 +1,6 @@
 #pragma once
 
-// Shared Asio/Beast vocabulary for http/ and server/. Only these two folders (and the mock
+// Shared Asio/Beast vocabulary for http/, admin/ and server/. Only these folders (and the mock
 // upstream tool) include Beast: its templates dominate compile time.
 
 #include <boost/asio/as_tuple.hpp>
