@@ -1,12 +1,12 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include <boost/json/monotonic_resource.hpp>
 #include <boost/json/object.hpp>
 
 #include "codec/sse.h"
@@ -43,9 +43,17 @@ namespace sluice::protocol::gemini {
 // than text, thought or functionCall; Vertex AI's partialArgs / willContinue; more than one
 // candidate; content after the finishReason; invalid JSON) becomes one kError that ends the
 // stream, never a silent drop. Nothing after kDone or kError.
+//
+// Each chunk is read in one pass of a reused SAX parser that keeps only the fields above (no
+// DOM, no allocation per chunk once its buffers have grown): the shape every text and thought
+// chunk has. A chunk outside it (an error object, a functionCall or other non-text part, a
+// snake_case or repeated field the decoder reads, a mistyped value, no candidate, content after
+// the finishReason, invalid JSON) is read again into a Boost.JSON DOM, which decides everything
+// exactly as above; the fast pass changes no state before it knows it can take the chunk.
 class StreamDecoder final : public protocol::StreamDecoder {
  public:
-  StreamDecoder() = default;
+  StreamDecoder();
+  ~StreamDecoder() override;
   StreamDecoder(const StreamDecoder&) = delete;
   StreamDecoder& operator=(const StreamDecoder&) = delete;
 
@@ -62,6 +70,16 @@ class StreamDecoder final : public protocol::StreamDecoder {
   std::uint32_t unknown_fields() const override { return drift_.count(); }
 
  private:
+  class FastParser;
+  struct Dom;
+
+  // The SAX pass; false when the chunk needs the DOM (nothing emitted, no state changed).
+  bool fast_chunk(std::string_view text, std::vector<ir::StreamEvent>& out);
+  void dom_chunk(std::string_view text, std::vector<ir::StreamEvent>& out);
+  // What both passes emit, in the order of the class comment.
+  void start(std::string_view id, std::string_view model, std::vector<ir::StreamEvent>& out);
+  void usage(const ir::Usage& usage, std::vector<ir::StreamEvent>& out);
+  void finish(ir::FinishReason finish, std::vector<ir::StreamEvent>& out);
   void chunk(const boost::json::object& o, std::vector<ir::StreamEvent>& out);
   bool candidate(const boost::json::object& c, std::vector<ir::StreamEvent>& out);
   bool part(const boost::json::value& v, std::vector<ir::StreamEvent>& out);
@@ -75,8 +93,8 @@ class StreamDecoder final : public protocol::StreamDecoder {
   bool started_ = false;
   bool answered_ = false;
   bool finished_ = false;
-  unsigned char arena_[8192];
-  boost::json::monotonic_resource mr_{arena_, sizeof arena_};
+  std::unique_ptr<FastParser> fast_;
+  std::unique_ptr<Dom> dom_;  // made on the first chunk that needs it
 };
 
 // The JSON text of an SSE block from a Gemini stream: its data, or, for a block without data

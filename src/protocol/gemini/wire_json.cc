@@ -26,17 +26,25 @@ const json::value* member(const json::object& o, std::string_view camel) {
       has_upper = has_upper || (c >= 'A' && c <= 'Z');
     }
     if (has_upper) {
-      std::string snake;
-      snake.reserve(camel.size() + 4);
+      // The names looked up are short literals: spelt on the stack, not the heap (this runs
+      // for every absent field of every chunk).
+      char stack[64];
+      std::string heap;
+      char* snake = stack;
+      if (camel.size() * 2 > sizeof stack) {
+        heap.resize(camel.size() * 2);
+        snake = heap.data();
+      }
+      std::size_t n = 0;
       for (char c : camel) {
         if (c >= 'A' && c <= 'Z') {
-          snake.push_back('_');
-          snake.push_back(static_cast<char>(c - 'A' + 'a'));
+          snake[n++] = '_';
+          snake[n++] = static_cast<char>(c - 'A' + 'a');
         } else {
-          snake.push_back(c);
+          snake[n++] = c;
         }
       }
-      v = o.if_contains(snake);
+      v = o.if_contains(std::string_view(snake, n));
     }
   }
   return v == nullptr || v->is_null() ? nullptr : v;

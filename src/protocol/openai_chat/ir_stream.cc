@@ -8,6 +8,7 @@
 
 #include <boost/json/basic_parser_impl.hpp>
 
+#include "codec/json_sax.h"
 #include "protocol/drift.h"
 #include "protocol/openai_chat/ir_response.h"
 #include "protocol/openai_chat/known_fields.h"
@@ -190,13 +191,8 @@ struct Chunk {
 };
 
 // SAX handler for boost::json::basic_parser: fills a Chunk.
-class ChunkHandler {
+class ChunkHandler : public codec::SaxHandlerBase {
  public:
-  static constexpr std::size_t max_array_size = static_cast<std::size_t>(-1);
-  static constexpr std::size_t max_object_size = static_cast<std::size_t>(-1);
-  static constexpr std::size_t max_string_size = static_cast<std::size_t>(-1);
-  static constexpr std::size_t max_key_size = static_cast<std::size_t>(-1);
-
   Chunk chunk;
 
   void reset() {
@@ -207,9 +203,6 @@ class ChunkHandler {
     target_ = nullptr;
     in_string_ = false;
   }
-
-  bool on_document_begin(error_code&) { return true; }
-  bool on_document_end(error_code&) { return true; }
 
   bool on_object_begin(error_code& ec) {
     Frame f = Frame::kSkip;
@@ -292,7 +285,6 @@ class ChunkHandler {
     return true;
   }
 
-  bool on_number_part(json::string_view, error_code&) { return true; }
   bool on_int64(std::int64_t v, json::string_view, error_code&) {
     integer(v < 0 ? 0 : static_cast<std::uint64_t>(v), v);
     return true;
@@ -306,8 +298,6 @@ class ChunkHandler {
   bool on_double(double, json::string_view, error_code&) { return true; }
   bool on_bool(bool, error_code&) { return true; }
   bool on_null(error_code&) { return true; }
-  bool on_comment_part(json::string_view, error_code&) { return true; }
-  bool on_comment(json::string_view, error_code&) { return true; }
 
  private:
   bool push(Frame f, error_code& ec) {
