@@ -1,8 +1,10 @@
 // Wiring only: command line, logging, config, server.
 
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
 #include <iostream>
+#include <map>
 
 #include <CLI/CLI.hpp>
 #include <malloc.h>
@@ -15,6 +17,9 @@
 #include "server/server.h"
 #include "spdlog/sinks/stdout_color_sinks.h"
 #include "spdlog/spdlog.h"
+#include "store/postgres_store.h"
+#include "store/sqlite_store.h"
+#include "store/usage_report.h"
 
 namespace {
 
@@ -77,6 +82,122 @@ int serve(const std::string& path) {
   return server.run();
 }
 
+// `sluice usage`: where the store is, and the report's parameters (usage_report.h) as given.
+struct UsageOptions {
+  std::string config;
+  std::string store;  // sqlite:PATH or a postgresql:// URL
+  std::map<std::string, std::string> params;
+  std::string request_id;  // `usage show`
+};
+
+// The store named by --store or by the config's `store:`, without creating or migrating
+// anything: a reader must not turn a mistyped path into an empty database.
+sluice::Result<std::unique_ptr<sluice::store::Store>> open_usage_store(const UsageOptions& o) {
+  using sluice::Error;
+  using sluice::ErrorKind;
+  sluice::config::StoreSettings settings;
+  if (!o.store.empty()) {
+    if (o.store.starts_with("sqlite:")) {
+      settings.kind = sluice::config::StoreSettings::Kind::kSqlite;
+      settings.sqlite_path = o.store.substr(7);
+    } else if (o.store.starts_with("postgresql://") || o.store.starts_with("postgres://")) {
+      settings.kind = sluice::config::StoreSettings::Kind::kPostgres;
+      settings.postgres_url = o.store;
+    } else {
+      return Error(ErrorKind::kBadRequest,
+                   "--store: expected sqlite:PATH or a postgresql:// URL (value not shown)");
+    }
+  } else if (!o.config.empty()) {
+    auto cfg = sluice::providers::load_config_file(o.config);
+    if (!cfg) {
+      return cfg.error();
+    }
+    settings = (*cfg)->store;
+  } else {
+    return Error(ErrorKind::kBadRequest, "give --config FILE or --store sqlite:PATH|URL");
+  }
+  switch (settings.kind) {
+    case sluice::config::StoreSettings::Kind::kNone:
+      return Error(ErrorKind::kBadRequest, o.config + ": the config has no store (store: none)");
+    case sluice::config::StoreSettings::Kind::kSqlite: {
+      if (!std::ifstream(settings.sqlite_path)) {
+        return Error(ErrorKind::kNotFound, settings.sqlite_path + ": no such database file");
+      }
+      auto s = sluice::store::SqliteStore::open(settings.sqlite_path);
+      if (!s) {
+        return s.error();
+      }
+      return std::unique_ptr<sluice::store::Store>(std::move(*s));
+    }
+    case sluice::config::StoreSettings::Kind::kPostgres: {
+      auto s = sluice::store::PostgresStore::open(settings.postgres_url);
+      if (!s) {
+        return s.error();
+      }
+      return std::unique_ptr<sluice::store::Store>(std::move(*s));
+    }
+  }
+  return Error(ErrorKind::kInternal, "unknown store kind");
+}
+
+// Exit codes: 0 printed, 1 the store failed or has no such request, 2 bad parameters.
+int usage_report(const UsageOptions& o) {
+  std::vector<std::pair<std::string, std::string>> params;
+  for (std::string_view name : sluice::store::usage_report_parameters()) {
+    if (auto it = o.params.find(std::string(name)); it != o.params.end()) {
+      params.emplace_back(name, it->second);
+    }
+  }
+  const std::int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                               std::chrono::system_clock::now().time_since_epoch())
+                               .count();
+  auto request = sluice::store::parse_usage_report(params, now);
+  if (!request) {
+    std::cerr << "sluice usage: " << request.error().message() << "\n";
+    return 2;
+  }
+  auto store = open_usage_store(o);
+  if (!store) {
+    std::cerr << "sluice usage: " << store.error().message() << "\n";
+    return store.error().kind() == sluice::ErrorKind::kBadRequest ? 2 : 1;
+  }
+  auto rows = (*store)->query_usage(request->query);
+  if (!rows) {
+    std::cerr << "sluice usage: " << rows.error().message() << "\n";
+    return 1;
+  }
+  std::cout << sluice::store::render_usage(request->query, *rows, request->format);
+  return 0;
+}
+
+int usage_show(const UsageOptions& o) {
+  sluice::store::ReportFormat format = sluice::store::ReportFormat::kTable;
+  if (auto it = o.params.find("format"); it != o.params.end()) {
+    if (it->second == "json") {
+      format = sluice::store::ReportFormat::kJson;
+    } else if (it->second != "table") {
+      std::cerr << "sluice usage show: --format: expected table or json\n";
+      return 2;
+    }
+  }
+  auto store = open_usage_store(o);
+  if (!store) {
+    std::cerr << "sluice usage show: " << store.error().message() << "\n";
+    return store.error().kind() == sluice::ErrorKind::kBadRequest ? 2 : 1;
+  }
+  auto record = (*store)->find_usage(o.request_id);
+  if (!record) {
+    std::cerr << "sluice usage show: " << record.error().message() << "\n";
+    return 1;
+  }
+  if (!record->has_value()) {
+    std::cerr << "sluice usage show: no usage record for request id " << o.request_id << "\n";
+    return 1;
+  }
+  std::cout << sluice::store::render_usage_record(**record, format);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -106,6 +227,38 @@ int main(int argc, char** argv) {
   auto* serve_cmd = app.add_subcommand("serve", "Run the gateway");
   serve_cmd->add_option("-c,--config", serve_path, "YAML config file")->required();
 
+  UsageOptions usage_opts;
+  auto* usage_cmd = app.add_subcommand(
+      "usage", "Usage and cost from the store, grouped and filtered (docs/metering.md, \"Store\")");
+  auto* usage_show_cmd =
+      usage_cmd->add_subcommand("show", "One request's usage record with its attempts and timings");
+  usage_show_cmd->add_option("request_id", usage_opts.request_id, "x-request-id of the request")
+      ->required();
+  for (CLI::App* cmd : {usage_cmd, usage_show_cmd}) {
+    cmd->add_option("-c,--config", usage_opts.config, "YAML config file naming the store");
+    cmd->add_option("--store", usage_opts.store,
+                    "sqlite:PATH or postgresql://... instead of --config");
+  }
+  usage_show_cmd->add_option_function<std::string>(
+      "--format", [&](const std::string& v) { usage_opts.params["format"] = v; }, "table or json");
+  const std::map<std::string, std::string> usage_help = {
+      {"by", "Group by: key,key_group,tenant,feature,alias,provider,model,outcome,day,hour"},
+      {"since", "From (inclusive): 7d, 24h, 90m ago, 2026-11-01 (UTC) or RFC 3339"},
+      {"until", "To (exclusive), same forms; default now and beyond"},
+      {"limit", "Most rows (default 1000), most expensive first"},
+      {"format", "table (default), json or csv"}};
+  for (std::string_view name : sluice::store::usage_report_parameters()) {
+    std::string flag = "--" + std::string(name);
+    std::replace(flag.begin(), flag.end(), '_', '-');
+    const auto help = usage_help.find(std::string(name));
+    usage_cmd->add_option_function<std::string>(
+        flag,
+        [&usage_opts, key = std::string(name)](const std::string& v) {
+          usage_opts.params[key] = v;
+        },
+        help != usage_help.end() ? help->second : "Only this " + std::string(name) + " (exact)");
+  }
+
   CLI11_PARSE(app, argc, argv);
   try {
     if (*check) {
@@ -113,6 +266,12 @@ int main(int argc, char** argv) {
     }
     if (*routes) {
       return print_routes(routes_path);
+    }
+    if (*usage_show_cmd) {
+      return usage_show(usage_opts);
+    }
+    if (*usage_cmd) {
+      return usage_report(usage_opts);
     }
     return serve(serve_path);
   } catch (const std::exception& e) {

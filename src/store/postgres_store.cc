@@ -50,7 +50,7 @@ std::string one_line(const char* message) {
     out.pop_back();
   }
   for (char& c : out) {
-    if (c == '\n') {
+    if (c == '\n' || c == '\t') {
       c = ' ';
     }
   }
