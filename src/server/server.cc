@@ -316,6 +316,31 @@ void Server::register_gauges() {
                     s.sample({h.provider, h.model}, h.in_flight.load(std::memory_order_relaxed));
                   });
                 }));
+  if (const metering::UsageSink* sink = usage_sink_.get()) {
+    add(m.observe(
+        MetricType::kGauge, "sluice_usage_queue_depth",
+        "Usage records waiting for the store writer, all workers.", {},
+        [sink](SampleSink& s) { s.sample({}, static_cast<double>(sink->queue_depth())); }));
+    add(m.observe(
+        MetricType::kGauge, "sluice_usage_spool_bytes",
+        "Bytes in the local spool (records kept while the store is down or slow).", {},
+        [sink](SampleSink& s) { s.sample({}, static_cast<double>(sink->spool_bytes())); }));
+    add(m.observe(
+        MetricType::kGauge, "sluice_usage_spool_records",
+        "Records in the local spool, waiting to be replayed into the store.", {},
+        [sink](SampleSink& s) { s.sample({}, static_cast<double>(sink->spool_records())); }));
+    add(m.observe(MetricType::kCounter, "sluice_usage_records_written_total",
+                  "Usage records written to the store.", {},
+                  [sink](SampleSink& s) { s.sample({}, static_cast<double>(sink->written())); }));
+    add(m.observe(MetricType::kCounter, "sluice_usage_records_spooled_total",
+                  "Usage records written to the spool instead of the store.", {},
+                  [sink](SampleSink& s) { s.sample({}, static_cast<double>(sink->spooled())); }));
+    add(m.observe(MetricType::kCounter, "sluice_usage_records_dropped_total",
+                  "Usage records lost: a worker's queue was full, or neither store nor spool took "
+                  "them (should stay 0).",
+                  {},
+                  [sink](SampleSink& s) { s.sample({}, static_cast<double>(sink->dropped())); }));
+  }
 }
 
 bool Server::start_admin() {

@@ -9,6 +9,7 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 
 import {
@@ -16,7 +17,9 @@ import {
   PROVIDER_KEY,
   chatBody,
   gatewayConfig,
+  makeTempDir,
   postJson,
+  removeTempDir,
   sseEvents,
   startMock,
   startSluice,
@@ -269,20 +272,28 @@ describe('metrics on the admin listener', () => {
 
 describe('admin options', () => {
   test('metrics_public opens /metrics on the admin listener; without metrics_on_main the main listener has none', async () => {
+    const dir = makeTempDir('sluice-metrics-');
     const other = await startSluice(
       gatewayConfig(mock.baseUrl, {
         admin: { listen: '127.0.0.1:0', key: ADMIN_KEY, metrics_public: true },
+        store: { sqlite: path.join(dir, 'usage.db') },
       }),
     );
     try {
       const r = await scrape(other.listening.admin_port, null);
       assert.equal(r.status, 200);
-      parseExposition(r.text);
+      // With a store, the usage sink's gauges are there too.
+      const fams = parseExposition(r.text);
+      for (const name of ['sluice_usage_queue_depth', 'sluice_usage_spool_bytes', 'sluice_usage_records_dropped']) {
+        assert.ok(family(fams, name), `${name} in the exposition`);
+      }
+      assert.equal(value(fams, 'sluice_usage_records_dropped_total'), 0);
       const onMain = await fetch(`${other.url}/metrics`);
       assert.equal(onMain.status, 404);
       await onMain.text();
     } finally {
       assert.equal(await other.stop(), 0);
+      removeTempDir(dir);
     }
   });
 
