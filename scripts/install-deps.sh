@@ -25,6 +25,9 @@ if [[ $want_test == 1 ]]; then
   # The Prometheus client's text-format parser checks the /metrics exposition
   # (tests/integration/metrics.test.mjs runs it with Debian's /usr/bin/python3).
   packages+=(python3-prometheus-client)
+  # tests/integration/metering.test.mjs reads the usage ledger and locks it from another
+  # process (the store-outage test) with the sqlite3 CLI.
+  packages+=(sqlite3)
 fi
 if [[ $want_bench == 1 ]]; then
   packages+=(libbenchmark-dev nginx-light wrk nghttp2-client)
