@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <ctime>
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <map>
 #include <string>
@@ -663,6 +664,56 @@ TEST_F(PostgresStoreTest, AStatementOverTheTimeoutFailsWithinIt) {
   EXPECT_NE(r.error().message().find("57014"), std::string::npos) << r.error().message();
   EXPECT_LT(took, std::chrono::seconds(3));
   EXPECT_TRUE((*store)->ping()) << "the connection survives a cancelled statement";
+}
+
+// A real outage, on a private server: stopping the shared one would fail the cases that run
+// beside this one (ctest -j).
+TEST_F(PostgresStoreTest, AStoppedServerFailsFastAndIsReconnectedToWhenItIsBack) {
+  char dir_template[] = "/tmp/sluice-store-outage.XXXXXX";
+  ASSERT_NE(::mkdtemp(dir_template), nullptr);
+  const std::string dir = dir_template;
+  const std::string services = std::string(SLUICE_SOURCE_DIR) + "/scripts/test-services.sh";
+  auto services_do = [&](const std::string& verb) {
+    return std::system((services + " " + verb + " " + dir + " >/dev/null").c_str());
+  };
+  ASSERT_EQ(services_do("start"), 0);
+  struct Stop {
+    std::function<int(const std::string&)> run;
+    ~Stop() { run("stop"); }
+  } stop{services_do};
+  std::ifstream env(dir + "/env");
+  std::string line, url;
+  const std::string prefix = "export SLUICE_TEST_POSTGRES_URL='";
+  while (std::getline(env, line)) {
+    if (line.starts_with(prefix)) {
+      url = line.substr(prefix.size(), line.size() - prefix.size() - 1);
+    }
+  }
+  ASSERT_FALSE(url.empty());
+
+  PostgresStore::Options options;
+  options.connect_timeout = std::chrono::seconds(2);
+  auto store = PostgresStore::open(url, options);
+  ASSERT_TRUE(store);
+  ASSERT_TRUE((*store)->migrate());
+  ASSERT_TRUE((*store)->insert_usage(std::vector<UsageRecord>{record("a", kNov30)}));
+
+  ASSERT_EQ(services_do("pg-stop"), 0);
+  const auto start = std::chrono::steady_clock::now();
+  auto down = (*store)->insert_usage(std::vector<UsageRecord>{record("b", kNov30)});
+  ASSERT_FALSE(down);
+  EXPECT_EQ(down.error().kind(), ErrorKind::kUnavailable) << down.error().message();
+  EXPECT_FALSE((*store)->ping());
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(3));
+
+  ASSERT_EQ(services_do("pg-start"), 0);  // returns once the server accepts connections
+  auto ping = (*store)->ping();
+  ASSERT_TRUE(ping) << ping.error().message();
+  auto back = (*store)->insert_usage(std::vector<UsageRecord>{record("b", kNov30)});
+  ASSERT_TRUE(back) << back.error().message();
+  auto n = (*store)->count_usage();
+  ASSERT_TRUE(n);
+  EXPECT_EQ(*n, 2u) << "data kept across the restart, the failed batch written once";
 }
 
 // A loopback port; `listening` keeps a socket that completes TCP handshakes but never answers.
