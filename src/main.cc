@@ -1,17 +1,24 @@
 // Wiring only: command line, logging, config, server.
 
 #include <algorithm>
+#include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <fstream>
 #include <iostream>
 #include <map>
+#include <optional>
+#include <sstream>
 
 #include <CLI/CLI.hpp>
 #include <malloc.h>
 
 #include "config/config.h"
 #include "config/routes_report.h"
+#include "core/time_zone.h"
 #include "core/version.h"
+#include "metering/estimate.h"
+#include "metering/price_catalogue.h"
 #include "pipeline/snapshot.h"
 #include "providers/registry.h"
 #include "server/server.h"
@@ -59,6 +66,75 @@ int print_routes(const std::string& path) {
   }
   std::cout << sluice::config::describe_routes(*cfg);
   return 0;
+}
+
+// Reads a whole file; on failure prints why on stderr.
+std::optional<std::string> read_text_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    std::cerr << path << ": cannot read file\n";
+    return std::nullopt;
+  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+int check_prices(const std::string& path) {
+  const auto text = read_text_file(path);
+  if (!text) {
+    return 1;
+  }
+  auto catalogue = sluice::metering::parse_price_catalogue(*text, path);
+  if (!catalogue) {
+    std::cerr << catalogue.error().message() << "\n";
+    return 1;
+  }
+  std::cout << "OK: " << path << ": " << catalogue->summary();
+  return 0;
+}
+
+struct EstimateOptions {
+  sluice::metering::EstimateInput input;
+  std::string prices;
+  std::string at;
+};
+
+int estimate(EstimateOptions options) {
+  std::shared_ptr<const sluice::metering::PriceBook> book;
+  if (options.prices.empty()) {
+    book = sluice::metering::default_price_book();
+  } else {
+    const auto text = read_text_file(options.prices);
+    if (!text) {
+      return 1;
+    }
+    auto loaded = sluice::metering::load_price_book(*text, options.prices);
+    if (!loaded) {
+      std::cerr << loaded.error().message() << "\n";
+      return 1;
+    }
+    book = *loaded;
+  }
+  if (options.at.empty()) {
+    options.input.at_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                              std::chrono::system_clock::now().time_since_epoch())
+                              .count();
+  } else {
+    auto at = sluice::parse_rfc3339_ms(options.at);
+    if (!at) {
+      std::cerr << "--at: " << at.error().message() << "\n";
+      return 1;
+    }
+    options.input.at_ms = *at;
+  }
+  auto result = sluice::metering::estimate_cost(*book, options.input);
+  if (!result) {
+    std::cerr << result.error().message() << "\n";
+    return 1;
+  }
+  std::cout << sluice::metering::format_estimate(*book, options.input, *result);
+  return result->priced ? 0 : 2;
 }
 
 int serve(const std::string& path) {
@@ -227,6 +303,35 @@ int main(int argc, char** argv) {
   auto* serve_cmd = app.add_subcommand("serve", "Run the gateway");
   serve_cmd->add_option("-c,--config", serve_path, "YAML config file")->required();
 
+  std::string prices_path;
+  auto* check_prices_cmd = app.add_subcommand(
+      "check-prices", "Validate a price catalogue (docs/metering.md, \"Pricing\") and exit");
+  check_prices_cmd->add_option("file", prices_path, "YAML price catalogue")->required();
+
+  EstimateOptions est;
+  auto* estimate_cmd = app.add_subcommand(
+      "estimate", "Per-call, daily and monthly (30-day) cost of a workload, and exit");
+  estimate_cmd->add_option("--model", est.input.model, "Upstream model name")->required();
+  estimate_cmd->add_option("--provider-kind", est.input.adapter,
+                           "Adapter kind (openai, anthropic, gemini, ...); default: the first "
+                           "that prices the model");
+  estimate_cmd
+      ->add_option("--input-tokens", est.input.input_tokens,
+                   "Average prompt tokens per call, cache reads included")
+      ->required();
+  estimate_cmd
+      ->add_option("--output-tokens", est.input.output_tokens,
+                   "Average output tokens per call, reasoning included")
+      ->required();
+  estimate_cmd->add_option("--cache-read-tokens", est.input.cache_read_tokens,
+                           "Average prompt tokens per call read from a cache");
+  estimate_cmd->add_option("--calls-per-day", est.input.calls_per_day, "Calls per day")
+      ->default_val(1);
+  estimate_cmd->add_option("--prices", est.prices,
+                           "Price catalogue file (default: the one built into the binary)");
+  estimate_cmd->add_option("--at", est.at,
+                           "RFC 3339 instant the prices are taken at (default: now)");
+
   UsageOptions usage_opts;
   auto* usage_cmd = app.add_subcommand(
       "usage", "Usage and cost from the store, grouped and filtered (docs/metering.md, \"Store\")");
@@ -266,6 +371,12 @@ int main(int argc, char** argv) {
     }
     if (*routes) {
       return print_routes(routes_path);
+    }
+    if (*check_prices_cmd) {
+      return check_prices(prices_path);
+    }
+    if (*estimate_cmd) {
+      return estimate(std::move(est));
     }
     if (*usage_show_cmd) {
       return usage_show(usage_opts);

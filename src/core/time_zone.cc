@@ -1,6 +1,7 @@
 #include "core/time_zone.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
@@ -481,6 +482,23 @@ Result<std::int64_t> parse_rfc3339_ms(std::string_view text) {
       days_from_civil(y, static_cast<unsigned>(mo), static_cast<unsigned>(d)) * 86400 + h * 3600 +
       mi * 60 + s - offset;
   return seconds * 1000 + ms;
+}
+
+std::string format_rfc3339_ms(std::int64_t unix_ms) {
+  const std::int64_t seconds = floor_div(unix_ms, 1000);
+  const int ms = static_cast<int>(unix_ms - seconds * 1000);
+  const std::int64_t days = floor_div(seconds, 86400);
+  const int sod = static_cast<int>(seconds - days * 86400);
+  std::int32_t y;
+  unsigned mo, d;
+  civil_from_days(days, y, mo, d);
+  char buf[40];
+  int n = std::snprintf(buf, sizeof(buf), "%04d-%02u-%02uT%02d:%02d:%02d", y, mo, d, sod / 3600,
+                        sod / 60 % 60, sod % 60);
+  if (ms != 0) {
+    n += std::snprintf(buf + n, sizeof(buf) - static_cast<std::size_t>(n), ".%03d", ms);
+  }
+  return std::string(buf, static_cast<std::size_t>(n)) + "Z";
 }
 
 }  // namespace sluice

@@ -57,5 +57,7 @@ void civil_from_days(std::int64_t days, std::int32_t& year, unsigned& month, uns
 // An RFC 3339 date-time ("2026-11-30T10:00:00Z", "2026-11-30T11:00:00.250+01:00") as unix
 // milliseconds. Seconds may carry up to 3 fractional digits; the offset is required.
 Result<std::int64_t> parse_rfc3339_ms(std::string_view text);
+// Unix milliseconds as "2026-11-30T10:00:00Z" (".250" added when there are milliseconds).
+std::string format_rfc3339_ms(std::int64_t unix_ms);
 
 }  // namespace sluice

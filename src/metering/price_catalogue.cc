@@ -389,6 +389,16 @@ const PriceVersion* PriceCatalogue::version_at(std::int64_t unix_ms) const {
   return it == versions.begin() ? nullptr : &*(it - 1);
 }
 
+std::string PriceCatalogue::summary() const {
+  std::string out = description + "\n";
+  for (const PriceVersion& v : versions) {
+    out += "  version " + v.id + " from " + format_rfc3339_ms(v.effective_from_ms) + ": " +
+           std::to_string(v.entries.size()) +
+           (v.entries.size() == 1 ? " price entry\n" : " price entries\n");
+  }
+  return out;
+}
+
 Result<PriceCatalogue> parse_price_catalogue(std::string_view yaml_text, std::string_view source) {
   config::LoadContext context;
   context.source_name = std::string(source);

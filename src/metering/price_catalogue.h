@@ -99,6 +99,8 @@ struct PriceCatalogue {
 
   // The version in effect at `unix_ms`, or nullptr before the first one.
   const PriceVersion* version_at(std::int64_t unix_ms) const;
+  // The description, then one line per version: id, effective_from, number of entries.
+  std::string summary() const;
 };
 
 // Parses and validates a catalogue; errors read "<source>:<line>:<col>: <field>: <problem>".

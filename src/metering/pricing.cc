@@ -279,8 +279,9 @@ Charge CataloguePriceBook::price(const ChargeInput& in, const PriceVersion& vers
   if (any_discount) {
     out += ']';
   }
+  c.exact_total = total.to_string();
   key(out, "total");
-  append_json_string(out, total.to_string());
+  append_json_string(out, c.exact_total);
   const std::optional<std::int64_t> micros = total.round_to(6);
   if (!micros) {
     anomalies[anomaly_count++] = "amount_overflow";

@@ -31,6 +31,9 @@ struct Charge {
   std::string currency = "USD";
   std::int64_t micros = 0;  // millionths of the currency unit, rounded once at the end
   std::string items_json;   // every usage item and rule applied, with its rate and amount
+  // The total before rounding, as an exact decimal ("0.0000125"); empty when unaccounted.
+  // `sluice estimate` multiplies it by a call volume without rounding each call.
+  std::string exact_total;
 };
 
 // An immutable, versioned price catalogue (prices/default.yaml, or metering.prices). Shared by

@@ -112,6 +112,12 @@ TEST(TimeZoneTest, RejectsBadNamesAndData) {
   EXPECT_FALSE(TimeZone::from_tzif(std::string(60, 'x'), "x").has_value());
 }
 
+TEST(TimeZoneTest, FormatsRfc3339) {
+  EXPECT_EQ(format_rfc3339_ms(0), "1970-01-01T00:00:00Z");
+  EXPECT_EQ(format_rfc3339_ms(utc(2026, 11, 30, 10) * 1000 - 1), "2026-11-30T09:59:59.999Z");
+  EXPECT_EQ(format_rfc3339_ms(-1), "1969-12-31T23:59:59.999Z");
+}
+
 TEST(TimeZoneTest, ParsesRfc3339) {
   EXPECT_EQ(parse_rfc3339_ms("1970-01-01T00:00:00Z").value(), 0);
   EXPECT_EQ(parse_rfc3339_ms("2026-11-30T10:00:00Z").value(), utc(2026, 11, 30, 10) * 1000);
