@@ -40,7 +40,11 @@ bool add(Limbs& a, const Limbs& b) {
 
 std::uint64_t div_small(Limbs& m, std::uint64_t d) {
   unsigned __int128 rem = 0;
-  for (std::size_t i = m.size(); i-- > 0;) {
+  std::size_t top = m.size();
+  while (top > 0 && m[top - 1] == 0) {
+    --top;
+  }
+  for (std::size_t i = top; i-- > 0;) {
     const unsigned __int128 cur = (rem << 64) | m[i];
     m[i] = static_cast<std::uint64_t>(cur / d);
     rem = cur % d;
@@ -178,37 +182,51 @@ std::optional<std::int64_t> Decimal::round_to(unsigned digits) const {
 }
 
 std::string Decimal::to_string() const {
+  std::string out;
+  append_to(out);
+  return out;
+}
+
+void Decimal::append_to(std::string& out) const {
+  // 512 bits are at most 155 decimal digits; the scale adds leading zeros.
+  char digits[160 + 2 * 19];
+  std::size_t n = 0;  // digits[0..n) least significant first
   Limbs m = m_;
-  std::string digits;
   while (!metering::is_zero(m)) {
     std::uint64_t chunk = div_small(m, kTen19);
     for (int i = 0; i < 19; ++i) {
-      digits.push_back(static_cast<char>('0' + chunk % 10));
+      digits[n++] = static_cast<char>('0' + chunk % 10);
       chunk /= 10;
     }
   }
-  while (digits.size() > 1 && digits.back() == '0') {
-    digits.pop_back();
+  while (n > 0 && digits[n - 1] == '0') {
+    --n;  // leading zeros of the top chunk
   }
-  if (digits.empty()) {
-    digits = "0";
+  std::size_t skip = 0;  // trailing zeros of the fraction
+  while (skip < scale_ && skip < n && digits[skip] == '0') {
+    ++skip;
   }
-  while (digits.size() <= scale_) {
-    digits.push_back('0');
+  if (n <= scale_) {
+    out += '0';
+    if (n == skip) {
+      return;  // zero
+    }
+    out += '.';
+    out.append(scale_ - n, '0');
+    for (std::size_t i = n; i-- > skip;) {
+      out += digits[i];
+    }
+    return;
   }
-  std::reverse(digits.begin(), digits.end());
-  if (scale_ == 0) {
-    return digits;
+  for (std::size_t i = n; i-- > scale_;) {
+    out += digits[i];
   }
-  std::string out = digits.substr(0, digits.size() - scale_);
-  std::string fraction = digits.substr(digits.size() - scale_);
-  while (!fraction.empty() && fraction.back() == '0') {
-    fraction.pop_back();
+  if (skip < scale_) {
+    out += '.';
+    for (std::size_t i = scale_; i-- > skip;) {
+      out += digits[i];
+    }
   }
-  if (!fraction.empty()) {
-    out += "." + fraction;
-  }
-  return out;
 }
 
 std::string format_micros(std::int64_t micros) {

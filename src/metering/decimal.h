@@ -37,6 +37,8 @@ class Decimal {
   std::optional<std::int64_t> round_to(unsigned digits) const;
   // The exact value, without trailing zeros: "0", "12", "0.0000125".
   std::string to_string() const;
+  // The same, appended to `out` (no allocation beyond `out` growing).
+  void append_to(std::string& out) const;
   unsigned scale() const { return scale_; }
 
  private:

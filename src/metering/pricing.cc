@@ -42,6 +42,12 @@ void append_uint(std::string& out, std::uint64_t v) {
   out.append(buf, r.ptr);
 }
 
+void append_json_decimal(std::string& out, const Decimal& d) {
+  out += '"';
+  d.append_to(out);
+  out += '"';
+}
+
 // `"key":` with a leading comma.
 void key(std::string& out, std::string_view k) {
   out += ",\"";
@@ -112,9 +118,9 @@ struct ItemWriter {
     key(out, "tokens");
     append_uint(out, tokens);
     key(out, "rate");
-    append_json_string(out, Decimal(rate_micros, 6).to_string());
+    append_json_decimal(out, Decimal(rate_micros, 6));
     key(out, "amount");
-    append_json_string(out, amount.to_string());
+    append_json_decimal(out, amount);
     key(out, "rule");
     append_json_string(out, rule);
     out += '}';
@@ -238,12 +244,12 @@ Charge CataloguePriceBook::price(const ChargeInput& in, const PriceVersion& vers
     const Decimal fee(entry.per_request_micros, 6);
     items.subtotal = items.subtotal + fee;
     out += ",{\"name\":\"per_request\",\"amount\":";
-    append_json_string(out, fee.to_string());
+    append_json_decimal(out, fee);
     out += ",\"rule\":\"base\"}";
   }
   out += ']';
   key(out, "subtotal");
-  append_json_string(out, items.subtotal.to_string());
+  append_json_decimal(out, items.subtotal);
 
   // Discounts, layered multiplicatively in this order: window, entry, provider, catalogue.
   Decimal total = items.subtotal;
@@ -256,9 +262,9 @@ Charge CataloguePriceBook::price(const ChargeInput& in, const PriceVersion& vers
     key(out, "scope");
     append_json_string(out, d.scope);
     key(out, "percent");
-    append_json_string(out, Decimal(d.millionths, 4).to_string());
+    append_json_decimal(out, Decimal(d.millionths, 4));
     key(out, "total_after");
-    append_json_string(out, total.to_string());
+    append_json_decimal(out, total);
     out += '}';
   };
   if (window != nullptr) {

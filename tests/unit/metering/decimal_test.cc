@@ -51,6 +51,20 @@ TEST(DecimalTest, TimesKeepsEveryDigit) {
   EXPECT_EQ(Decimal(1, 0).times(900'000, 6).times(500'000, 6).to_string(), "0.45");
 }
 
+TEST(DecimalTest, PrintsExactlyWithoutTrailingZeros) {
+  EXPECT_EQ(Decimal(0, 5).to_string(), "0");
+  EXPECT_EQ(Decimal(100, 2).to_string(), "1");
+  EXPECT_EQ(Decimal(1050, 3).to_string(), "1.05");
+  EXPECT_EQ(Decimal(5, 7).to_string(), "0.0000005");
+  EXPECT_EQ(Decimal(10'000'000'000'000'000'000ULL, 19).to_string(), "1");
+  EXPECT_EQ(Decimal(1, 25).to_string(), "0.0000000000000000000000001");
+  EXPECT_EQ(Decimal::from_integer(UINT64_MAX).times(UINT64_MAX).to_string(),
+            "340282366920938463426481119284349108225");
+  std::string out = "x=";
+  Decimal(125, 3).append_to(out);
+  EXPECT_EQ(out, "x=0.125");
+}
+
 TEST(DecimalTest, FormatsMicros) {
   EXPECT_EQ(format_micros(0), "0");
   EXPECT_EQ(format_micros(1), "0.000001");
