@@ -32,7 +32,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-constexpr char kInsertUsage[] = "sluice_insert_usage";
+// Records per INSERT: one round trip each, and 500 x 36 parameters stay under PostgreSQL's
+// limit of 65535 per statement.
+constexpr std::size_t kRowsPerInsert = 500;
 constexpr char kFindUsage[] = "sluice_find_usage";
 // pg_advisory_xact_lock key: two gateways starting together migrate one after the other.
 constexpr std::int64_t kMigrationLock = 0x736c75696365;  // "sluice"
@@ -240,8 +242,11 @@ Result<PostgresStore::PgResult> PostgresStore::run(const char* name, const std::
     if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK && !failed) {
       const char* state = PQresultErrorField(r, PG_DIAG_SQLSTATE);
       const bool lost = PQstatus(conn_) == CONNECTION_BAD;
+      // The primary message only: DETAIL may quote a whole failing row.
+      const char* primary = PQresultErrorField(r, PG_DIAG_MESSAGE_PRIMARY);
       failed = Error(lost ? ErrorKind::kUnavailable : ErrorKind::kInternal,
-                     fmt::format("postgres: {}{}{}", one_line(PQresultErrorMessage(r)),
+                     fmt::format("postgres: {}{}{}",
+                                 one_line(primary != nullptr ? primary : PQresultErrorMessage(r)),
                                  state != nullptr ? " (SQLSTATE " : "",
                                  state != nullptr ? std::string(state) + ")" : ""));
     }
@@ -285,12 +290,9 @@ Result<void> PostgresStore::prepare_statements() {
   if (prepared_) {
     return {};
   }
-  static const std::string insert_sql = usage_insert_sql(Dialect::kPostgres);
   static const std::string find_sql = usage_find_sql(Dialect::kPostgres);
-  for (const auto& [name, sql] : {std::pair{kInsertUsage, &insert_sql}, {kFindUsage, &find_sql}}) {
-    if (auto r = run(fmt::format("PREPARE {} AS {}", name, *sql)); !r) {
-      return r.error();
-    }
+  if (auto r = run(fmt::format("PREPARE {} AS {}", kFindUsage, find_sql)); !r) {
+    return r.error();
   }
   prepared_ = true;
   return {};
@@ -394,19 +396,29 @@ Result<void> PostgresStore::insert_usage(std::span<const UsageRecord> records) {
       return r.error();
     }
     auto body = [&]() -> Result<void> {
-      Params p;
-      for (const UsageRecord& record : records) {
-        p.values.clear();
-        Binder binder{&p.values, {}};
-        visit_usage_fields(record, binder);
-        if (!binder.failed_field.empty()) {
-          return Error(ErrorKind::kInternal,
-                       fmt::format("postgres: record {}: {} is out of range for BIGINT",
-                                   record.record_id, binder.failed_field));
+      std::string sql;
+      std::size_t sql_rows = 0;
+      for (std::size_t first = 0; first < records.size(); first += kRowsPerInsert) {
+        const auto chunk = records.subspan(first, std::min(kRowsPerInsert, records.size() - first));
+        Params p;
+        p.values.reserve(chunk.size() * usage_columns().size());
+        for (const UsageRecord& record : chunk) {
+          Binder binder{&p.values, {}};
+          visit_usage_fields(record, binder);
+          if (!binder.failed_field.empty()) {
+            return Error(ErrorKind::kInternal,
+                         fmt::format("postgres: record {}: {} is out of range for BIGINT",
+                                     record.record_id, binder.failed_field));
+          }
         }
-        if (auto r = run(kInsertUsage, {}, &p, statement_deadline()); !r) {
+        if (sql_rows != chunk.size()) {
+          sql = usage_insert_sql(Dialect::kPostgres, chunk.size());
+          sql_rows = chunk.size();
+        }
+        if (auto r = run(sql, &p); !r) {
           return Error(r.error().kind(),
-                       fmt::format("{} (record {})", r.error().message(), record.record_id));
+                       fmt::format("{} (batch of {} records from {})", r.error().message(),
+                                   records.size(), records.front().record_id));
         }
       }
       return {};

@@ -71,17 +71,21 @@ std::string group_expression(Dialect dialect, Dimension d) {
 
 }  // namespace
 
-std::string usage_insert_sql(Dialect dialect) {
+std::string usage_insert_sql(Dialect dialect, std::size_t rows) {
+  const std::size_t columns = usage_columns().size();
   std::string values;
-  for (std::size_t i = 1; i <= usage_columns().size(); ++i) {
-    if (i > 1) {
-      values += ", ";
+  for (std::size_t row = 0; row < rows; ++row) {
+    values += row == 0 ? "(" : ", (";
+    for (std::size_t i = 1; i <= columns; ++i) {
+      if (i > 1) {
+        values += ", ";
+      }
+      values += placeholder(dialect, row * columns + i);
     }
-    values += placeholder(dialect, i);
+    values += ")";
   }
-  return fmt::format(
-      "INSERT INTO usage_records ({}) VALUES ({}) ON CONFLICT (record_id) DO NOTHING",
-      column_list(), values);
+  return fmt::format("INSERT INTO usage_records ({}) VALUES {} ON CONFLICT (record_id) DO NOTHING",
+                     column_list(), values);
 }
 
 std::string usage_find_sql(Dialect dialect) {

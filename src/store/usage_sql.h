@@ -21,8 +21,9 @@ struct SqlText {
   std::vector<SqlParam> params;  // $1.. / ? in order
 };
 
-// INSERT of every usage_columns() column, one parameter each, skipping a stored record_id.
-std::string usage_insert_sql(Dialect dialect);
+// INSERT of `rows` records, every usage_columns() column one parameter each, skipping any whose
+// record_id is stored already (or repeated in the same statement).
+std::string usage_insert_sql(Dialect dialect, std::size_t rows = 1);
 // The usage_columns() of the newest record with request id $1.
 std::string usage_find_sql(Dialect dialect);
 // The UsageQuery as one SELECT. Result columns: one text column per group_by entry, then

@@ -164,6 +164,29 @@ TEST_P(StoreTest, ABatchWithARecordTheStoreRefusesStoresNothing) {
   EXPECT_EQ(count(), 1u) << "the store is usable after a failed batch";
 }
 
+TEST_P(StoreTest, ALargeBatchIsStoredOnceAndAllOrNothing) {
+  // Larger than one PostgreSQL INSERT (500 rows), with a record repeated inside the batch.
+  std::vector<UsageRecord> batch;
+  for (int i = 0; i < 1200; ++i) {
+    batch.push_back(record("big-" + std::to_string(i), kNov30 + i));
+  }
+  batch.push_back(record("big-5", kNov30 + 5));
+  insert(batch);
+  EXPECT_EQ(count(), 1200u);
+
+  // The refused record is in the third statement: the first two must be rolled back too.
+  std::vector<UsageRecord> failing;
+  for (int i = 0; i < 1100; ++i) {
+    failing.push_back(record("late-" + std::to_string(i), kNov30 + i));
+  }
+  failing.back().record_id.clear();
+  auto refused = store_->insert_usage(failing);
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().message().find("record_id"), std::string::npos)
+      << "the message names the constraint: " << refused.error().message();
+  EXPECT_EQ(count(), 1200u);
+}
+
 TEST_P(StoreTest, EveryFieldRoundTrips) {
   UsageRecord r = record("rt-1", kNov30 + 123);
   r.key_group = "research";
