@@ -35,12 +35,12 @@ std::string_view to_string(Dimension d);
 std::optional<Dimension> parse_dimension(std::string_view name);
 
 struct UsageQuery {
-  std::int64_t from_ms = 0;                 // started_at_ms >= from_ms
-  std::int64_t to_ms = INT64_MAX;           // started_at_ms < to_ms
-  std::vector<Dimension> group_by;          // empty = one total row
+  std::int64_t from_ms = 0;         // started_at_ms >= from_ms
+  std::int64_t to_ms = INT64_MAX;   // started_at_ms < to_ms
+  std::vector<Dimension> group_by;  // empty = one total row
   // Exact-match filters on dimensions (not kDay/kHour): all must match.
   std::vector<std::pair<Dimension, std::string>> where;
-  std::uint32_t limit = 1000;               // rows, ordered by cost then requests, descending
+  std::uint32_t limit = 1000;  // rows, ordered by cost then requests, descending
 };
 
 struct UsageRow {
@@ -52,8 +52,8 @@ struct UsageRow {
   std::uint64_t cache_read_tokens = 0;
   std::uint64_t cache_write_tokens = 0;
   std::uint64_t reasoning_tokens = 0;
-  std::int64_t cost_micros = 0;        // priced records only
-  std::uint64_t unaccounted = 0;       // records without a price (their cost is unknown)
+  std::int64_t cost_micros = 0;   // priced records only
+  std::uint64_t unaccounted = 0;  // records without a price (their cost is unknown)
 };
 
 // The durable store: usage ledger now; keys, key groups, allocations, budgets, prices and
@@ -78,7 +78,9 @@ class Store {
   virtual Result<std::uint64_t> count_usage() = 0;
 };
 
-// Opens the configured store (none -> null). Does not migrate.
+// Opens the configured store (none -> null): SqliteStore (creates the file when missing) or
+// PostgresStore (checks the URL, connects on the first call, so this succeeds while the
+// database is down). Does not migrate. Errors name the path, never the PostgreSQL URL.
 Result<std::unique_ptr<Store>> open_store(const config::StoreSettings& settings);
 
 }  // namespace sluice::store
