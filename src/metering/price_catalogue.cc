@@ -412,7 +412,11 @@ Result<PriceCatalogue> parse_price_catalogue(std::string_view yaml_text, std::st
     const YamlMap m = YamlField::root(root, context).map({"catalogue", "date", "versions"});
     PriceCatalogue out;
     out.label = m.required("catalogue").literal_text();
-    out.date = m.required("date").literal_text();
+    const YamlField date = m.required("date");
+    out.date = date.literal_text();
+    if (out.date.size() != 10 || !parse_rfc3339_ms(out.date + "T00:00:00Z")) {
+      date.fail("expected a date YYYY-MM-DD");
+    }
     const YamlField versions = m.required("versions");
     std::set<std::string> ids;
     for (const YamlField& item : versions.items()) {

@@ -461,22 +461,24 @@ TEST(PricingCatalogueErrorTest, VersionMistakes) {
     auto book = load_price_book(text, "v.yaml");
     return book ? std::string("loaded") : book.error().message();
   };
-  EXPECT_THAT(load("catalogue: c\ndate: d\nversions:\n"
+  EXPECT_THAT(load("catalogue: c\ndate: 2026-11-30\nversions:\n"
                    "  - id: a\n    effective_from: 2026-01-01T00:00:00\n" +
                    entry),
               HasSubstr("v.yaml:5:21: versions[0].effective_from: invalid RFC 3339"));
-  EXPECT_THAT(load("catalogue: c\ndate: d\nversions:\n"
+  EXPECT_THAT(load("catalogue: c\ndate: 2026-11-30\nversions:\n"
                    "  - id: a\n    effective_from: 2026-02-01T00:00:00Z\n" +
                    entry + "  - id: b\n    effective_from: 2026-01-01T00:00:00Z\n" + entry),
               HasSubstr("v.yaml:7:5: versions[1]: versions must be listed by strictly ascending"));
-  EXPECT_THAT(load("catalogue: c\ndate: d\nversions:\n"
+  EXPECT_THAT(load("catalogue: c\ndate: 2026-11-30\nversions:\n"
                    "  - id: a\n    effective_from: 2026-01-01T00:00:00Z\n" +
                    entry + "  - id: a\n    effective_from: 2026-02-01T00:00:00Z\n" + entry),
               HasSubstr("v.yaml:7:5: versions[1]: version id \"a\" is used twice"));
-  EXPECT_THAT(load("catalogue: c\ndate: d\nversions: []\n"),
+  EXPECT_THAT(load("catalogue: c\ndate: 2026-11-30\nversions: []\n"),
               HasSubstr("v.yaml:3:11: versions: at least one version is required"));
   EXPECT_THAT(load("catalogue: c\nversions: []\n"),
               HasSubstr("v.yaml:1:1: date: missing required field"));
+  EXPECT_THAT(load("catalogue: c\ndate: 30/11/2026\nversions: []\n"),
+              HasSubstr("v.yaml:2:7: date: expected a date YYYY-MM-DD"));
   EXPECT_THAT(load("- a\n"), HasSubstr("v.yaml:1:1: expected a mapping"));
 }
 
