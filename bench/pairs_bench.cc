@@ -5,6 +5,9 @@
 // without a change here:
 //
 //   BM_Translate/<caller>/<upstream>/<read size>
+//   BM_TranslateLong/<caller>/<upstream>/<read size>: the same on a long stream made by
+//     repeating one block of the fixture (Recorded::repeatable), where per-request setup
+//     (decoder, encoder, first buffers) no longer weighs on the per-event figures
 //
 // Counters: events/s = upstream SSE events translated per second on one core (the goal
 // is 1M/s); allocs/event = heap allocations per upstream event (counted by this binary's
@@ -29,7 +32,6 @@
 #include "protocol/registry.h"
 #include "providers/registry.h"
 
-
 namespace {
 
 using sluice::codec::SseEvent;
@@ -41,14 +43,46 @@ namespace providers = sluice::providers;
 struct Recorded {
   std::string_view protocol;
   const char* fixture;  // a text stream with usage, as each provider sends one
+  // When >= 0: the SSE block (0-based) that can be repeated to make a long stream of the same
+  // shape (BM_TranslateLong: per-event costs without the per-request ones of a short fixture).
+  int repeatable = -1;
 };
 
 constexpr Recorded kStreams[] = {
     {"openai_chat", "openai-chat/chat-stream-text-include-usage.sse"},
     {"anthropic_messages", "anthropic/stream-thinking-signature.sse"},
-    {"gemini", "gemini/stream-text-thoughts-usage.sse"},
+    // Every Gemini chunk is a whole GenerateContentResponse: the second one (text, cumulative
+    // usage) can stand again and again.
+    {"gemini", "gemini/stream-text-thoughts-usage.sse", 1},
     {"openai_responses", "openai-responses/stream-text.sse"},
 };
+
+constexpr int kLongRepeats = 256;
+
+// `stream` with its block `index` standing `times` times in its place (blocks end at a blank
+// line: CRLF CRLF or LF LF).
+std::string repeat_block(const std::string& stream, int index, int times) {
+  std::vector<std::string_view> blocks;
+  std::string_view rest = stream;
+  while (!rest.empty()) {
+    std::size_t end = rest.find("\r\n\r\n");
+    std::size_t sep = 4;
+    if (const std::size_t lf = rest.find("\n\n"); lf < end) {
+      end = lf;
+      sep = 2;
+    }
+    const std::size_t take = end == std::string_view::npos ? rest.size() : end + sep;
+    blocks.push_back(rest.substr(0, take));
+    rest.remove_prefix(take);
+  }
+  std::string out;
+  for (std::size_t i = 0; i < blocks.size(); ++i) {
+    for (int k = 0; k < (static_cast<int>(i) == index ? times : 1); ++k) {
+      out.append(blocks[i]);
+    }
+  }
+  return out;
+}
 
 std::string read_fixture(const std::string& rel) {
   std::ifstream in(std::string(SLUICE_FIXTURES_DIR) + "/" + rel, std::ios::binary);
@@ -135,17 +169,21 @@ const bool kRegistered = [] {
     adapters().push_back(std::move(adapter));
     const std::string* stream = new std::string(read_fixture(up.fixture));
 
-    benchmark::RegisterBenchmark(
-        ("BM_Passthrough/" + std::string(up.protocol)).c_str(),
-        [native, stream](benchmark::State& state) {
-          run(state, *stream, [native] {
-            protocol::IngressRequest request;
-            request.stream = true;
-            request.include_usage = true;
-            return pipeline::make_passthrough(*native, native->make_stream_sniffer(request));
-          });
-        })
+    benchmark::RegisterBenchmark(("BM_Passthrough/" + std::string(up.protocol)).c_str(),
+                                 [native, stream](benchmark::State& state) {
+                                   run(state, *stream, [native] {
+                                     protocol::IngressRequest request;
+                                     request.stream = true;
+                                     request.include_usage = true;
+                                     return pipeline::make_passthrough(
+                                         *native, native->make_stream_sniffer(request));
+                                   });
+                                 })
         ->Arg(4096);
+
+    const std::string* long_stream =
+        up.repeatable >= 0 ? new std::string(repeat_block(*stream, up.repeatable, kLongRepeats))
+                           : nullptr;
 
     protocol::IngressRequest probe;
     for (const protocol::IngressCodec* caller : protocol::ingress_codecs()) {
@@ -153,21 +191,27 @@ const bool kRegistered = [] {
           caller->make_stream_encoder(probe) == nullptr) {
         continue;
       }
+      auto translate = [caller, upstream] {
+        protocol::IngressRequest request;
+        request.stream = true;
+        request.include_usage = true;
+        request.estimated_input_tokens = 12;
+        return pipeline::make_translation(*caller, upstream->make_stream_decoder(),
+                                          caller->make_stream_encoder(request));
+      };
+      const std::string pair = std::string(caller->protocol()) + "/" + std::string(up.protocol);
       benchmark::RegisterBenchmark(
-          ("BM_Translate/" + std::string(caller->protocol()) + "/" + std::string(up.protocol))
-              .c_str(),
-          [caller, upstream, stream](benchmark::State& state) {
-            run(state, *stream, [caller, upstream] {
-              protocol::IngressRequest request;
-              request.stream = true;
-              request.include_usage = true;
-              request.estimated_input_tokens = 12;
-              return pipeline::make_translation(*caller, upstream->make_stream_decoder(),
-                                                caller->make_stream_encoder(request));
-            });
-          })
+          ("BM_Translate/" + pair).c_str(),
+          [stream, translate](benchmark::State& state) { run(state, *stream, translate); })
           ->Arg(4096)
           ->Arg(512);
+      if (long_stream != nullptr) {
+        benchmark::RegisterBenchmark(("BM_TranslateLong/" + pair).c_str(),
+                                     [long_stream, translate](benchmark::State& state) {
+                                       run(state, *long_stream, translate);
+                                     })
+            ->Arg(4096);
+      }
     }
   }
   return true;
