@@ -10,9 +10,9 @@ namespace sluice::store {
 struct AttemptRecord {
   std::string provider;
   std::string model;
-  std::string path;         // the target's place in the route's policy tree
-  int status = 0;           // upstream HTTP status; 0 when no response head arrived
-  std::string error_class;  // ErrorKind name ("upstream_timeout", ...); "" on success
+  std::string path;                 // the target's place in the route's policy tree
+  int status = 0;                   // upstream HTTP status; 0 when no response head arrived
+  std::string error_class;          // ErrorKind name ("upstream_timeout", ...); "" on success
   std::int64_t acquire_us = -1;     // pool wait + connect; -1 = not reached
   std::int64_t first_byte_us = -1;  // request written -> response head
   std::int64_t duration_us = -1;    // the whole attempt
@@ -25,8 +25,8 @@ struct AttemptRecord {
 // updated. `record_id` is unique per record and makes writes idempotent: replaying a spool
 // that was partly written already stores each record once.
 struct UsageRecord {
-  std::string record_id;   // "<instance>-<sequence>", unique across instances and restarts
-  std::string request_id;  // the x-request-id the caller saw
+  std::string record_id;           // "<instance>-<sequence>", unique across instances and restarts
+  std::string request_id;          // the x-request-id the caller saw
   std::int64_t started_at_ms = 0;  // unix milliseconds, when the request entered
   std::int64_t ended_at_ms = 0;
 
@@ -62,10 +62,10 @@ struct UsageRecord {
 
   // Timings in microseconds; -1 = not measured (e.g. no first token on a failed request).
   std::int64_t total_us = -1;
-  std::int64_t overhead_us = -1;        // time spent in the gateway itself
-  std::int64_t queue_us = -1;           // waiting for admission, backoff and pool slots
-  std::int64_t upstream_ttfb_us = -1;   // the answering attempt's first byte
-  std::int64_t ttft_us = -1;            // first token to the caller (streams)
+  std::int64_t overhead_us = -1;                // time spent in the gateway itself
+  std::int64_t queue_us = -1;                   // waiting for admission, backoff and pool slots
+  std::int64_t upstream_ttfb_us = -1;           // the answering attempt's first byte
+  std::int64_t ttft_us = -1;                    // first token to the caller (streams)
   std::int64_t output_tokens_per_s_milli = -1;  // output tokens per second x 1000
 
   // Cost. priced=false means "unaccounted": no price for this model; cost_micros is then 0 and
