@@ -3,8 +3,10 @@
 #include <chrono>
 #include <limits>
 
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <sqlite3.h>
+#include <unistd.h>
 
 #include "store/migrations.h"
 #include "store/usage_fields.h"
@@ -113,6 +115,14 @@ void SqliteStore::FinalizeStatement::operator()(sqlite3_stmt* stmt) const {
 }
 
 Result<std::unique_ptr<SqliteStore>> SqliteStore::open(const std::string& path) {
+  // Key names, features and spend are nobody else's business: a new database file is created
+  // owner-only, and SQLite gives its -wal and -shm files the same mode.
+  if (path != ":memory:" && !path.empty()) {
+    const int fd = ::open(path.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0600);
+    if (fd >= 0) {
+      ::close(fd);
+    }
+  }
   sqlite3* db = nullptr;
   // NOMUTEX: one thread at a time uses a Store (store.h), so SQLite's own locking is not needed.
   const int rc = sqlite3_open_v2(

@@ -575,6 +575,19 @@ INSTANTIATE_TEST_SUITE_P(Sqlite, StoreTest,
                              }}),
                          [](const auto& info) { return info.param.name; });
 
+TEST(SqliteStoreFile, ANewDatabaseIsReadableByItsOwnerOnly) {
+  const auto dir = sqlite_dir();
+  std::filesystem::create_directories(dir);
+  const auto path = dir / "mode.db";
+  std::filesystem::remove(path);
+  auto store = SqliteStore::open(path.string());
+  ASSERT_TRUE(store) << store.error().message();
+  ASSERT_TRUE((*store)->migrate());
+  const auto perms = std::filesystem::status(path).permissions();
+  EXPECT_EQ(perms & (std::filesystem::perms::group_all | std::filesystem::perms::others_all),
+            std::filesystem::perms::none);
+}
+
 // SLUICE_TEST_POSTGRES_URL, or kNotFound so the fixture skips (or fails when required).
 Result<std::string> postgres_url() {
   const char* url = std::getenv("SLUICE_TEST_POSTGRES_URL");
