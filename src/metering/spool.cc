@@ -3,6 +3,7 @@
 #include <array>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <optional>
 
 #include <boost/crc.hpp>
@@ -111,9 +112,20 @@ std::optional<std::uint64_t> next_frame(int fd, std::uint64_t from, std::uint64_
 }  // namespace
 
 Result<std::unique_ptr<Spool>> Spool::open(std::string path) {
+  const bool existed = ::access(path.c_str(), F_OK) == 0;
   const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
   if (fd < 0) {
     return io_error("cannot open usage spool", path);
+  }
+  if (!existed) {
+    // A new file's name is durable only once its directory is synced: without it, a power loss
+    // could take the whole spool, acknowledged frames included.
+    const std::string dir = std::filesystem::path(path).parent_path().string();
+    const int dfd = ::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd >= 0) {
+      ::fsync(dfd);
+      ::close(dfd);
+    }
   }
   std::unique_ptr<Spool> spool(new Spool(std::move(path), fd));
   if (auto scanned = spool->scan(); !scanned) {
