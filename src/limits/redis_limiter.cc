@@ -1,0 +1,367 @@
+#include "limits/redis_limiter.h"
+
+#include <array>
+#include <charconv>
+
+#include <boost/asio/redirect_error.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <hiredis/async.h>
+#include <hiredis/hiredis.h>
+
+#include "limits/token_bucket_script.h"
+#include "spdlog/spdlog.h"
+
+namespace sluice::limits {
+
+namespace {
+
+constexpr std::size_t kMaxArgs = 4 + 3 * kMaxCharges + 4;
+
+// A number's decimal text appended to `out`.
+void append_number(std::string& out, std::int64_t value) {
+  std::array<char, 24> buf;
+  auto [end, ec] = std::to_chars(buf.data(), buf.data() + buf.size(), value);
+  out.append(buf.data(), end);
+}
+
+bool is_error(const redisReply* r, std::string_view prefix) {
+  return r != nullptr && r->type == REDIS_REPLY_ERROR &&
+         std::string_view(r->str, r->len).starts_with(prefix);
+}
+
+}  // namespace
+
+// One check in flight: its arguments (kept for a NOSCRIPT retry), the timer its coroutine waits
+// on, and the parsed reply. Reused: the strings keep their capacity, so a warm worker allocates
+// nothing here per request.
+struct RedisLimiter::Pending {
+  enum class State : std::uint8_t { kFree, kWaiting, kDone, kAbandoned };
+  explicit Pending(RedisLimiter& o) : owner(o), timer(o.ioc_) {}
+
+  RedisLimiter& owner;
+  boost::asio::steady_timer timer;
+  State state = State::kFree;
+  bool retried = false;
+  std::string numbers;  // every numeric argument, back to back (views point into it)
+  std::array<std::string_view, kMaxArgs> args{};
+  std::size_t argc = 0;
+  // The reply.
+  bool ok = false;
+  std::string_view error;
+  long long allowed = 0;
+  long long index = 0;
+  long long retry_ms = 0;
+  boost::container::static_vector<long long, kMaxCharges> levels;
+};
+
+RedisLimiter::RedisLimiter(boost::asio::io_context& ioc, const config::StateSettings& settings,
+                           LocalLimiter& local, RedisHealth& health, std::string lease_prefix)
+    : local_(local),
+      health_(health),
+      lease_prefix_(std::move(lease_prefix)),
+      ioc_(ioc),
+      connection_(
+          ioc, settings,
+          [this] {
+            // Load both scripts on every (re)connection: a restarted Redis has an empty
+            // script cache. Until the SHA is known, checks send the script itself (EVAL).
+            static constexpr std::array<std::string_view, 2> kScripts{kCheckScript, kCorrectScript};
+            for (std::size_t i = 0; i < kScripts.size(); ++i) {
+              const std::array<std::string_view, 3> load{"SCRIPT", "LOAD", kScripts[i]};
+              connection_.command(load, &RedisLimiter::on_script_loaded,
+                                  i == 0 ? static_cast<void*>(&check_sha_) : &correct_sha_);
+            }
+          },
+          [this](std::string_view why) { failed(why); }) {
+  pending_.reserve(64);
+}
+
+RedisLimiter::~RedisLimiter() = default;
+
+void RedisLimiter::start() { connection_.start(); }
+
+void RedisLimiter::on_script_loaded(redisAsyncContext*, void* reply, void* privdata) {
+  const auto* r = static_cast<const redisReply*>(reply);
+  if (r != nullptr && r->type == REDIS_REPLY_STRING) {
+    static_cast<std::string*>(privdata)->assign(r->str, r->len);
+  }
+}
+
+void RedisLimiter::failed(std::string_view why) {
+  health_.errors.fetch_add(1, std::memory_order_relaxed);
+  if (health_.up.exchange(false, std::memory_order_acq_rel)) {
+    spdlog::warn("limits: redis at {} is not answering ({}): {} until it does", health_.where, why,
+                 health_.policy);
+  }
+}
+
+void RedisLimiter::answered() {
+  if (!health_.up.load(std::memory_order_relaxed) &&
+      !health_.up.exchange(true, std::memory_order_acq_rel)) {
+    spdlog::info("limits: redis at {} answers again: limits are enforced across instances",
+                 health_.where);
+  }
+}
+
+RedisLimiter::Pending* RedisLimiter::acquire() {
+  if (!free_.empty()) {
+    Pending* p = free_.back();
+    free_.pop_back();
+    return p;
+  }
+  if (pending_.size() >= kMaxPending) {
+    return nullptr;
+  }
+  pending_.push_back(std::make_unique<Pending>(*this));
+  return pending_.back().get();
+}
+
+void RedisLimiter::free(Pending* p) {
+  p->state = Pending::State::kFree;
+  free_.push_back(p);
+}
+
+bool RedisLimiter::send(Pending& p) {
+  return connection_.command(std::span<const std::string_view>(p.args.data(), p.argc),
+                             &RedisLimiter::on_reply, &p);
+}
+
+void RedisLimiter::on_reply(redisAsyncContext*, void* reply, void* privdata) {
+  auto& p = *static_cast<Pending*>(privdata);
+  RedisLimiter& self = p.owner;
+  const auto* r = static_cast<const redisReply*>(reply);
+  if (p.state == Pending::State::kAbandoned) {
+    self.free(&p);  // its request went on without us (timeout)
+    return;
+  }
+  if (is_error(r, "NOSCRIPT") && !p.retried) {
+    // The script cache was emptied (restart, SCRIPT FLUSH): send the script itself once,
+    // which also caches it again.
+    p.retried = true;
+    p.args[0] = "EVAL";
+    p.args[1] = kCheckScript;
+    if (self.send(p)) {
+      return;
+    }
+    r = nullptr;
+  }
+  p.ok = false;
+  p.levels.clear();
+  if (r == nullptr) {
+    p.error = "connection lost";
+  } else if (r->type != REDIS_REPLY_ARRAY || r->elements < 3) {
+    p.error = r->type == REDIS_REPLY_ERROR ? "script error" : "unexpected reply";
+    spdlog::debug("limits: redis answered {}", r->type == REDIS_REPLY_ERROR
+                                                   ? std::string_view(r->str, r->len)
+                                                   : std::string_view("a non-array"));
+  } else {
+    p.ok = true;
+    p.allowed = r->element[0]->integer;
+    p.index = r->element[1]->integer;
+    p.retry_ms = r->element[2]->integer;
+    for (std::size_t i = 3; i < r->elements && p.levels.size() < kMaxCharges; ++i) {
+      p.levels.push_back(r->element[i]->integer);
+    }
+  }
+  p.state = Pending::State::kDone;
+  p.timer.cancel();
+}
+
+boost::asio::awaitable<Decision> RedisLimiter::check(std::span<const Charge> charges,
+                                                     Clock::time_point now,
+                                                     Clock::time_point deadline, Lease& lease) {
+  // Instance-wide slots are this instance's business: counted locally, first.
+  Charges local_part;
+  Charges remote;
+  for (const Charge& c : charges) {
+    (c.bucket->layer == Layer::kInstance ? local_part : remote).push_back(c);
+  }
+  Decision d;
+  if (!local_part.empty()) {
+    d = local_.decide(local_part, now, lease);
+    if (d.status != Decision::Status::kOk || remote.empty()) {
+      co_return d;
+    }
+  }
+  if (remote.empty()) {
+    co_return d;
+  }
+  const auto error = [&](std::string_view why) {
+    local_.release(lease);
+    Decision e;
+    e.status = Decision::Status::kError;
+    e.error = why;
+    return e;
+  };
+  if (!connection_.connected()) {
+    failed("not connected");
+    co_return error("redis unavailable");
+  }
+  Pending* p = acquire();
+  if (p == nullptr) {
+    failed("too many checks waiting");
+    co_return error("redis overloaded");
+  }
+  // EVALSHA sha numkeys KEYS... n m lease ttl (limit cost)... (limit)...
+  Charges buckets;
+  Charges slots;
+  std::chrono::milliseconds ttl{0};
+  for (const Charge& c : remote) {
+    if (c.bucket->dimension == Dimension::kConcurrency) {
+      slots.push_back(c);
+      ttl = std::max(ttl, c.bucket->lease_ttl);
+    } else {
+      buckets.push_back(c);
+    }
+  }
+  const std::uint64_t lease_id = next_lease_++;
+  std::string& nums = p->numbers;
+  nums.clear();
+  nums.reserve(1024);  // once: a warm Pending never allocates
+  std::array<std::size_t, kMaxArgs + 1> offsets{};
+  std::size_t count = 0;
+  const auto number = [&](std::int64_t v) {
+    offsets[count++] = nums.size();
+    append_number(nums, v);
+  };
+  number(static_cast<std::int64_t>(buckets.size() + slots.size()));  // numkeys
+  number(static_cast<std::int64_t>(buckets.size()));
+  number(static_cast<std::int64_t>(slots.size()));
+  offsets[count++] = nums.size();
+  nums += lease_prefix_;
+  append_number(nums, static_cast<std::int64_t>(lease_id));
+  number(ttl.count());
+  for (const Charge& c : buckets) {
+    number(static_cast<std::int64_t>(c.bucket->limit));
+    number(std::max<std::int64_t>(c.cost, 0));
+  }
+  for (const Charge& c : slots) {
+    number(static_cast<std::int64_t>(c.bucket->limit));
+  }
+  offsets[count] = nums.size();
+  const auto text = [&](std::size_t i) {
+    return std::string_view(nums).substr(offsets[i], offsets[i + 1] - offsets[i]);
+  };
+  std::size_t argc = 0;
+  const bool have_sha = !check_sha_.empty();
+  p->args[argc++] = have_sha ? "EVALSHA" : "EVAL";
+  p->args[argc++] = have_sha ? std::string_view(check_sha_) : kCheckScript;
+  p->args[argc++] = text(0);
+  for (const Charge& c : buckets) {
+    p->args[argc++] = c.bucket->redis_key;
+  }
+  for (const Charge& c : slots) {
+    p->args[argc++] = c.bucket->redis_key;
+  }
+  for (std::size_t i = 1; i < count; ++i) {
+    p->args[argc++] = text(i);
+  }
+  p->argc = argc;
+  p->retried = false;
+  p->state = Pending::State::kWaiting;
+  if (!send(*p)) {
+    free(p);
+    failed("not connected");
+    co_return error("redis unavailable");
+  }
+  p->timer.expires_at(deadline);
+  boost::system::error_code ec;
+  co_await p->timer.async_wait(boost::asio::redirect_error(boost::asio::use_awaitable, ec));
+  if (p->state != Pending::State::kDone) {
+    p->state = Pending::State::kAbandoned;  // on_reply frees it when the reply comes
+    failed("timeout");
+    co_return error("redis timeout");
+  }
+  if (!p->ok) {
+    const std::string_view why = p->error;
+    free(p);
+    failed(why);
+    co_return error("redis error");
+  }
+  answered();
+  if (p->allowed == 1) {
+    for (const Charge& c : slots) {
+      lease.slots.push_back(c.bucket);
+    }
+    lease.id = lease_id;
+  } else {
+    local_.release(lease);
+    d.status = Decision::Status::kOverLimit;
+    const std::size_t at = static_cast<std::size_t>(p->index) - 1;
+    d.limited = at < buckets.size() ? buckets[at].bucket
+                                    : slots[std::min(at - buckets.size(), slots.size() - 1)].bucket;
+    d.never = p->retry_ms < 0;
+    d.retry_after = std::chrono::milliseconds(p->retry_ms < 0 ? 60000 : p->retry_ms);
+  }
+  for (std::size_t i = 0; i < buckets.size() && i < p->levels.size(); ++i) {
+    const Bucket& b = *buckets[i].bucket;
+    const std::uint64_t remaining =
+        std::min<std::uint64_t>(b.limit, static_cast<std::uint64_t>(std::max(0LL, p->levels[i])));
+    const Figures f{b.limit, remaining,
+                    std::chrono::milliseconds((b.limit - remaining) * 60000 / b.limit)};
+    Figures& into = b.dimension == Dimension::kTokens ? d.tokens : d.requests;
+    if (into.limit == 0 || f.remaining < into.remaining) {
+      into = f;
+    }
+  }
+  free(p);
+  co_return d;
+}
+
+void RedisLimiter::correct(std::span<const Charge> charges, Clock::time_point /*now*/) {
+  if (!connection_.connected() || charges.empty()) {
+    return;  // settlement is best effort: a lost correction only makes a bucket drift briefly
+  }
+  std::array<std::string_view, 3 + 3 * kMaxCharges> args;
+  std::string nums;
+  nums.reserve(256);
+  std::array<std::size_t, 2 * kMaxCharges + 2> offsets{};
+  std::size_t count = 0;
+  const auto number = [&](std::int64_t v) {
+    offsets[count++] = nums.size();
+    append_number(nums, v);
+  };
+  number(static_cast<std::int64_t>(charges.size()));
+  for (const Charge& c : charges) {
+    number(static_cast<std::int64_t>(c.bucket->limit));
+    number(c.cost);
+  }
+  offsets[count] = nums.size();
+  const auto text = [&](std::size_t i) {
+    return std::string_view(nums).substr(offsets[i], offsets[i + 1] - offsets[i]);
+  };
+  std::size_t argc = 0;
+  const bool have_sha = !correct_sha_.empty();
+  args[argc++] = have_sha ? "EVALSHA" : "EVAL";
+  args[argc++] = have_sha ? std::string_view(correct_sha_) : kCorrectScript;
+  args[argc++] = text(0);
+  for (const Charge& c : charges) {
+    args[argc++] = c.bucket->redis_key;
+  }
+  for (std::size_t i = 1; i < count; ++i) {
+    args[argc++] = text(i);
+  }
+  connection_.command(std::span<const std::string_view>(args.data(), argc), nullptr, nullptr);
+}
+
+void RedisLimiter::release(Lease& lease) {
+  if (lease.slots.empty()) {
+    return;
+  }
+  std::string member = lease_prefix_;
+  append_number(member, static_cast<std::int64_t>(lease.id));
+  Lease local_slots;
+  for (const Bucket* b : lease.slots) {
+    if (b->layer == Layer::kInstance) {
+      local_slots.slots.push_back(b);
+      continue;
+    }
+    // A lost ZREM (Redis down) only holds the slot until its lease expires.
+    const std::array<std::string_view, 3> zrem{"ZREM", b->redis_key, member};
+    connection_.command(zrem, nullptr, nullptr);
+  }
+  local_.release(local_slots);
+  lease.slots.clear();
+}
+
+}  // namespace sluice::limits

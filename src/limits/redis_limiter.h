@@ -1,0 +1,74 @@
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include "config/config.h"
+#include "limits/limiter.h"
+#include "limits/local_limiter.h"
+#include "limits/redis_connection.h"
+
+namespace sluice::limits {
+
+// Whether Redis answers, shared by every worker's RedisLimiter of one instance: state changes
+// are logged once (one line when Redis stops answering, one when it is back), never per
+// request. Read by the metrics scrape (any thread).
+struct RedisHealth {
+  std::atomic<bool> up{true};
+  std::atomic<std::uint64_t> errors{0};  // checks Redis did not answer in time, all workers
+  std::string where;                     // host:port, for the log lines
+  std::string policy;                    // "failing open" / "failing closed"
+};
+
+// Limits shared by every instance through one Redis: a check is one EVALSHA round trip that
+// takes all of a request's token buckets and concurrency slots atomically (token_bucket_script.h),
+// bounded by `deadline`: a reply that comes later is ignored, and while the connection is down a
+// check answers kError at once. Instance-wide slots stay local (`local`). One per worker, on that
+// worker's io_context; all calls on its thread.
+class RedisLimiter final : public Limiter {
+ public:
+  // At most this many checks wait on one worker's connection; beyond it a check is kError.
+  static constexpr std::size_t kMaxPending = 1024;
+
+  RedisLimiter(boost::asio::io_context& ioc, const config::StateSettings& settings,
+               LocalLimiter& local, RedisHealth& health, std::string lease_prefix);
+  ~RedisLimiter() override;
+
+  void start();
+
+  boost::asio::awaitable<Decision> check(std::span<const Charge> charges, Clock::time_point now,
+                                         Clock::time_point deadline, Lease& lease) override;
+  void correct(std::span<const Charge> charges, Clock::time_point now) override;
+  void release(Lease& lease) override;
+
+  bool connected() const { return connection_.connected(); }
+
+ private:
+  struct Pending;
+  static void on_reply(redisAsyncContext* ac, void* reply, void* privdata);
+  static void on_script_loaded(redisAsyncContext* ac, void* reply, void* privdata);
+  bool send(Pending& p);
+  void failed(std::string_view why);
+  void answered();
+  Pending* acquire();
+  void free(Pending* p);
+
+  LocalLimiter& local_;
+  RedisHealth& health_;
+  std::string lease_prefix_;  // "<instance>:<worker>:"
+  std::uint64_t next_lease_ = 1;
+  std::string check_sha_;
+  std::string correct_sha_;
+  std::vector<std::unique_ptr<Pending>> pending_;
+  std::vector<Pending*> free_;
+  boost::asio::io_context& ioc_;
+  RedisConnection connection_;  // last: destroyed first, failing what still waits
+};
+
+}  // namespace sluice::limits
