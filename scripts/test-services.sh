@@ -8,10 +8,13 @@
 #   scripts/test-services.sh pg-stop DIR  stop PostgreSQL only, keeping its data
 #   scripts/test-services.sh pg-start DIR start it again on the same port; returns when it
 #                                         accepts connections
+#   scripts/test-services.sh redis-stop DIR   kill redis-server (an outage, not a shutdown)
+#   scripts/test-services.sh redis-start DIR  start it again on the same port (empty); returns
+#                                             when it answers PING
 #
-# DIR/env exports SLUICE_TEST_POSTGRES_URL, SLUICE_TEST_REDIS_URL, and SLUICE_TEST_PG_STOP /
-# SLUICE_TEST_PG_START (the pg-stop / pg-start commands above, ready for `sh -c`) for outage
-# tests. PostgreSQL refuses to run as root: as root, its files belong to the `postgres` user and
+# DIR/env exports SLUICE_TEST_POSTGRES_URL, SLUICE_TEST_REDIS_URL, SLUICE_TEST_PG_STOP /
+# SLUICE_TEST_PG_START and SLUICE_TEST_REDIS_STOP / SLUICE_TEST_REDIS_START (the commands above,
+# ready for `sh -c`) for outage tests. PostgreSQL refuses to run as root: as root, its files belong to the `postgres` user and
 # it runs through runuser. Durability is off (fsync, full_page_writes): crash safety of a
 # throwaway cluster is not what the tests measure.
 set -euo pipefail
@@ -51,6 +54,31 @@ pg_stop() {
   as_pg "$pg_bin/pg_ctl" -D "$dir/pg" -m fast -w -t 30 -s stop >/dev/null
 }
 
+redis_start() {
+  local dir=$1 port i
+  port=$(cat "$dir/redis.port")
+  redis-server --bind 127.0.0.1 --port "$port" --save "" --appendonly no \
+    --daemonize yes --pidfile "$dir/redis.pid" --logfile "$dir/redis.log" --dir "$dir" >/dev/null
+  for ((i = 0; i < 100; i++)); do
+    redis-cli -h 127.0.0.1 -p "$port" ping 2>/dev/null | grep -q PONG && break
+    sleep 0.05
+  done
+  ((i < 100)) || die "redis-server did not answer PING within 5 s"
+}
+
+# SIGKILL: clients see their connections reset, as in a crash; returns once the port is free.
+redis_stop() {
+  local dir=$1 pid i
+  [[ -f $dir/redis.pid ]] || return 0
+  pid=$(cat "$dir/redis.pid")
+  kill -9 "$pid" 2>/dev/null || true
+  for ((i = 0; i < 100; i++)); do
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.05
+  done
+  rm -f "$dir/redis.pid"
+}
+
 start() {
   [[ -x $pg_bin/initdb ]] || die "no PostgreSQL 15 in $pg_bin (scripts/install-deps.sh --test)"
   command -v redis-server >/dev/null || die "no redis-server (scripts/install-deps.sh --test)"
@@ -80,20 +108,16 @@ CONF
   as_pg "$pg_bin/createdb" -h 127.0.0.1 -p "$pg_port" -U sluice sluice_test
 
   redis_port=$(free_port)
-  redis-server --bind 127.0.0.1 --port "$redis_port" --save "" --appendonly no \
-    --daemonize yes --pidfile "$dir/redis.pid" --logfile "$dir/redis.log" --dir "$dir" >/dev/null
-  local i
-  for ((i = 0; i < 100; i++)); do
-    redis-cli -h 127.0.0.1 -p "$redis_port" ping 2>/dev/null | grep -q PONG && break
-    sleep 0.05
-  done
-  ((i < 100)) || die "redis-server did not answer PING within 5 s"
+  echo "$redis_port" >"$dir/redis.port"
+  redis_start "$dir"
 
   cat >"$dir/env" <<ENV
 export SLUICE_TEST_POSTGRES_URL='postgresql://sluice@127.0.0.1:$pg_port/sluice_test'
 export SLUICE_TEST_REDIS_URL='redis://127.0.0.1:$redis_port'
 export SLUICE_TEST_PG_STOP="'$script' pg-stop '$dir'"
 export SLUICE_TEST_PG_START="'$script' pg-start '$dir'"
+export SLUICE_TEST_REDIS_STOP="'$script' redis-stop '$dir'"
+export SLUICE_TEST_REDIS_START="'$script' redis-start '$dir'"
 ENV
   echo "$dir"
 }
@@ -120,5 +144,7 @@ case ${1:-} in
   stop) stop "${2:?directory}" ;;
   pg-stop) pg_stop "${2:?directory}" ;;
   pg-start) pg_start "${2:?directory}" ;;
-  *) die "usage: $0 start [DIR] | stop DIR | pg-stop DIR | pg-start DIR" ;;
+  redis-stop) redis_stop "${2:?directory}" ;;
+  redis-start) redis_start "${2:?directory}" ;;
+  *) die "usage: $0 start [DIR] | stop DIR | pg-stop DIR | pg-start DIR | redis-stop DIR | redis-start DIR" ;;
 esac

@@ -37,6 +37,23 @@ void add_standard_fields(const RequestContext& ctx, ResponseHead& head) {
     }
   }
   head.headers.add("Server", "sluice");
+  add_rate_limit_fields(ctx, head);
+}
+
+void add_rate_limit_fields(const RequestContext& ctx, ResponseHead& head) {
+  limits::Ticket& t = ctx.limits;  // mutable: its header_text holds the values
+  if (t.requests.limit != 0) {
+    const limits::HeaderValues v = limits::header_values(t.requests, t.header_text[0]);
+    head.headers.add("x-ratelimit-limit-requests", v.limit);
+    head.headers.add("x-ratelimit-remaining-requests", v.remaining);
+    head.headers.add("x-ratelimit-reset-requests", v.reset);
+  }
+  if (t.tokens.limit != 0) {
+    const limits::HeaderValues v = limits::header_values(t.tokens, t.header_text[1]);
+    head.headers.add("x-ratelimit-limit-tokens", v.limit);
+    head.headers.add("x-ratelimit-remaining-tokens", v.remaining);
+    head.headers.add("x-ratelimit-reset-tokens", v.reset);
+  }
 }
 
 std::string error_response(const RequestContext& ctx, const Error& error, ResponseHead& head) {

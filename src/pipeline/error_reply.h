@@ -19,6 +19,10 @@ std::string_view should_retry(const Error& error);
 // The fields every response carries: x-request-id, Server, and once an upstream was tried the
 // provider, model and attempt count.
 void add_standard_fields(const RequestContext& ctx, ResponseHead& head);
+// The gateway's own x-ratelimit-{limit,remaining,reset}-{requests,tokens} (OpenAI's names and
+// formats) for the tightest bucket of each dimension admission charged; none without limits.
+// Part of add_standard_fields.
+void add_rate_limit_fields(const RequestContext& ctx, ResponseHead& head);
 
 // `error` as a response in the caller's protocol (ctx.ingress, or the default protocol):
 // fills `head` (status, standard fields, x-should-retry, Retry-After) and returns the body.

@@ -11,6 +11,7 @@
 
 #include "core/error.h"
 #include "ir/usage.h"
+#include "limits/ticket.h"
 #include "metering/pricing.h"
 
 namespace sluice::config {
@@ -120,6 +121,9 @@ struct RequestContext {
   // The cost of the model call, computed once when the request ends (before on_finish) with
   // the price book of the pinned snapshot; empty when there was no model call.
   std::optional<metering::Charge> charge;
+  // What admission took from the rate limits: slots to release, tokens to settle, the figures
+  // of the x-ratelimit-* headers. Mutable: the settling observer releases it from on_finish.
+  mutable limits::Ticket limits;
 
   // The attempt that produced the answer (the last one), or null before any attempt.
   const Attempt* last_attempt() const { return attempts.empty() ? nullptr : &attempts.back(); }

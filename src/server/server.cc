@@ -117,6 +117,8 @@ int Server::run() {
   shared_.request_metrics = &request_metrics_;
   config_version_.store(cfg.version, std::memory_order_relaxed);
   register_gauges();
+  limits_ = std::make_unique<pipeline::SharedLimits>(cfg, metrics_.get());
+  shared_.limits = limits_.get();
 
   boost::system::error_code ec;
   auto address = net::ip::make_address(cfg.listen.host, ec);

@@ -58,6 +58,8 @@ class Server {
   std::uint16_t admin_port_ = 0;
   // `store:` configured: the usage records' way to it (outlives the workers, which submit).
   std::unique_ptr<metering::UsageSink> usage_sink_;
+  // Rate limits shared by the workers' admission (outlives them; uses the metrics registry).
+  std::unique_ptr<pipeline::SharedLimits> limits_;
   std::vector<std::unique_ptr<Worker>> workers_;
 };
 

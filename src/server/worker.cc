@@ -43,6 +43,7 @@ pipeline::PipelineParts pipeline_parts(Worker& worker, pipeline::UpstreamConnect
   parts.observers = observers;
   parts.worker = index;
   parts.affinity = &worker.shared().affinity;
+  parts.admission = worker.limits_admission();
   parts.metrics = worker.shared().metrics;
   return parts;
 }
@@ -70,9 +71,14 @@ Worker::Worker(std::size_t index, SharedState& shared,
       usage_observer_(shared.usage_sink != nullptr
                           ? std::make_unique<pipeline::UsageObserver>(*shared.usage_sink, index)
                           : nullptr),
+      limits_admission_(shared.limits != nullptr ? std::make_unique<pipeline::LimitsAdmission>(
+                                                       *shared.limits, ioc_, index)
+                                                 : nullptr),
       observers_{&access_log_observer_, &metrics_observer_},
-      pipeline_(pipeline_parts(*this, connector_, sleeper_,
-                               add_observer(observers_, usage_observer_.get()), index)) {}
+      pipeline_(pipeline_parts(
+          *this, connector_, sleeper_,
+          add_observer(add_observer(observers_, usage_observer_.get()), limits_admission_.get()),
+          index)) {}
 
 Worker::~Worker() {
   for (auto& [id, pool] : pools_) {
@@ -93,6 +99,9 @@ std::uint16_t Worker::bind(const tcp::endpoint& endpoint) {
 }
 
 void Worker::run() {
+  if (limits_admission_) {
+    limits_admission_->start();  // on this thread: the Redis connection lives on ioc_
+  }
   net::co_spawn(ioc_, accept_loop(), [this](std::exception_ptr e) {
     if (e) {
       try {

@@ -16,6 +16,7 @@
 #include "observability/access_log.h"
 #include "pipeline/access_log_observer.h"
 #include "pipeline/affinity.h"
+#include "pipeline/limits_admission.h"
 #include "pipeline/metrics_observer.h"
 #include "pipeline/pipeline.h"
 #include "pipeline/snapshot.h"
@@ -44,6 +45,8 @@ struct SharedState {
   metering::UsageSink* usage_sink = nullptr;
   // Which provider stored which answer (GET /v1/responses/{id}); kept across reloads.
   pipeline::ResponseAffinity affinity;
+  // Rate limits and concurrency slots: local buckets, Redis health, compiled limits.
+  pipeline::SharedLimits* limits = nullptr;
 
   // The instance-wide connection cap of a provider, shared by every worker's pool for it and
   // kept across reloads (connections of an old pool still count until they close).
@@ -95,6 +98,8 @@ class Worker final : public pipeline::Host {
   SharedState& shared() { return shared_; }
   net::io_context& io_context() { return ioc_; }
   const pipeline::Pipeline& pipeline() const { return pipeline_; }
+  // This worker's admission by rate limits (null without SharedState::limits).
+  pipeline::LimitsAdmission* limits_admission() { return limits_admission_.get(); }
   // This worker's share of sluice_requests_in_flight (moved by its sessions).
   observability::Series& requests_in_flight() { return *in_flight_; }
   // The pool for a network provider, created on first use and rebuilt when the provider's
@@ -124,6 +129,7 @@ class Worker final : public pipeline::Host {
   pipeline::MetricsObserver metrics_observer_;
   observability::Series* in_flight_;
   std::unique_ptr<pipeline::UsageObserver> usage_observer_;  // null: no store, no records
+  std::unique_ptr<pipeline::LimitsAdmission> limits_admission_;
   std::vector<pipeline::RequestObserver*> observers_;
   pipeline::Pipeline pipeline_;
 };

@@ -1,0 +1,255 @@
+#include "pipeline/limits_admission.h"
+
+#include <charconv>
+#include <random>
+
+#include "ir/token_estimate.h"
+#include "spdlog/spdlog.h"
+
+namespace sluice::pipeline {
+
+namespace {
+
+using limits::Decision;
+
+std::string random_instance_id() {
+  std::random_device rd;
+  const std::uint64_t value = (static_cast<std::uint64_t>(rd()) << 32) ^ rd();
+  char buf[17];
+  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, value, 16);
+  return std::string(buf, end);
+}
+
+// The value of a top-level-looking numeric field `"name": 123` in a JSON body, or 0. A scan,
+// not a parse: passthrough requests are never decoded, and an estimate does not need more (a
+// match inside a string only reserves more than needed until settlement gives it back).
+std::uint64_t number_field(std::string_view body, std::string_view quoted_name) {
+  for (std::size_t at = body.find(quoted_name); at != std::string_view::npos;
+       at = body.find(quoted_name, at + 1)) {
+    std::size_t i = at + quoted_name.size();
+    while (i < body.size() &&
+           (body[i] == ' ' || body[i] == '\t' || body[i] == '\n' || body[i] == '\r')) {
+      ++i;
+    }
+    if (i >= body.size() || body[i] != ':') {
+      continue;
+    }
+    ++i;
+    while (i < body.size() &&
+           (body[i] == ' ' || body[i] == '\t' || body[i] == '\n' || body[i] == '\r')) {
+      ++i;
+    }
+    std::uint64_t value = 0;
+    const auto [end, ec] = std::from_chars(body.data() + i, body.data() + body.size(), value);
+    if (ec == std::errc()) {
+      return std::min<std::uint64_t>(value, 10'000'000);
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+
+LimitMetrics LimitMetrics::register_in(observability::MetricsRegistry& registry) {
+  LimitMetrics m;
+  observability::FamilySpec spec;
+  spec.name = "sluice_limiter_decisions_total";
+  spec.help =
+      "Admission decisions by the rate limiter: admitted, limited (429), failed_open (Redis did "
+      "not answer in time, admitted by policy), failed_closed (refused by policy)";
+  spec.type = observability::MetricType::kCounter;
+  spec.labels = {"result", "layer", "dimension"};
+  m.decisions = registry.add(std::move(spec));
+  return m;
+}
+
+SharedLimits::SharedLimits(const config::Config& config, observability::MetricsRegistry* registry)
+    : state_(config.state), registry_(registry), instance_id_(random_instance_id()) {
+  health_.where = state_.redis_host + ":" + std::to_string(state_.redis_port);
+  health_.policy = state_.on_error == config::StateSettings::OnError::kFailOpen
+                       ? "admitting requests without limits (fail_open)"
+                       : "refusing requests (fail_closed)";
+  if (registry_ == nullptr) {
+    return;
+  }
+  metrics_ = LimitMetrics::register_in(*registry_);
+  if (state_.backend == config::StateSettings::Backend::kRedis) {
+    health_gauges_ = registry_->observe(
+        observability::MetricType::kGauge, "sluice_limiter_redis_up",
+        "1 while the limiter's Redis answers within its timeout, 0 while the failure policy "
+        "applies",
+        {}, [this](observability::SampleSink& sink) {
+          sink.sample({}, health_.up.load(std::memory_order_relaxed) ? 1.0 : 0.0);
+        });
+  }
+}
+
+std::shared_ptr<const limits::LimitPlan> SharedLimits::plan_for(
+    const std::shared_ptr<const Snapshot>& snapshot) {
+  std::lock_guard lock(mu_);
+  if (plan_config_ != &snapshot->config()) {
+    // The plan keeps the snapshot (and so its config and keys) alive.
+    std::shared_ptr<const config::Config> config(snapshot, &snapshot->config());
+    const config::StateSettings& s = snapshot->config().state;
+    if (s.backend != state_.backend || s.redis_url != state_.redis_url) {
+      spdlog::warn(
+          "limits: the state backend changed in config version {}; it takes effect at "
+          "the next restart",
+          snapshot->version());
+    }
+    plan_ = std::make_shared<const limits::LimitPlan>(std::move(config), local_);
+    plan_config_ = &snapshot->config();
+  }
+  return plan_;
+}
+
+LimitsAdmission::LimitsAdmission(SharedLimits& shared, boost::asio::io_context& ioc,
+                                 std::size_t worker, const Clock& clock)
+    : shared_(shared),
+      limiter_(&shared.local()),
+      clock_(clock),
+      shard_(shared.registry() != nullptr && shared.metrics() != nullptr
+                 ? &shared.registry()->shard(worker)
+                 : nullptr) {
+  if (shared.state().backend == config::StateSettings::Backend::kRedis) {
+    redis_ = std::make_unique<limits::RedisLimiter>(
+        ioc, shared.state(), shared.local(), shared.health(),
+        shared.instance_id() + ":" + std::to_string(worker) + ":");
+    limiter_ = redis_.get();
+  }
+}
+
+void LimitsAdmission::start() {
+  if (redis_) {
+    redis_->start();
+  }
+}
+
+std::uint64_t LimitsAdmission::reserve_tokens(const protocol::IngressRequest& request) {
+  std::uint64_t tokens =
+      request.ir ? ir::estimate_input_tokens(*request.ir) : request.body.size() / 4 + 1;
+  std::uint64_t output = 0;
+  if (request.ir && request.ir->max_tokens) {
+    output = *request.ir->max_tokens;
+  } else {
+    for (std::string_view name : {"\"max_completion_tokens\"", "\"max_tokens\"",
+                                  "\"max_output_tokens\"", "\"maxOutputTokens\""}) {
+      if ((output = number_field(request.body, name)) != 0) {
+        break;
+      }
+    }
+  }
+  return tokens + output;
+}
+
+const limits::LimitPlan& LimitsAdmission::plan(const RequestContext& ctx) {
+  if (seen_ != ctx.snapshot.get()) {
+    plan_ = shared_.plan_for(ctx.snapshot);
+    seen_ = ctx.snapshot.get();
+  }
+  return *plan_;
+}
+
+void LimitsAdmission::count(std::string_view result, const limits::Bucket* bucket) {
+  if (shard_ == nullptr) {
+    return;
+  }
+  shard_
+      ->at(shared_.metrics()->decisions,
+           {result, bucket != nullptr ? limits::label(bucket->layer) : "none",
+            bucket != nullptr ? limits::label(bucket->dimension) : "none"})
+      .add(1);
+}
+
+boost::asio::awaitable<std::optional<Error>> LimitsAdmission::admit(
+    RequestContext& ctx, const protocol::IngressRequest& request) {
+  const limits::LimitPlan& p = plan(ctx);
+  if (p.empty()) {
+    co_return std::nullopt;
+  }
+  std::string_view provider;
+  if (const RouteRuntime* route = ctx.snapshot->find_route(ctx.alias);
+      route != nullptr && !route->targets.empty()) {
+    // Provider capacity is charged to the route's first target: the one the plan tries first.
+    provider = route->targets.front().provider->config->id;
+  }
+  const std::uint64_t tokens = reserve_tokens(request);
+  const limits::Charges charges = p.charges(ctx.key, ctx.alias, provider, tokens);
+  if (charges.empty()) {
+    co_return std::nullopt;
+  }
+  limits::Ticket& ticket = ctx.limits;
+  const Decision d = co_await limiter_->check(
+      charges, clock_.now(), std::chrono::steady_clock::now() + shared_.state().timeout,
+      ticket.lease);
+  ticket.requests = d.requests;
+  ticket.tokens = d.tokens;
+  switch (d.status) {
+    case Decision::Status::kOk:
+      ticket.limiter = limiter_;
+      ticket.plan = plan_;
+      ticket.reserved = tokens;
+      ticket.provider = provider;
+      count("admitted", nullptr);
+      co_return std::nullopt;
+    case Decision::Status::kError:
+      if (shared_.state().on_error == config::StateSettings::OnError::kFailOpen) {
+        count("failed_open", nullptr);
+        co_return std::nullopt;
+      }
+      count("failed_closed", nullptr);
+      co_return Error(ErrorKind::kUnavailable,
+                      "rate limits cannot be checked right now; retry shortly")
+          .with_code("limits_unavailable")
+          .with_retry_after(1);
+    case Decision::Status::kOverLimit:
+      break;
+  }
+  const limits::Bucket& b = *d.limited;
+  count("limited", &b);
+  std::string message = "rate limit exceeded: " + std::string(limits::to_string(b.layer));
+  if (!b.name.empty()) {
+    message += " " + b.name;
+  }
+  message += ": " + std::string(limits::to_string(b.dimension)) + " (limit " +
+             std::to_string(b.limit) + ")";
+  if (d.never) {
+    message += "; this request alone needs " + std::to_string(tokens) +
+               " tokens (prompt estimate plus max output), more than the limit allows";
+  }
+  const auto seconds =
+      static_cast<std::uint32_t>(std::max<std::int64_t>(1, (d.retry_after.count() + 999) / 1000));
+  co_return Error(ErrorKind::kRateLimited, std::move(message))
+      .with_code(b.dimension == limits::Dimension::kTokens     ? "tokens_limit_exceeded"
+                 : b.dimension == limits::Dimension::kRequests ? "requests_limit_exceeded"
+                                                               : "concurrency_limit_exceeded")
+      .with_retry_after(seconds);
+}
+
+void LimitsAdmission::on_finish(const RequestContext& ctx) {
+  limits::Ticket& ticket = ctx.limits;
+  if (ticket.limiter == nullptr) {
+    return;
+  }
+  // Settle the tokens taken at entry with what the call used: the real usage when the upstream
+  // reported it; nothing when no upstream answered (rejected, failed before any output);
+  // otherwise (a stream cut without usage) the reservation stands.
+  std::optional<std::int64_t> used;
+  if (ctx.usage) {
+    used = static_cast<std::int64_t>(ctx.usage->input_tokens + ctx.usage->output_tokens);
+  } else if (ctx.outcome == Outcome::kNone || ctx.outcome == Outcome::kUpstreamError) {
+    used = 0;
+  }
+  if (used && ticket.plan != nullptr && ticket.reserved != 0) {
+    const std::int64_t delta = *used - static_cast<std::int64_t>(ticket.reserved);
+    if (delta != 0) {
+      ticket.limiter->correct(
+          ticket.plan->token_charges(ctx.key, ctx.alias, ticket.provider, delta), clock_.now());
+    }
+  }
+  ticket.release();
+  ticket.limiter = nullptr;
+  ticket.plan.reset();
+}
+
+}  // namespace sluice::pipeline

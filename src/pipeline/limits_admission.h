@@ -1,0 +1,106 @@
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+
+#include <boost/asio/io_context.hpp>
+
+#include "config/config.h"
+#include "core/clock.h"
+#include "limits/limit_plan.h"
+#include "limits/local_limiter.h"
+#include "limits/redis_limiter.h"
+#include "observability/metrics.h"
+#include "pipeline/hooks.h"
+#include "pipeline/observer.h"
+#include "pipeline/snapshot.h"
+
+namespace sluice::pipeline {
+
+// The limiter's Prometheus families.
+struct LimitMetrics {
+  // Registers (or finds) the families. Start-up; throws what MetricsRegistry::add throws.
+  static LimitMetrics register_in(observability::MetricsRegistry& registry);
+
+  // Counter: result (admitted, limited, failed_open, failed_closed), layer, dimension (the
+  // refusing bucket's; "none" when admitted or when Redis did not answer).
+  observability::FamilyId decisions;
+};
+
+// What every worker's admission shares (one per server): the local buckets (kept across
+// reloads), Redis health, and the limits compiled per config version. The backend (`state:`)
+// is fixed at start; a reload that changes it takes effect at the next restart (logged).
+class SharedLimits {
+ public:
+  // `registry` null: no metrics. Registers the Redis health gauges when the backend is Redis.
+  SharedLimits(const config::Config& config, observability::MetricsRegistry* registry);
+
+  const config::StateSettings& state() const { return state_; }
+  limits::LocalLimiter& local() { return local_; }
+  limits::RedisHealth& health() { return health_; }
+  const LimitMetrics* metrics() const { return metrics_ ? &*metrics_ : nullptr; }
+  observability::MetricsRegistry* registry() const { return registry_; }
+  // Unique per process start: Redis lease ids of this instance begin with it.
+  const std::string& instance_id() const { return instance_id_; }
+
+  // The limits of `snapshot`'s config version, compiled once per version (any thread; a mutex,
+  // taken only when a worker first sees a new version).
+  std::shared_ptr<const limits::LimitPlan> plan_for(
+      const std::shared_ptr<const Snapshot>& snapshot);
+
+ private:
+  const config::StateSettings state_;
+  limits::LocalLimiter local_;
+  limits::RedisHealth health_;
+  observability::MetricsRegistry* registry_;
+  std::optional<LimitMetrics> metrics_;
+  std::string instance_id_;
+  observability::CallbackHandle health_gauges_;
+  std::mutex mu_;
+  std::shared_ptr<const limits::LimitPlan> plan_;
+  const config::Config* plan_config_ = nullptr;
+};
+
+// Admission by rate limits and concurrency slots, one per worker, on that worker's thread:
+//   admit      charges a request's buckets (requests 1, tokens = the prompt's estimate plus
+//              the output it asks room for) and slots; a refusal is a 429 naming the layer and
+//              dimension ("key group research: tokens per minute") with Retry-After; Redis not
+//              answering in time is the configured policy (fail open: admitted and counted;
+//              fail closed: 503)
+//   on_finish  settles the tokens with the real usage and releases the slots (the request
+//              context's ticket releases them too if a request never finishes normally)
+// The local path completes inline: no I/O, no lock, no allocation.
+class LimitsAdmission final : public Admission, public RequestObserver {
+ public:
+  // `clock` drives the local buckets (Redis uses its own TIME; its timeout is real time).
+  LimitsAdmission(SharedLimits& shared, boost::asio::io_context& ioc, std::size_t worker,
+                  const Clock& clock = RealClock::instance());
+
+  // Connects to Redis when that is the backend (returns at once).
+  void start();
+
+  boost::asio::awaitable<std::optional<Error>> admit(
+      RequestContext& ctx, const protocol::IngressRequest& request) override;
+  void on_finish(const RequestContext& ctx) override;
+
+  // The tokens a request reserves at entry: its prompt estimated from the IR (or ~4 bytes a
+  // token of body), plus the output it asks room for (max_tokens and its protocol variants).
+  static std::uint64_t reserve_tokens(const protocol::IngressRequest& request);
+
+ private:
+  const limits::LimitPlan& plan(const RequestContext& ctx);
+  void count(std::string_view result, const limits::Bucket* bucket);
+
+  SharedLimits& shared_;
+  std::unique_ptr<limits::RedisLimiter> redis_;  // null: local backend
+  limits::Limiter* limiter_;
+  const Clock& clock_;
+  observability::MetricsShard* shard_;
+  const Snapshot* seen_ = nullptr;
+  std::shared_ptr<const limits::LimitPlan> plan_;
+};
+
+}  // namespace sluice::pipeline
