@@ -48,6 +48,15 @@ std::unique_ptr<metering::UsageSink> make_usage_sink(const config::Config& cfg,
   return sink;
 }
 
+// Whether a reload leaves what the usage sink was started with unchanged.
+bool same_sink_settings(const config::Config& a, const config::Config& b) {
+  return a.store.kind == b.store.kind && a.store.sqlite_path == b.store.sqlite_path &&
+         a.store.postgres_url == b.store.postgres_url && a.metering.spool == b.metering.spool &&
+         a.metering.queue_capacity == b.metering.queue_capacity &&
+         a.metering.batch_size == b.metering.batch_size &&
+         a.metering.flush_interval == b.metering.flush_interval;
+}
+
 }  // namespace
 
 Server::Server(std::shared_ptr<const pipeline::Snapshot> snapshot, std::string config_path)
@@ -73,6 +82,11 @@ void Server::reload() {
     spdlog::error("config reload rejected, still serving version {}: {}", snapshot_->version(),
                   snap.error().message());
     return;
+  }
+  if (!same_sink_settings(snapshot_->config(), (*snap)->config())) {
+    spdlog::warn("config version {}: store and usage sink settings take effect at the next start "
+                 "(prices and max_feature_length apply now)",
+                 (*snap)->version());
   }
   snapshot_ = *snap;
   config_version_.store(snapshot_->version(), std::memory_order_relaxed);
