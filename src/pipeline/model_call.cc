@@ -10,6 +10,7 @@
 #include "pipeline/error_reply.h"
 #include "pipeline/pipeline.h"
 #include "pipeline/stream_transform.h"
+#include "pipeline/trace_propagation.h"
 #include "pipeline/upstream_relay.h"
 #include "providers/adapter.h"
 
@@ -294,6 +295,8 @@ std::optional<Error> ModelCall::frame_request(const TargetRuntime& route, bool p
   }
   HeaderList forwarded;
   add_forwarded_headers(head_, adapter, forwarded);
+  UpstreamTrace trace;
+  attempt_span_ = trace.add(ctx_, forwarded);
   providers::RequestSpec spec;
   spec.operation = route.operation;
   spec.protocol = passthrough ? ctx_.ingress->protocol() : adapter.wire_protocol(route.operation);
@@ -332,7 +335,9 @@ Awaitable<void> ModelCall::attempt(const TargetRuntime& route) {
   record.passthrough = passthrough;
   record.path = route.path;
   record.backoff = backoff_;
+  record.span = attempt_span_;
   const auto started = pipeline_.clock().now();
+  record.started = duration_cast<microseconds>(started - ctx_.started);
   routing::TargetHealth& health = *route.health;
   if (health.breaker.state() != routing::Breaker::State::kClosed) {
     record.breaker = routing::to_string(health.breaker.state());

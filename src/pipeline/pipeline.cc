@@ -7,6 +7,7 @@
 #include "pipeline/error_reply.h"
 #include "pipeline/model_call.h"
 #include "pipeline/stored_object_call.h"
+#include "pipeline/trace_propagation.h"
 #include "pipeline/usage_observer.h"
 #include "protocol/registry.h"
 
@@ -102,6 +103,7 @@ void Pipeline::on_request_line(RequestContext& ctx, std::string_view method,
 
 std::optional<Error> Pipeline::on_head(RequestContext& ctx, const codec::RequestHead& head) const {
   on_request_line(ctx, head.method(), head.target());
+  begin_trace(ctx, head);
   std::string_view method = "POST";
   bool needs_key = true;
   if (ctx.endpoint == Endpoint::kModelCall) {

@@ -13,6 +13,7 @@
 #include "ir/usage.h"
 #include "limits/ticket.h"
 #include "metering/pricing.h"
+#include "observability/trace_context.h"
 
 namespace sluice::config {
 struct Key;
@@ -69,6 +70,10 @@ struct Attempt {
   // Schema drift in this provider's answer (translated answers only; passthrough is not
   // decoded): fields and event types its decoder does not know (protocol/drift.h).
   std::uint32_t unknown_fields = 0;
+  // The parent-id this attempt sent upstream in its traceparent: its CLIENT span when the
+  // request is traced, the caller's span when only the caller's context is carried on; 0 when
+  // no traceparent was sent.
+  observability::SpanId span = 0;
 };
 
 // Everything known about one request, filled in by the pipeline's stages and reported to the
@@ -121,6 +126,9 @@ struct RequestContext {
   // The cost of the model call, computed once when the request ends (before on_finish) with
   // the price book of the pinned snapshot; empty when there was no model call.
   std::optional<metering::Charge> charge;
+  // Where this request sits in a distributed trace (the caller's traceparent, or a new trace),
+  // set when the head is read; inactive when tracing is off and the caller sent none.
+  observability::TraceContext trace;
   // What admission took from the rate limits: slots to release, tokens to settle, the figures
   // of the x-ratelimit-* headers. Mutable: the settling observer releases it from on_finish.
   mutable limits::Ticket limits;

@@ -5,6 +5,7 @@
 #include "pipeline/affinity.h"
 #include "pipeline/error_reply.h"
 #include "pipeline/pipeline.h"
+#include "pipeline/trace_propagation.h"
 #include "pipeline/upstream_relay.h"
 #include "providers/adapter.h"
 
@@ -85,6 +86,8 @@ Awaitable<void> StoredObjectCall::run() {
   const providers::ProviderAdapter& adapter = *provider.adapter;
   HeaderList forwarded;
   add_forwarded_headers(head_, adapter, forwarded);
+  UpstreamTrace trace;
+  const observability::SpanId span = trace.add(ctx_, forwarded);
   providers::RequestSpec spec;
   spec.operation = codec.operation();
   spec.protocol = codec.protocol();
@@ -108,7 +111,9 @@ Awaitable<void> StoredObjectCall::run() {
   Attempt& record = ctx_.attempts.emplace_back();
   record.provider = adapter.id();
   record.passthrough = true;
+  record.span = span;
   const auto started = pipeline_.clock().now();
+  record.started = duration_cast<microseconds>(started - ctx_.started);
   ScopedWatch watch(downstream_, [this] { cancel_.cancel(); });
   auto opened = co_await pipeline_.parts_.connector->open(up_, cancel_);
   if (!opened) {

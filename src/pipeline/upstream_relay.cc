@@ -1,6 +1,7 @@
 #include "pipeline/upstream_relay.h"
 
 #include "config/config.h"
+#include "pipeline/trace_propagation.h"
 
 namespace sluice::pipeline {
 
@@ -9,6 +10,9 @@ namespace {
 bool header_forwarded(std::string_view name, const providers::ProviderAdapter& adapter) {
   if (config::never_forwarded(name)) {
     return false;  // whatever a pattern says: credentials and framing never leave
+  }
+  if (is_trace_header(name)) {
+    return false;  // the gateway writes its own (trace_propagation.h), never the caller's bytes
   }
   if (adapter.passes_caller_header(name)) {
     return true;

@@ -8,6 +8,7 @@
 #include <boost/json/value.hpp>
 
 #include "core/version.h"
+#include "observability/trace_context.h"
 #include "providers/registry.h"
 #include "store/store.h"
 #include "spdlog/spdlog.h"
@@ -123,6 +124,15 @@ int Server::run() {
   access_log_ = std::make_unique<observability::AccessLog>(
       cfg.access_log.enabled ? cfg.access_log.path : std::string("/dev/null"), n);
   shared_.access_log = access_log_.get();
+  if (cfg.traces.enabled) {
+    // Trace settings are read at start: a reload changes the sample ratio (read per request)
+    // but not the collector, queue or batching.
+    spans_ = std::make_unique<observability::SpanBuffer>(n, cfg.traces.queue_capacity);
+    trace_exporter_ = std::make_unique<http::OtlpExporter>(
+        cfg.traces, *spans_, observability::to_hex(observability::new_trace_id()));
+    shared_.spans = spans_.get();
+    shared_.trace_exporter = trace_exporter_.get();
+  }
   usage_sink_ = make_usage_sink(cfg, n);
   shared_.usage_sink = usage_sink_.get();
   metrics_ = std::make_unique<observability::MetricsRegistry>(n);
@@ -265,6 +275,9 @@ int Server::run() {
     admin_->stop();  // after the workers: scrapes still answered while they drain
   }
   access_log_->flush();
+  if (trace_exporter_) {
+    trace_exporter_->shutdown();  // the last requests' spans, bounded by export_timeout
+  }
   spdlog::info("drained; exiting");
   return 0;
 }

@@ -6,8 +6,10 @@
 
 #include "admin/admin_server.h"
 #include "metering/usage_sink.h"
+#include "http/otlp_exporter.h"
 #include "observability/access_log.h"
 #include "observability/metrics.h"
+#include "observability/span_buffer.h"
 #include "pipeline/snapshot.h"
 #include "server/worker.h"
 
@@ -47,6 +49,10 @@ class Server {
   std::string config_path_;
   SharedState shared_;
   std::unique_ptr<observability::AccessLog> access_log_;
+  // `traces:` configured: spans queue here and the exporter ships them (declared in this order
+  // so the exporter, which reads the buffer, goes first).
+  std::unique_ptr<observability::SpanBuffer> spans_;
+  std::unique_ptr<http::OtlpExporter> trace_exporter_;
   // Declared before the workers, which write to its shards, so it outlives them; the
   // callbacks go before what they read.
   std::unique_ptr<observability::MetricsRegistry> metrics_;

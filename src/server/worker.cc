@@ -74,11 +74,16 @@ Worker::Worker(std::size_t index, SharedState& shared,
       limits_admission_(shared.limits != nullptr ? std::make_unique<pipeline::LimitsAdmission>(
                                                        *shared.limits, ioc_, index)
                                                  : nullptr),
+      trace_observer_(shared.spans != nullptr
+                          ? std::make_unique<pipeline::TraceObserver>(*shared.spans, index)
+                          : nullptr),
       observers_{&access_log_observer_, &metrics_observer_},
-      pipeline_(pipeline_parts(
-          *this, connector_, sleeper_,
-          add_observer(add_observer(observers_, usage_observer_.get()), limits_admission_.get()),
-          index)) {}
+      pipeline_(
+          pipeline_parts(*this, connector_, sleeper_,
+                         add_observer(add_observer(add_observer(observers_, usage_observer_.get()),
+                                                   limits_admission_.get()),
+                                      trace_observer_.get()),
+                         index)) {}
 
 Worker::~Worker() {
   for (auto& [id, pool] : pools_) {

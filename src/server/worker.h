@@ -11,15 +11,18 @@
 
 #include "http/connection_limit.h"
 #include "http/net.h"
+#include "http/otlp_exporter.h"
 #include "http/upstream_pool.h"
 #include "metering/usage_sink.h"
 #include "observability/access_log.h"
+#include "observability/span_buffer.h"
 #include "pipeline/access_log_observer.h"
 #include "pipeline/affinity.h"
 #include "pipeline/limits_admission.h"
 #include "pipeline/metrics_observer.h"
 #include "pipeline/pipeline.h"
 #include "pipeline/snapshot.h"
+#include "pipeline/trace_observer.h"
 #include "pipeline/usage_observer.h"
 #include "server/upstream_connector.h"
 
@@ -37,6 +40,10 @@ struct SharedState {
   std::atomic<bool> draining{false};
   std::uint32_t workers = 1;  // actual worker count (config 0 = one per core)
   observability::AccessLog* access_log = nullptr;
+  // Finished spans waiting for export and their exporter; null when `traces:` is not
+  // configured. The counters (dropped, exported, failed spans) are read from here.
+  observability::SpanBuffer* spans = nullptr;
+  const http::OtlpExporter* trace_exporter = nullptr;
   // Prometheus metrics: each worker writes only its own shard (metrics->shard(index)).
   observability::MetricsRegistry* metrics = nullptr;
   const pipeline::RequestMetrics* request_metrics = nullptr;
@@ -130,6 +137,7 @@ class Worker final : public pipeline::Host {
   observability::Series* in_flight_;
   std::unique_ptr<pipeline::UsageObserver> usage_observer_;  // null: no store, no records
   std::unique_ptr<pipeline::LimitsAdmission> limits_admission_;
+  std::unique_ptr<pipeline::TraceObserver> trace_observer_;  // null: traces not configured
   std::vector<pipeline::RequestObserver*> observers_;
   pipeline::Pipeline pipeline_;
 };
