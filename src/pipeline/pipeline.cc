@@ -141,8 +141,7 @@ std::optional<Error> Pipeline::on_head(RequestContext& ctx, const codec::Request
   }
   const config::Config& cfg = ctx.snapshot->config();
   if (head.has_header("x-sluice-feature")) {
-    ctx.feature =
-        bounded_feature(head.header("x-sluice-feature"), cfg.metering.max_feature_length);
+    ctx.feature = bounded_feature(head.header("x-sluice-feature"), cfg.metering.max_feature_length);
   }
   if (needs_key && cfg.require_auth) {
     const protocol::IngressCodec& codec =

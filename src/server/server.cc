@@ -10,8 +10,8 @@
 #include "core/version.h"
 #include "observability/trace_context.h"
 #include "providers/registry.h"
-#include "store/store.h"
 #include "spdlog/spdlog.h"
+#include "store/store.h"
 
 namespace sluice::server {
 namespace net = http::net;
@@ -25,8 +25,9 @@ namespace {
 std::unique_ptr<metering::UsageSink> make_usage_sink(const config::Config& cfg,
                                                      std::uint32_t workers) {
   if (cfg.store.kind == config::StoreSettings::Kind::kNone) {
-    spdlog::info("no store configured: usage records are not persisted (set store: {{ sqlite: "
-                 "./sluice.db }} to keep them)");
+    spdlog::info(
+        "no store configured: usage records are not persisted (set store: {{ sqlite: "
+        "./sluice.db }} to keep them)");
     return nullptr;
   }
   metering::UsageSinkOptions options;
@@ -85,9 +86,10 @@ void Server::reload() {
     return;
   }
   if (!same_sink_settings(snapshot_->config(), (*snap)->config())) {
-    spdlog::warn("config version {}: store and usage sink settings take effect at the next start "
-                 "(prices and max_feature_length apply now)",
-                 (*snap)->version());
+    spdlog::warn(
+        "config version {}: store and usage sink settings take effect at the next start "
+        "(prices and max_feature_length apply now)",
+        (*snap)->version());
   }
   snapshot_ = *snap;
   config_version_.store(snapshot_->version(), std::memory_order_relaxed);
