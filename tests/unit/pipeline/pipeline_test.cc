@@ -3,7 +3,6 @@
 // drives the timings. Coroutines run on a plain io_context.
 
 #include "pipeline/pipeline.h"
-#include "pipeline/usage_observer.h"
 
 #include <deque>
 #include <map>
@@ -14,6 +13,7 @@
 #include <boost/json/parse.hpp>
 #include <gtest/gtest.h>
 
+#include "pipeline/usage_observer.h"
 #include "providers/registry.h"
 
 namespace sluice::pipeline {
@@ -977,9 +977,9 @@ TEST_F(PipelineTest, AModelCallIsChargedOnceAtTheEndWithItsFeatureAndEntryTime) 
   EXPECT_EQ(r.input_tokens, 5u);
   EXPECT_EQ(r.provider, "up");
   EXPECT_EQ(r.outcome, "complete");
-  EXPECT_EQ(r.started_at_ms,
-            std::chrono::duration_cast<std::chrono::milliseconds>(entered.time_since_epoch())
-                .count());
+  EXPECT_EQ(
+      r.started_at_ms,
+      std::chrono::duration_cast<std::chrono::milliseconds>(entered.time_since_epoch()).count());
 }
 
 TEST_F(PipelineTest, RequestsThatAreNotModelCallsAreNotCharged) {
@@ -996,7 +996,8 @@ TEST_F(PipelineTest, RequestsThatAreNotModelCallsAreNotCharged) {
 TEST_F(PipelineTest, AnUnreadablePriceCatalogueRefusesTheSnapshot) {
   config::LoadOptions options;
   options.getenv = [](const std::string&) -> std::optional<std::string> { return std::nullopt; };
-  const std::string yaml = std::string(kConfig) + "metering: { prices: /nonexistent/prices.yaml }\n";
+  const std::string yaml =
+      std::string(kConfig) + "metering: { prices: /nonexistent/prices.yaml }\n";
   auto cfg = providers::load_config_string(yaml, "test.yaml", options);
   ASSERT_TRUE(cfg.has_value()) << cfg.error().message();
   auto snap = Snapshot::build(*cfg);
