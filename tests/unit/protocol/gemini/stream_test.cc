@@ -56,10 +56,12 @@ std::vector<json::object> chunks(std::string_view bytes) {
   return out;
 }
 
-const std::vector<const char*> kStreams = {
-    "stream-text.sse",          "stream-text-thoughts-usage.sse",
-    "stream-thought-summaries.sse", "stream-function-call.sse",
-    "stream-function-call-thought-signature.sse", "vertex-stream-text.sse"};
+const std::vector<const char*> kStreams = {"stream-text.sse",
+                                           "stream-text-thoughts-usage.sse",
+                                           "stream-thought-summaries.sse",
+                                           "stream-function-call.sse",
+                                           "stream-function-call-thought-signature.sse",
+                                           "vertex-stream-text.sse"};
 
 class StreamFixture : public ::testing::TestWithParam<const char*> {};
 
@@ -291,6 +293,62 @@ TEST(StreamDecoder, UntranslatableChunksAreExplicitErrors) {
   EXPECT_NE(late.back().error.message().find("after the finishReason"), std::string::npos);
 }
 
+// proto3 JSON as the API reads it, whichever way the decoder reads a chunk (its SAX pass takes
+// text chunks; anything else goes to the DOM): a repeated field's last value wins, camelCase
+// wins over snake_case, snake_case alone is read, null is absent, escapes are unescaped.
+TEST(StreamDecoder, ProtoJsonRulesHoldForEveryChunk) {
+  struct Case {
+    const char* data;
+    const char* text;
+    const char* signatures;
+    const char* id;
+    ir::FinishReason finish;
+    std::uint64_t input;
+  };
+  const Case cases[] = {
+      {R"({"candidates":[{"content":{"parts":[{"text":"a"}],"parts":[{"text":"b","text":"c"}]},)"
+       R"("finishReason":"STOP"}]})",
+       "c", "", "", ir::FinishReason::kStop, 0},
+      {R"({"candidates":[{"content":{"parts":[{"thought_signature":"s1","text":"x",)"
+       R"("thoughtSignature":"s2"}]},"finishReason":"STOP"}]})",
+       "x", "s2;", "", ir::FinishReason::kStop, 0},
+      {R"({"candidates":[{"content":{"parts":[{"text":"x"}]},"finish_reason":"MAX_TOKENS"}],)"
+       R"("usage_metadata":{"prompt_token_count":4},"response_id":"r9"})",
+       "x", "", "r9", ir::FinishReason::kLength, 4},
+      {R"({"candidates":[{"content":{"parts":[{"text":"x","thought":null,"thoughtSignature":null}]},)"
+       R"("finishReason":null,"index":0}],"usageMetadata":null,"responseId":null})",
+       "x", "", "", ir::FinishReason::kUnset, 0},
+      {R"({"candidates":[{"content":{"parts":[{"te\u0078t":"caf\u00e9 \"q\"\n"}]},)"
+       R"("finishReason":"STOP"}],"respon\u0073eId":"r\u0031"})",
+       "caf\xc3\xa9 \"q\"\n", "", "r1", ir::FinishReason::kStop, 0},
+  };
+  for (const Case& c : cases) {
+    const test::Folded f = fold(decode_stream(std::string("data: ") + c.data + "\r\n\r\n"));
+    EXPECT_EQ(f.text, c.text) << c.data;
+    EXPECT_EQ(f.signatures, c.signatures) << c.data;
+    EXPECT_EQ(f.id, c.id) << c.data;
+    EXPECT_EQ(f.finish, c.finish) << c.data;
+    EXPECT_EQ(f.usage.input_tokens, c.input) << c.data;
+    EXPECT_EQ(f.error, c.finish == ir::FinishReason::kUnset) << c.data;  // ended early
+  }
+}
+
+// Schema drift counts each unknown name once over the stream, whether its chunk was read by the
+// SAX pass (text) or the DOM (a function call).
+TEST(StreamDecoder, UnknownFieldsCountOnceWhicheverPassReadsTheChunk) {
+  StreamDecoder decoder;
+  std::vector<ir::StreamEvent> out;
+  sluice::test::for_each_sse_event(
+      "data: {\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"a\",\"newPart\":1}]},"
+      "\"newCandidate\":{}}],\"newRoot\":[1,{\"deep\":2}]}\r\n\r\n"
+      "data: {\"candidates\":[{\"content\":{\"parts\":[{\"functionCall\":{\"name\":\"f\"}}]},"
+      "\"newCandidate\":2,\"finishReason\":\"STOP\"}],\"newRoot\":3,\"otherRoot\":4}\r\n\r\n",
+      0, [&](const codec::SseEvent& ev) { decoder.on_event(ev, out); });
+  decoder.on_end(out);
+  EXPECT_EQ(out.back().kind, K::kDone);
+  EXPECT_EQ(decoder.unknown_fields(), 4u);  // newPart, newCandidate, newRoot, otherRoot
+}
+
 TEST(StreamDecoder, FinishReasonsMapWithoutInventingACleanFinish) {
   struct Case {
     const char* reason;
@@ -333,10 +391,10 @@ TEST(StreamSniffer, ReadsUsageFinishAndOutputWithoutTranslating) {
     if (name_s != "vertex-stream-function-call-partial-args.sse") {
       EXPECT_EQ(*sniffer.usage(), fold(decode_stream(bytes)).usage) << name;
     }
-    EXPECT_EQ(sniffer.finish_reason(), name_s == "stream-text.sse" ||
-                                               name_s == "stream-thought-summaries.sse"
-                                           ? "stop"
-                                           : "tool_calls")
+    EXPECT_EQ(sniffer.finish_reason(),
+              name_s == "stream-text.sse" || name_s == "stream-thought-summaries.sse"
+                  ? "stop"
+                  : "tool_calls")
         << name;
   }
   StreamSniffer sniffer;
