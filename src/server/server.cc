@@ -388,6 +388,16 @@ bool Server::start_admin() {
   if (!settings.enabled) {
     return true;
   }
+  if (snapshot_->config().store.kind != config::StoreSettings::Kind::kNone) {
+    usage_routes_ = std::make_unique<admin::UsageRoutes>(
+        [store = snapshot_->config().store] { return store::open_store(store); },
+        [] {
+          return std::chrono::duration_cast<std::chrono::milliseconds>(
+                     std::chrono::system_clock::now().time_since_epoch())
+              .count();
+        });
+    usage_routes_->add_to(admin_router_);
+  }
   admin_ = std::make_unique<admin::AdminServer>(admin_router_, settings);
   try {
     admin_port_ = admin_->bind();

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "admin/admin_server.h"
+#include "admin/usage_routes.h"
 #include "metering/usage_sink.h"
 #include "http/otlp_exporter.h"
 #include "observability/access_log.h"
@@ -60,6 +61,7 @@ class Server {
   std::atomic<std::uint64_t> config_version_{0};
   std::vector<observability::CallbackHandle> metric_callbacks_;
   admin::Router admin_router_;
+  std::unique_ptr<admin::UsageRoutes> usage_routes_;  // with `store:`; before admin_, which calls it
   std::unique_ptr<admin::AdminServer> admin_;  // null without `admin:`
   std::uint16_t admin_port_ = 0;
   // `store:` configured: the usage records' way to it (outlives the workers, which submit).
