@@ -8,6 +8,7 @@
 #include <poll.h>
 
 #include "store/migrations.h"
+#include "store/tenancy_sql.h"
 #include "store/usage_fields.h"
 #include "store/usage_sql.h"
 
@@ -16,13 +17,21 @@ namespace sluice::store {
 // Parameters in text format: libpq converts nothing, PostgreSQL parses each as its column type.
 struct PostgresStore::Params {
   std::vector<std::string> values;
+  std::vector<std::size_t> nulls;  // indexes of values sent as SQL NULL
   std::vector<const char*> pointers;
 
   void add(std::string v) { values.push_back(std::move(v)); }
+  void add_null() {
+    nulls.push_back(values.size());
+    values.emplace_back();
+  }
   const char* const* finish() {
     pointers.clear();
     for (const std::string& v : values) {
       pointers.push_back(v.c_str());
+    }
+    for (std::size_t i : nulls) {
+      pointers[i] = nullptr;
     }
     return pointers.data();
   }
@@ -499,6 +508,106 @@ Result<std::uint64_t> PostgresStore::count_usage() {
     }
     return static_cast<std::uint64_t>(integer_at(r->get(), 0, 0));
   });
+}
+
+// Tenancy statements through libpq: `?` numbered $1, $2, ..., parameters and columns as text.
+class PostgresStore::TenancyAccess final : public TenancySql {
+ public:
+  explicit TenancyAccess(PostgresStore& store) : store_(store) {}
+
+  Dialect dialect() const override { return Dialect::kPostgres; }
+
+  Result<std::vector<TenancyRow>> query(const std::string& sql,
+                                        const std::vector<TenancyValue>& params) override {
+    std::string numbered;
+    numbered.reserve(sql.size() + 16);
+    int n = 0;
+    for (char c : sql) {
+      if (c == '?') {
+        numbered += fmt::format("${}", ++n);
+      } else {
+        numbered += c;
+      }
+    }
+    Params p;
+    for (const TenancyValue& v : params) {
+      if (const auto* i = std::get_if<std::int64_t>(&v)) {
+        p.add(std::to_string(*i));
+      } else if (const auto* text = std::get_if<std::string>(&v)) {
+        p.add(*text);
+      } else {
+        p.add_null();
+      }
+    }
+    auto r = store_.run(numbered, params.empty() ? nullptr : &p);
+    if (!r) {
+      return r.error();
+    }
+    const PGresult* res = r->get();
+    std::vector<TenancyRow> rows(PQntuples(res));
+    for (int row = 0; row < PQntuples(res); ++row) {
+      rows[row].reserve(PQnfields(res));
+      for (int col = 0; col < PQnfields(res); ++col) {
+        if (PQgetisnull(res, row, col)) {
+          rows[row].emplace_back();
+        } else {
+          rows[row].emplace_back(text_at(res, row, col));
+        }
+      }
+    }
+    return rows;
+  }
+
+ private:
+  PostgresStore& store_;
+};
+
+template <class T, class Body>
+Result<T> PostgresStore::in_transaction(const char* begin, Body&& body) {
+  return with_connection<T>([&]() -> Result<T> {
+    if (auto r = run(begin); !r) {
+      return r.error();
+    }
+    Result<T> result = body();
+    if (!result) {
+      if (conn_ != nullptr && PQstatus(conn_) == CONNECTION_OK) {
+        (void)run("ROLLBACK");
+      }
+      return result;
+    }
+    if (auto r = run("COMMIT"); !r) {
+      return r.error();
+    }
+    return result;
+  });
+}
+
+Result<TenancyState> PostgresStore::load_tenancy() {
+  TenancyAccess access(*this);
+  return in_transaction<TenancyState>("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY",
+                                      [&] { return load_tenancy_in(access); });
+}
+
+Result<std::uint64_t> PostgresStore::tenancy_revision() {
+  TenancyAccess access(*this);
+  return with_connection<std::uint64_t>([&] { return tenancy_revision_in(access); });
+}
+
+Result<std::uint64_t> PostgresStore::commit_tenancy(const TenancyCommit& commit) {
+  TenancyAccess access(*this);
+  return in_transaction<std::uint64_t>("BEGIN",
+                                       [&] { return commit_tenancy_in(access, commit, now_ms()); });
+}
+
+Result<std::optional<IdempotentReply>> PostgresStore::find_idempotent(std::string_view key) {
+  TenancyAccess access(*this);
+  return with_connection<std::optional<IdempotentReply>>(
+      [&] { return find_idempotent_in(access, key); });
+}
+
+Result<std::vector<AuditEntry>> PostgresStore::list_audit(const AuditQuery& query) {
+  TenancyAccess access(*this);
+  return with_connection<std::vector<AuditEntry>>([&] { return list_audit_in(access, query); });
 }
 
 }  // namespace sluice::store

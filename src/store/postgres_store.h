@@ -52,6 +52,11 @@ class PostgresStore final : public Store {
   Result<std::vector<UsageRow>> query_usage(const UsageQuery& query) override;
   Result<std::optional<UsageRecord>> find_usage(std::string_view request_id) override;
   Result<std::uint64_t> count_usage() override;
+  Result<TenancyState> load_tenancy() override;
+  Result<std::uint64_t> tenancy_revision() override;
+  Result<std::uint64_t> commit_tenancy(const TenancyCommit& commit) override;
+  Result<std::optional<IdempotentReply>> find_idempotent(std::string_view key) override;
+  Result<std::vector<AuditEntry>> list_audit(const AuditQuery& query) override;
 
   // Runs statements without parameters (tests, maintenance).
   Result<void> execute_for_test(const std::string& sql);
@@ -64,6 +69,7 @@ class PostgresStore final : public Store {
   };
   using PgResult = std::unique_ptr<pg_result, ClearResult>;
   struct Params;  // text parameters of one statement
+  class TenancyAccess;
 
   PostgresStore(std::string url, Options options) : url_(std::move(url)), options_(options) {}
 
@@ -82,6 +88,9 @@ class PostgresStore final : public Store {
     return run(nullptr, sql, params, statement_deadline());
   }
   Result<void> prepare_statements();
+  // Runs `body` between `begin` and COMMIT on a live connection, rolling back when it fails.
+  template <class T, class Body>
+  Result<T> in_transaction(const char* begin, Body&& body);
   std::chrono::milliseconds statement_deadline() const;
 
   std::string url_;

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "store/migrations.h"
+#include "store/tenancy_sql.h"
 #include "store/usage_fields.h"
 #include "store/usage_sql.h"
 
@@ -356,6 +357,99 @@ Result<std::uint64_t> SqliteStore::count_usage() {
   const auto n = static_cast<std::uint64_t>(sqlite3_column_int64(*stmt, 0));
   sqlite3_reset(*stmt);
   return n;
+}
+
+// Tenancy statements through SQLite: parameters bound by type, every column read as text.
+class SqliteStore::TenancyAccess final : public TenancySql {
+ public:
+  explicit TenancyAccess(SqliteStore& store) : store_(store) {}
+
+  Dialect dialect() const override { return Dialect::kSqlite; }
+
+  Result<std::vector<TenancyRow>> query(const std::string& sql,
+                                        const std::vector<TenancyValue>& params) override {
+    auto stmt = store_.prepare(sql);
+    if (!stmt) {
+      return stmt.error();
+    }
+    sqlite3_stmt* s = stmt->get();
+    int index = 0;
+    for (const TenancyValue& v : params) {
+      ++index;
+      if (const auto* i = std::get_if<std::int64_t>(&v)) {
+        sqlite3_bind_int64(s, index, *i);
+      } else if (const auto* text = std::get_if<std::string>(&v)) {
+        sqlite3_bind_text(s, index, text->data(), static_cast<int>(text->size()), SQLITE_STATIC);
+      } else {
+        sqlite3_bind_null(s, index);
+      }
+    }
+    std::vector<TenancyRow> rows;
+    int rc;
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+      TenancyRow& row = rows.emplace_back();
+      const int columns = sqlite3_column_count(s);
+      row.reserve(columns);
+      for (int c = 0; c < columns; ++c) {
+        if (sqlite3_column_type(s, c) == SQLITE_NULL) {
+          row.emplace_back();
+        } else {
+          row.emplace_back(column_text(s, c));
+        }
+      }
+    }
+    if (rc != SQLITE_DONE) {
+      return store_.error("tenancy statement");
+    }
+    return rows;
+  }
+
+ private:
+  SqliteStore& store_;
+};
+
+template <class T, class Body>
+Result<T> SqliteStore::in_transaction(const char* begin, Body&& body) {
+  if (auto r = exec(begin); !r) {
+    return r.error();
+  }
+  Result<T> result = body();
+  if (!result) {
+    (void)exec("ROLLBACK");
+    return result;
+  }
+  if (auto r = exec("COMMIT"); !r) {
+    (void)exec("ROLLBACK");
+    return r.error();
+  }
+  return result;
+}
+
+Result<TenancyState> SqliteStore::load_tenancy() {
+  TenancyAccess access(*this);
+  // A deferred transaction reads one snapshot of the WAL.
+  return in_transaction<TenancyState>("BEGIN", [&] { return load_tenancy_in(access); });
+}
+
+Result<std::uint64_t> SqliteStore::tenancy_revision() {
+  TenancyAccess access(*this);
+  return tenancy_revision_in(access);
+}
+
+Result<std::uint64_t> SqliteStore::commit_tenancy(const TenancyCommit& commit) {
+  TenancyAccess access(*this);
+  return in_transaction<std::uint64_t>("BEGIN IMMEDIATE",
+                                       [&] { return commit_tenancy_in(access, commit, now_ms()); });
+}
+
+Result<std::optional<IdempotentReply>> SqliteStore::find_idempotent(std::string_view key) {
+  TenancyAccess access(*this);
+  return find_idempotent_in(access, key);
+}
+
+Result<std::vector<AuditEntry>> SqliteStore::list_audit(const AuditQuery& query) {
+  TenancyAccess access(*this);
+  return list_audit_in(access, query);
 }
 
 }  // namespace sluice::store

@@ -33,6 +33,11 @@ class SqliteStore final : public Store {
   Result<std::vector<UsageRow>> query_usage(const UsageQuery& query) override;
   Result<std::optional<UsageRecord>> find_usage(std::string_view request_id) override;
   Result<std::uint64_t> count_usage() override;
+  Result<TenancyState> load_tenancy() override;
+  Result<std::uint64_t> tenancy_revision() override;
+  Result<std::uint64_t> commit_tenancy(const TenancyCommit& commit) override;
+  Result<std::optional<IdempotentReply>> find_idempotent(std::string_view key) override;
+  Result<std::vector<AuditEntry>> list_audit(const AuditQuery& query) override;
 
   // Runs one or more statements with no parameters and no rows (tests, maintenance).
   Result<void> execute_for_test(const std::string& sql) { return exec(sql); }
@@ -50,6 +55,12 @@ class SqliteStore final : public Store {
   // The cached statement for `sql` in `slot`, prepared on first use.
   Result<sqlite3_stmt*> cached(Statement& slot, const std::string& sql);
   Error error(std::string_view doing) const;
+  // Runs `body` between `begin` ("BEGIN" or "BEGIN IMMEDIATE") and COMMIT, rolling back when
+  // it fails.
+  template <class T, class Body>
+  Result<T> in_transaction(const char* begin, Body&& body);
+
+  class TenancyAccess;
 
   sqlite3* db_;
   Statement insert_;

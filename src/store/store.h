@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/result.h"
+#include "store/tenancy.h"
 #include "store/usage_record.h"
 
 namespace sluice::config {
@@ -76,6 +77,18 @@ class Store {
   // The full record (attempts included) of one request id; the newest if the id was reused.
   virtual Result<std::optional<UsageRecord>> find_usage(std::string_view request_id) = 0;
   virtual Result<std::uint64_t> count_usage() = 0;
+
+  // Tenancy (store/tenancy.h). The whole state in one consistent read.
+  virtual Result<TenancyState> load_tenancy() = 0;
+  // The current revision alone: instances poll it and reload only when it moved.
+  virtual Result<std::uint64_t> tenancy_revision() = 0;
+  // Applies `commit` in one transaction when the stored revision still equals
+  // commit.expected_revision, and returns the new revision; otherwise an Error whose kind is
+  // kUnavailable with message "conflict" (re-read and re-check), and nothing is stored. A
+  // commit carrying an idempotency key already stored fails the same way.
+  virtual Result<std::uint64_t> commit_tenancy(const TenancyCommit& commit) = 0;
+  virtual Result<std::optional<IdempotentReply>> find_idempotent(std::string_view key) = 0;
+  virtual Result<std::vector<AuditEntry>> list_audit(const AuditQuery& query) = 0;
 };
 
 // Opens the configured store (none -> null): SqliteStore (creates the file when missing) or

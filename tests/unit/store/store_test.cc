@@ -24,6 +24,7 @@
 #include "config/config.h"
 #include "store/postgres_store.h"
 #include "store/sqlite_store.h"
+#include "store/tenancy_sql.h"
 
 namespace sluice::store {
 namespace {
@@ -555,6 +556,281 @@ TEST_P(StoreTest, RowsComeMostExpensiveFirstAndStopAtTheLimit) {
   EXPECT_EQ(describe(rows), describe(expected_rows(records, q)));
   EXPECT_GE(rows[0].cost_micros, rows[1].cost_micros);
   EXPECT_GE(rows[1].cost_micros, rows[2].cost_micros);
+}
+
+// Tenancy tables (store/tenancy.h).
+
+KeyGroup sample_group(std::string name) {
+  KeyGroup g;
+  g.name = std::move(name);
+  g.description = "research team \"R&D\" é";
+  Budget b;
+  b.amount_micros = 5'000'000'000'000LL;
+  b.period = BudgetPeriod::kCumulative;
+  b.mode = BudgetMode::kAdvisory;
+  b.time_zone = "Europe/Paris";
+  b.starts_at_ms = kNov30;
+  g.budget = b;
+  g.quota = RateQuota{600, 2'000'000, 20};
+  g.allowed_aliases = {"fast", "smart \"quoted\""};
+  g.disabled = true;
+  g.created_at_ms = kNov30 + 1;
+  g.updated_at_ms = kNov30 + 2;
+  return g;
+}
+
+ApiKey sample_key(std::string id, std::string name, std::string group) {
+  ApiKey k;
+  k.id = std::move(id);
+  k.name = std::move(name);
+  k.group = std::move(group);
+  k.prefix = "sk-slc-3f9a";
+  k.sha256_hex = std::string(64, 'a') + k.id;
+  k.status = KeyStatus::kDisabled;
+  k.expires_at_ms = kNov30 + kDay;
+  k.allowed_aliases = {"fast"};
+  k.allocation_micros = 1'000'000;
+  k.quota = RateQuota{60, 100'000, 0};
+  k.created_at_ms = kNov30 + 3;
+  k.updated_at_ms = kNov30 + 4;
+  return k;
+}
+
+AuditEntry audit_entry(std::string action, std::string type, std::string id, std::int64_t at) {
+  AuditEntry a;
+  a.at_ms = at;
+  a.actor = "admin";
+  a.action = std::move(action);
+  a.object_type = std::move(type);
+  a.object_id = std::move(id);
+  a.after_json = R"({"name":"x"})";
+  a.request_id = "req-" + a.object_id;
+  return a;
+}
+
+TEST_P(StoreTest, TenancyStartsEmptyAtRevisionZero) {
+  auto state = store_->load_tenancy();
+  ASSERT_TRUE(state) << state.error().message();
+  EXPECT_EQ(state->revision, 0u);
+  EXPECT_TRUE(state->groups.empty());
+  EXPECT_TRUE(state->keys.empty());
+  auto revision = store_->tenancy_revision();
+  ASSERT_TRUE(revision) << revision.error().message();
+  EXPECT_EQ(*revision, 0u);
+}
+
+TEST_P(StoreTest, EveryTenancyFieldRoundTrips) {
+  KeyGroup full = sample_group("research");
+  KeyGroup bare;  // no budget, no lists, every default
+  bare.name = "bare";
+  ApiKey key = sample_key("key_00000000000000a1", "indexer", "research");
+  ApiKey plain;  // no expiry, no allocation
+  plain.id = "key_00000000000000a2";
+  plain.name = "plain";
+  plain.group = "bare";
+  plain.sha256_hex = std::string(64, 'b');
+  TenancyCommit c;
+  c.put_groups = {full, bare};
+  c.put_keys = {key, plain};
+  auto revision = store_->commit_tenancy(c);
+  ASSERT_TRUE(revision) << revision.error().message();
+  EXPECT_EQ(*revision, 1u);
+
+  auto state = store_->load_tenancy();
+  ASSERT_TRUE(state) << state.error().message();
+  EXPECT_EQ(state->revision, 1u);
+  ASSERT_EQ(state->groups.size(), 2u);
+  EXPECT_EQ(state->groups[0], bare) << "groups come sorted by name";
+  EXPECT_EQ(state->groups[1], full);
+  EXPECT_FALSE(state->groups[0].budget.has_value());
+  ASSERT_EQ(state->keys.size(), 2u);
+  EXPECT_EQ(state->keys[0], key);
+  EXPECT_EQ(state->keys[1], plain);
+  EXPECT_FALSE(state->keys[1].expires_at_ms.has_value());
+  EXPECT_FALSE(state->keys[1].allocation_micros.has_value());
+}
+
+TEST_P(StoreTest, ATenancyPutReplacesByNameAndId) {
+  TenancyCommit c;
+  c.put_groups = {sample_group("research")};
+  c.put_keys = {sample_key("key_1", "indexer", "research")};
+  ASSERT_TRUE(store_->commit_tenancy(c));
+
+  TenancyCommit update;
+  update.expected_revision = 1;
+  KeyGroup g = sample_group("research");
+  g.budget.reset();
+  g.allowed_aliases.clear();
+  ApiKey k = sample_key("key_1", "indexer-renamed", "research");
+  k.status = KeyStatus::kRevoked;
+  k.allocation_micros.reset();
+  update.put_groups = {g};
+  update.put_keys = {k};
+  auto revision = store_->commit_tenancy(update);
+  ASSERT_TRUE(revision) << revision.error().message();
+  EXPECT_EQ(*revision, 2u);
+  auto state = store_->load_tenancy();
+  ASSERT_TRUE(state);
+  ASSERT_EQ(state->groups.size(), 1u);
+  EXPECT_EQ(state->groups[0], g);
+  ASSERT_EQ(state->keys.size(), 1u);
+  EXPECT_EQ(state->keys[0], k);
+}
+
+TEST_P(StoreTest, AStaleRevisionConflictsAndStoresNothing) {
+  TenancyCommit first;
+  first.put_groups = {sample_group("research")};
+  ASSERT_TRUE(store_->commit_tenancy(first));
+
+  TenancyCommit stale;
+  stale.expected_revision = 0;
+  stale.put_groups = {sample_group("other")};
+  stale.put_keys = {sample_key("key_9", "late", "other")};
+  stale.audit = {audit_entry("group.create", "group", "other", kNov30)};
+  stale.idempotency = IdempotentReply{"idem-1", "sha", 201, "{}", kNov30};
+  auto refused = store_->commit_tenancy(stale);
+  ASSERT_FALSE(refused);
+  EXPECT_TRUE(is_tenancy_conflict(refused.error())) << refused.error().message();
+  EXPECT_EQ(refused.error().kind(), ErrorKind::kUnavailable);
+
+  auto state = store_->load_tenancy();
+  ASSERT_TRUE(state);
+  EXPECT_EQ(state->revision, 1u);
+  ASSERT_EQ(state->groups.size(), 1u);
+  EXPECT_EQ(state->groups[0].name, "research");
+  EXPECT_TRUE(state->keys.empty());
+  auto audit = store_->list_audit({});
+  ASSERT_TRUE(audit);
+  EXPECT_TRUE(audit->empty());
+  auto idem = store_->find_idempotent("idem-1");
+  ASSERT_TRUE(idem);
+  EXPECT_FALSE(idem->has_value());
+}
+
+TEST_P(StoreTest, AFailingTenancyCommitRollsBackEverything) {
+  TenancyCommit c;
+  c.put_groups = {sample_group("research")};
+  ApiKey a = sample_key("key_a", "same-name", "research");
+  ApiKey b = sample_key("key_b", "same-name", "research");  // names are unique
+  c.put_keys = {a, b};
+  c.audit = {audit_entry("key.create", "key", "key_a", kNov30)};
+  auto refused = store_->commit_tenancy(c);
+  ASSERT_FALSE(refused);
+  EXPECT_FALSE(is_tenancy_conflict(refused.error()));
+  auto state = store_->load_tenancy();
+  ASSERT_TRUE(state);
+  EXPECT_EQ(state->revision, 0u);
+  EXPECT_TRUE(state->groups.empty());
+  EXPECT_TRUE(state->keys.empty());
+  auto audit = store_->list_audit({});
+  ASSERT_TRUE(audit);
+  EXPECT_TRUE(audit->empty());
+}
+
+TEST_P(StoreTest, AnIdempotentReplyIsStoredWithItsCommitAndTakenOnce) {
+  TenancyCommit c;
+  c.put_groups = {sample_group("research")};
+  c.idempotency = IdempotentReply{"idem-7", std::string(64, 'c'), 201, R"({"name":"research"})", 0};
+  ASSERT_TRUE(store_->commit_tenancy(c));
+  auto found = store_->find_idempotent("idem-7");
+  ASSERT_TRUE(found) << found.error().message();
+  ASSERT_TRUE(found->has_value());
+  EXPECT_EQ((*found)->key, "idem-7");
+  EXPECT_EQ((*found)->request_sha256, std::string(64, 'c'));
+  EXPECT_EQ((*found)->status, 201);
+  EXPECT_EQ((*found)->body, R"({"name":"research"})");
+  EXPECT_GT((*found)->created_at_ms, 0) << "the store stamps the time when none is given";
+
+  TenancyCommit again;
+  again.expected_revision = 1;
+  again.put_groups = {sample_group("other")};
+  again.idempotency = IdempotentReply{"idem-7", "different", 200, "{}", 0};
+  auto refused = store_->commit_tenancy(again);
+  ASSERT_FALSE(refused);
+  EXPECT_TRUE(is_tenancy_conflict(refused.error()));
+  auto state = store_->load_tenancy();
+  ASSERT_TRUE(state);
+  EXPECT_EQ(state->revision, 1u);
+  EXPECT_EQ(state->groups.size(), 1u);
+  auto missing = store_->find_idempotent("idem-8");
+  ASSERT_TRUE(missing);
+  EXPECT_FALSE(missing->has_value());
+}
+
+TEST_P(StoreTest, AuditComesNewestFirstAndFilters) {
+  TenancyCommit c;
+  c.put_groups = {sample_group("research")};
+  c.audit = {audit_entry("group.create", "group", "research", kNov30),
+             audit_entry("key.create", "key", "key_1", kNov30 + 10)};
+  ASSERT_TRUE(store_->commit_tenancy(c));
+  TenancyCommit c2;
+  c2.expected_revision = 1;
+  c2.audit = {audit_entry("key.update", "key", "key_1", kNov30 + 20)};
+  c2.audit[0].before_json = R"({"status":"active"})";
+  ASSERT_TRUE(store_->commit_tenancy(c2));
+
+  auto all = store_->list_audit({});
+  ASSERT_TRUE(all) << all.error().message();
+  ASSERT_EQ(all->size(), 3u);
+  EXPECT_EQ((*all)[0].action, "key.update");
+  EXPECT_EQ((*all)[1].action, "key.create");
+  EXPECT_EQ((*all)[2].action, "group.create");
+  EXPECT_GT((*all)[0].id, (*all)[1].id);
+  EXPECT_GT((*all)[1].id, (*all)[2].id);
+  AuditEntry want = c2.audit[0];
+  want.id = (*all)[0].id;
+  EXPECT_EQ((*all)[0], want) << "every field round trips";
+
+  AuditQuery by_object;
+  by_object.object_type = "key";
+  by_object.object_id = "key_1";
+  auto key_rows = store_->list_audit(by_object);
+  ASSERT_TRUE(key_rows);
+  ASSERT_EQ(key_rows->size(), 2u);
+  EXPECT_EQ((*key_rows)[0].action, "key.update");
+
+  AuditQuery by_time;
+  by_time.from_ms = kNov30 + 10;
+  by_time.to_ms = kNov30 + 20;
+  auto timed = store_->list_audit(by_time);
+  ASSERT_TRUE(timed);
+  ASSERT_EQ(timed->size(), 1u) << "from is included, to excluded";
+  EXPECT_EQ((*timed)[0].action, "key.create");
+
+  AuditQuery limited;
+  limited.limit = 1;
+  auto one = store_->list_audit(limited);
+  ASSERT_TRUE(one);
+  ASSERT_EQ(one->size(), 1u);
+  EXPECT_EQ((*one)[0].action, "key.update");
+}
+
+TEST_P(StoreTest, DeletingAGroupNeedsItsKeysRevoked) {
+  TenancyCommit c;
+  c.put_groups = {sample_group("research")};
+  ApiKey k = sample_key("key_1", "indexer", "research");
+  c.put_keys = {k};
+  ASSERT_TRUE(store_->commit_tenancy(c));
+
+  TenancyCommit del;
+  del.expected_revision = 1;
+  del.delete_groups = {"research"};
+  auto refused = store_->commit_tenancy(del);
+  ASSERT_FALSE(refused);
+  EXPECT_FALSE(is_tenancy_conflict(refused.error()));
+
+  k.status = KeyStatus::kRevoked;
+  del.put_keys = {k};
+  auto deleted = store_->commit_tenancy(del);
+  ASSERT_TRUE(deleted) << deleted.error().message();
+  EXPECT_EQ(*deleted, 2u);
+  auto state = store_->load_tenancy();
+  ASSERT_TRUE(state);
+  EXPECT_TRUE(state->groups.empty());
+  ASSERT_EQ(state->keys.size(), 1u) << "a revoked key stays for the record";
+  auto revision = store_->tenancy_revision();
+  ASSERT_TRUE(revision);
+  EXPECT_EQ(*revision, 2u);
 }
 
 INSTANTIATE_TEST_SUITE_P(Sqlite, StoreTest,
