@@ -102,8 +102,17 @@ struct OtlpExporter::Transport {
 
   Awaitable<void> connect(Clock::time_point deadline, Answer& answer) {
     tcp::resolver resolver(ioc);
+    // Name resolution has no deadline of its own: a timer cancels it.
+    net::steady_timer resolve_timer(ioc);
+    resolve_timer.expires_at(deadline);
+    resolve_timer.async_wait([&resolver](boost::system::error_code ec) {
+      if (!ec) {
+        resolver.cancel();
+      }
+    });
     auto [rec, results] =
         co_await resolver.async_resolve(url.host, std::to_string(url.port), use_nothrow);
+    resolve_timer.cancel();
     if (rec) {
       answer.error = rec;
       co_return;
@@ -281,12 +290,19 @@ bool OtlpExporter::send_batch(const std::string& body, Clock::time_point deadlin
     const auto attempt_deadline = std::min(deadline, Clock::now() + settings_.export_timeout);
     const Answer answer = transport_->post(body, attempt_deadline);
     if (answer.status >= 200 && answer.status < 300) {
+      if (failing_) {
+        failing_ = false;
+        spdlog::info("trace export to {} works again", settings_.endpoint);
+      }
       return true;
     }
     failed_requests_.fetch_add(1, std::memory_order_relaxed);
-    if (attempt == 0 || attempt == kMaxRetries) {
+    if (!failing_) {
+      // One line when exports start failing and one when they recover, not one per batch.
+      failing_ = true;
       spdlog::warn(
-          "trace export to {} failed: {}", settings_.endpoint,
+          "trace export to {} failed ({}); retrying, and dropping spans while it fails",
+          settings_.endpoint,
           answer.status != 0 ? "HTTP " + std::to_string(answer.status) : answer.error.message());
     }
     if (!retryable(answer) || attempt == kMaxRetries) {

@@ -69,6 +69,7 @@ class OtlpExporter {
   std::string instance_id_;
   std::unique_ptr<Transport> transport_;
   std::vector<std::string> batch_;  // exporter thread only
+  bool failing_ = false;            // exporter thread only: the last export failed
   std::atomic<std::uint64_t> exported_{0};
   std::atomic<std::uint64_t> failed_{0};
   std::atomic<std::uint64_t> failed_requests_{0};

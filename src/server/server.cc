@@ -371,6 +371,40 @@ void Server::register_gauges() {
                   "them (should stay 0).",
                   {},
                   [sink](SampleSink& s) { s.sample({}, static_cast<double>(sink->dropped())); }));
+    add(m.observe(MetricType::kGauge, "sluice_usage_store_up",
+                  "1 while the last write to the store succeeded, 0 while records go to the "
+                  "spool (absent until the first write).",
+                  {}, [sink](SampleSink& s) {
+                    switch (sink->store_state()) {
+                      case metering::UsageSink::StoreState::kUp:
+                        s.sample({}, 1);
+                        break;
+                      case metering::UsageSink::StoreState::kDown:
+                        s.sample({}, 0);
+                        break;
+                      case metering::UsageSink::StoreState::kUnknown:
+                        break;
+                    }
+                  }));
+  }
+  if (const observability::SpanBuffer* spans = spans_.get()) {
+    add(m.observe(MetricType::kGauge, "sluice_trace_spans_queued",
+                  "Finished spans waiting for the trace exporter, all workers.", {},
+                  [spans](SampleSink& s) { s.sample({}, static_cast<double>(spans->pending())); }));
+    add(m.observe(MetricType::kCounter, "sluice_trace_spans_dropped_total",
+                  "Spans dropped because a worker's span queue was full.", {},
+                  [spans](SampleSink& s) { s.sample({}, static_cast<double>(spans->dropped())); }));
+  }
+  if (const http::OtlpExporter* exporter = trace_exporter_.get()) {
+    add(m.observe(MetricType::kCounter, "sluice_trace_spans_exported_total",
+                  "Spans the collector accepted.", {}, [exporter](SampleSink& s) {
+                    s.sample({}, static_cast<double>(exporter->exported_spans()));
+                  }));
+    add(m.observe(MetricType::kCounter, "sluice_trace_spans_failed_total",
+                  "Spans given up on after the export retries failed.", {},
+                  [exporter](SampleSink& s) {
+                    s.sample({}, static_cast<double>(exporter->failed_spans()));
+                  }));
   }
 }
 
