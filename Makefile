@@ -7,7 +7,7 @@ PRESET ?= release
 CONFIG ?= examples/quickstart.yaml
 JOBS ?= $(shell nproc)
 
-.PHONY: run build test test-asan test-tsan fuzz deps deps-test bench gameday check-config format clean
+.PHONY: run build test test-asan test-tsan fuzz deps deps-test bench bench-limits gameday check-config format clean
 
 deps:
 	scripts/install-deps.sh
@@ -42,6 +42,13 @@ fuzz: deps-test
 bench:
 	scripts/install-deps.sh --bench
 	bench/run.sh
+
+# Added latency and c=64 throughput of admission by rate limits: off, local, Redis (~3 minutes).
+bench-limits:
+	scripts/install-deps.sh --bench
+	cmake --preset release >/dev/null
+	cmake --build --preset release -j $(JOBS)
+	bench/limits.sh
 
 # Game day (bench/README.md): a provider returns 429, then 503, then stalls, then heals under
 # steady load; Sluice vs Portkey with fallback. About 16 minutes; GAMEDAY_ARGS=--quick for a

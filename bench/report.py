@@ -145,8 +145,10 @@ w("Paths: **direct** = the load generator calls the upstream itself (nginx answe
   "streaming tests); **nginx** = nginx `proxy_pass` to the same upstream with a keep-alive "
   "pool (`proxy_http_version 1.1`, `keepalive`); **Portkey** = `@portkey-ai/gateway` from npm, "
   "provider openai with `custom_host` pointing at the same upstream; **Sluice off** = "
-  "`auth: none`, access log disabled; **Sluice on** = API-key auth, routing by alias, access "
-  "log (metering) written to a file. The goals are judged on Sluice on.")
+  "`auth: none`, access log disabled, no store; **Sluice on** = API-key auth, routing by alias, "
+  "access log written to a file, and metering: a priced usage record per request through the "
+  "usage sink into SQLite (`store:`). Both record Prometheus metrics. The goals are judged on "
+  "Sluice on.")
 w("")
 
 
@@ -477,6 +479,17 @@ if n and s:
 else:
     goal("Max throughput >= nginx", "not measured", "missing rows")
 
+off, on = get("throughput", "sluice-off"), get("throughput", GOAL_PATH)
+if off and on:
+    cost = 1 - on["rps"] / off["rps"]
+    goal("Metering (auth, access log, usage records to SQLite) costs <= 10% of c=64 throughput",
+         "met" if cost <= 0.10 else f"missed: {cost * 100:.1f}%",
+         f"c={on['concurrency']}: Sluice on {fmt(on['rps'])} req/s, Sluice off {fmt(off['rps'])} "
+         f"req/s ({on['rps'] / off['rps']:.2f}x)")
+else:
+    goal("Metering (auth, access log, usage records to SQLite) costs <= 10% of c=64 throughput",
+         "not measured", "missing rows")
+
 srows = sorted((r for r in stream_rows if r["path"] == GOAL_PATH), key=lambda r: r["concurrency"])
 
 
@@ -632,15 +645,18 @@ except OSError:
 w("```")
 w("")
 
-# The "Game day" section is written by bench/gameday.sh (gameday_report.py), not by this run:
-# keep the one already in the file.
+# The "Game day" section is written by bench/gameday.sh (gameday_report.py) and the "Admission
+# by rate limits" one by bench/limits.sh, not by this run: keep the ones already in the file.
 try:
     import re
     with open(results_file) as f:
-        m = re.search(r"^## Game day\n.*?(?=^## |\Z)", f.read(), flags=re.S | re.M)
-    if m:
-        w(m.group(0).rstrip("\n"))
-        w("")
+        previous = f.read()
+    for title in ("Game day", "Admission by rate limits"):
+        m = re.search(r"^## " + re.escape(title) + r"\n.*?(?=^## |\Z)", previous,
+                      flags=re.S | re.M)
+        if m:
+            w(m.group(0).rstrip("\n"))
+            w("")
 except OSError:
     pass
 

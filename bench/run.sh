@@ -396,6 +396,8 @@ sluice_config() { # file auth(on|off) pool_max
     echo "server: { workers: 1, max_connections: 20000 }"
     if [[ $auth == on ]]; then
       echo "access_log: { enabled: true, path: $OUT/sluice-access-$(basename "$file" .yaml).log }"
+      # Metering on: a usage record per request through the sink to SQLite (WAL), priced.
+      echo "store: { sqlite: $OUT/sluice-usage-$(basename "$file" .yaml).db }"
     else
       echo "access_log: { enabled: false }"
       echo "auth: none"
