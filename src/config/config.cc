@@ -168,9 +168,9 @@ class Loader {
   }
 
   std::shared_ptr<const Config> load(const YamlField& root) {
-    const YamlMap top =
-        root.map({"version", "listen", "server", "access_log", "admin", "store", "metering",
-                  "traces", "auth", "routing", "providers", "routes", "keys", "state", "limits"});
+    const YamlMap top = root.map({"version", "listen", "server", "access_log", "admin", "store",
+                                  "metering", "traces", "auth", "routing", "providers", "routes",
+                                  "keys", "state", "limits", "tenancy"});
     config_.source_path = context_.source_name;
     const YamlField version = top.required("version");
     config_.version = version.unsigned_in(0, std::numeric_limits<std::uint64_t>::max());
@@ -199,6 +199,7 @@ class Loader {
     if (auto metering = top.get("metering")) {
       load_metering(*metering);
     }
+    load_tenancy(top.get("tenancy"));
     if (auto traces = top.get("traces")) {
       load_traces(*traces);
     }
@@ -240,7 +241,7 @@ class Loader {
         load_key(item);
       }
     }
-    if (config_.require_auth && config_.keys.empty()) {
+    if (config_.require_auth && config_.keys.empty() && !config_.tenancy.enabled) {
       const std::string message = "no keys configured; add keys or set auth: none";
       if (keys) {
         keys->fail(message);
@@ -572,6 +573,64 @@ class Loader {
     }
   }
 
+  // tenancy: { enabled, refresh_ms, spend_refresh_ms, budget_thresholds,
+  //            budget_webhook: { url, timeout_ms } }; after store (it needs one).
+  void load_tenancy(const std::optional<YamlField>& field) {
+    TenancySettings& t = config_.tenancy;
+    const bool has_store = config_.store.kind != StoreSettings::Kind::kNone;
+    t.enabled = has_store;
+    if (!field) {
+      return;
+    }
+    const YamlMap m = field->map(
+        {"enabled", "refresh_ms", "spend_refresh_ms", "budget_thresholds", "budget_webhook"});
+    if (auto f = m.get("enabled")) {
+      t.enabled = f->boolean();
+      if (t.enabled && !has_store) {
+        f->fail(
+            "keys and budgets in the store need a store: set store: { sqlite: PATH } or "
+            "{ postgres: URL }");
+      }
+    } else if (!has_store) {
+      field->fail(
+          "keys and budgets in the store need a store: set store: { sqlite: PATH } or "
+          "{ postgres: URL }");
+    }
+    if (auto f = m.get("refresh_ms")) {
+      t.refresh = f->millis_in(50, 600000);
+    }
+    if (auto f = m.get("spend_refresh_ms")) {
+      t.spend_refresh = f->millis_in(100, 3600000);
+    }
+    if (auto f = m.get("budget_thresholds")) {
+      t.budget_thresholds.clear();
+      const std::vector<YamlField> items = f->items();
+      if (items.empty()) {
+        f->fail("list at least one percentage (e.g. [80, 100])");
+      }
+      for (const YamlField& item : items) {
+        const auto percent = static_cast<std::uint32_t>(item.unsigned_in(1, 1000));
+        if (!t.budget_thresholds.empty() && percent <= t.budget_thresholds.back()) {
+          item.fail("thresholds must increase (" + std::to_string(percent) + " after " +
+                    std::to_string(t.budget_thresholds.back()) + ")");
+        }
+        t.budget_thresholds.push_back(percent);
+      }
+    }
+    if (auto f = m.get("budget_webhook")) {
+      const YamlMap w = f->map({"url", "timeout_ms"});
+      const YamlField url = w.required("url");
+      t.webhook_url = url.text();
+      if ((!t.webhook_url.starts_with("http://") && !t.webhook_url.starts_with("https://")) ||
+          !is_visible_ascii(t.webhook_url)) {
+        url.fail("expected an http:// or https:// URL");
+      }
+      if (auto g = w.get("timeout_ms")) {
+        t.webhook_timeout = g->millis_in(10, 60000);
+      }
+    }
+  }
+
   // state: { backend: local } or state: { redis: { url, timeout_ms, on_error, key_prefix } }
   void load_state(const YamlField& field) {
     const YamlMap m = field.map({"backend", "redis"});
@@ -717,7 +776,9 @@ class Loader {
       load_named_limits(
           *f, "key named", false,
           [&](const std::string& name) {
-            return std::any_of(config_.keys.begin(), config_.keys.end(),
+            // Keys in the store are not known here: any name goes when tenancy is on.
+            return config_.tenancy.enabled ||
+                   std::any_of(config_.keys.begin(), config_.keys.end(),
                                [&](const Key& k) { return k.name == name; });
           },
           l.keys);
@@ -726,7 +787,8 @@ class Loader {
       load_named_limits(
           *f, "key in group", true,
           [&](const std::string& name) {
-            return std::any_of(config_.keys.begin(), config_.keys.end(),
+            return config_.tenancy.enabled ||
+                   std::any_of(config_.keys.begin(), config_.keys.end(),
                                [&](const Key& k) { return k.group == name; });
           },
           l.groups);

@@ -121,7 +121,7 @@ const ErrorCase kErrorCases[] = {
     {"UnknownTopLevelField", "version: 1\nconsole: {}\n",
      "test.yaml:2:1: console: unknown field (expected one of: version, listen, server, "
      "access_log, admin, store, metering, traces, auth, routing, providers, routes, keys, state, "
-     "limits)"},
+     "limits, tenancy)"},
     {"DuplicateField", "version: 1\nversion: 2\n",
      "test.yaml:2:1: version: duplicate field (first set on line 1)"},
     {"NonScalarFieldName", "version: 1\n[a, b]: 1\n",
@@ -1476,7 +1476,7 @@ ${FIELD}: 1
   EXPECT_EQ(result.error().message(),
             "test.yaml:2:1: ${FIELD}: unknown field (expected one of: version, listen, server, "
             "access_log, admin, store, metering, traces, auth, routing, providers, routes, "
-            "keys, state, limits)");
+            "keys, state, limits, tenancy)");
 }
 
 TEST(ConfigInterpolationTest, SetButEmptyVariableIsEmptyString) {
@@ -1793,6 +1793,81 @@ TEST(ConfigLoadTest, MeteringSectionErrors) {
     ASSERT_FALSE(result) << c.section;
     EXPECT_EQ(result.error().message(), c.message);
     EXPECT_EQ(result.error().message().find("short"), std::string::npos) << "secret echoed";
+  }
+}
+
+TEST(ConfigLoadTest, TenancySection) {
+  constexpr char kNoKeys[] = R"y(providers:
+  - id: mock
+    adapter: mock
+routes:
+  - alias: chat
+    provider: mock
+    model: m
+)y";
+  // A store turns tenancy on with the defaults, and keys may then all live in the store.
+  auto defaults = load_ok(std::string("version: 1\nstore: { sqlite: ./s.db }\n") + kNoKeys);
+  EXPECT_TRUE(defaults->tenancy.enabled);
+  EXPECT_EQ(defaults->tenancy.refresh, Millis(1000));
+  EXPECT_EQ(defaults->tenancy.budget_thresholds, (std::vector<std::uint32_t>{80, 100}));
+  EXPECT_EQ(defaults->tenancy.webhook_url, "");
+  auto full = load_ok(std::string(R"y(version: 1
+store: { sqlite: ./s.db }
+tenancy:
+  refresh_ms: 250
+  spend_refresh_ms: 2000
+  budget_thresholds: [50, 90, 100, 120]
+  budget_webhook: { url: "http://127.0.0.1:9/hook", timeout_ms: 500 }
+limits:
+  keys: { from-the-store: { rpm: 5 } }
+  groups: { store-group: { concurrency: 2 } }
+)y") + kNoKeys);
+  EXPECT_TRUE(full->tenancy.enabled);
+  EXPECT_EQ(full->tenancy.refresh, Millis(250));
+  EXPECT_EQ(full->tenancy.spend_refresh, Millis(2000));
+  EXPECT_EQ(full->tenancy.budget_thresholds, (std::vector<std::uint32_t>{50, 90, 100, 120}));
+  EXPECT_EQ(full->tenancy.webhook_url, "http://127.0.0.1:9/hook");
+  EXPECT_EQ(full->tenancy.webhook_timeout, Millis(500));
+  EXPECT_EQ(full->limits.keys.count("from-the-store"), 1u);
+  auto off = load_ok(std::string("version: 1\nstore: { sqlite: ./s.db }\n"
+                                 "tenancy: { enabled: false }\n") +
+                     kRoutesAndKey);
+  EXPECT_FALSE(off->tenancy.enabled);
+  auto none = load_ok(std::string("version: 1\n") + kRoutesAndKey);
+  EXPECT_FALSE(none->tenancy.enabled);
+}
+
+TEST(ConfigLoadTest, TenancySectionErrors) {
+  struct Case {
+    const char* section;
+    const char* message;
+  };
+  const Case cases[] = {
+      {"tenancy: { refresh_ms: 500 }\n",
+       "test.yaml:2:10: tenancy: keys and budgets in the store need a store: set store: { "
+       "sqlite: PATH } or { postgres: URL }"},
+      {"tenancy: { enabled: true }\n",
+       "test.yaml:2:21: tenancy.enabled: keys and budgets in the store need a store: set store: "
+       "{ sqlite: PATH } or { postgres: URL }"},
+      {"store: { sqlite: a.db }\ntenancy: { budget_thresholds: [80, 80] }\n",
+       "test.yaml:3:36: tenancy.budget_thresholds[1]: thresholds must increase (80 after 80)"},
+      {"store: { sqlite: a.db }\ntenancy: { budget_thresholds: [] }\n",
+       "test.yaml:3:31: tenancy.budget_thresholds: list at least one percentage (e.g. [80, "
+       "100])"},
+      {"store: { sqlite: a.db }\ntenancy: { budget_thresholds: [0] }\n",
+       "test.yaml:3:32: tenancy.budget_thresholds[0]: must be between 1 and 1000 (got 0)"},
+      {"store: { sqlite: a.db }\ntenancy: { budget_webhook: { url: ftp://x } }\n",
+       "test.yaml:3:35: tenancy.budget_webhook.url: expected an http:// or https:// URL"},
+      {"store: { sqlite: a.db }\ntenancy: { budget_webhook: { timeout_ms: 5 } }\n",
+       "test.yaml:3:28: tenancy.budget_webhook.url: missing required field"},
+      {"store: { sqlite: a.db }\ntenancy: { refresh: 5 }\n",
+       "test.yaml:3:12: tenancy.refresh: unknown field (expected one of: enabled, refresh_ms, "
+       "spend_refresh_ms, budget_thresholds, budget_webhook)"},
+  };
+  for (const Case& c : cases) {
+    auto result = load(std::string("version: 1\n") + c.section + kRoutesAndKey);
+    ASSERT_FALSE(result) << c.section;
+    EXPECT_EQ(result.error().message(), c.message);
   }
 }
 
