@@ -1,0 +1,232 @@
+#include "tenancy/key_directory.h"
+
+#include <set>
+
+#include "spdlog/spdlog.h"
+
+namespace sluice::tenancy {
+
+namespace {
+
+std::int64_t unix_ms(const Clock& clock) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(clock.wall_now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
+KeyDirectory::KeyDirectory(KeyDirectoryOptions options)
+    : options_(std::move(options)),
+      notifier_(options_.settings.webhook_url, options_.settings.webhook_timeout, options_.post) {}
+
+KeyDirectory::~KeyDirectory() { stop(); }
+
+void KeyDirectory::start() {
+  notifier_.start();
+  if (!thread_.joinable()) {
+    thread_ = std::thread([this] { run(); });
+  }
+}
+
+void KeyDirectory::stop() {
+  {
+    std::lock_guard lock(mu_);
+    stop_ = true;
+  }
+  wake_.notify_all();
+  if (thread_.joinable()) {
+    thread_.join();
+  }
+  notifier_.stop();
+}
+
+void KeyDirectory::run() {
+  std::unique_lock lock(mu_);
+  while (!stop_) {
+    lock.unlock();
+    tick();
+    lock.lock();
+    wake_.wait_for(lock, options_.settings.refresh, [this] { return stop_; });
+  }
+}
+
+void KeyDirectory::failed(const Error& error) {
+  if (refresh_ok_.exchange(0, std::memory_order_relaxed) != 0) {
+    spdlog::warn(
+        "tenancy: cannot refresh keys and budgets from the store ({}); serving key set revision "
+        "{} until it answers",
+        error.message(), revision_.load(std::memory_order_relaxed));
+  }
+}
+
+void KeyDirectory::tick() {
+  const std::int64_t now_ms = unix_ms(*options_.clock);
+  bool spend_due = options_.clock->now() >= next_spend_;
+  if (set_) {
+    for (const auto& a : set_->accounts()) {
+      spend_due = a->start_period(now_ms) || spend_due;  // a new period: read its spend now
+    }
+  }
+  if (!store_) {
+    auto opened = options_.open_store();
+    if (!opened) {
+      failed(opened.error());
+      announce(now_ms);
+      return;
+    }
+    store_ = std::move(*opened);
+  }
+  auto revision = store_->tenancy_revision();
+  if (!revision) {
+    failed(revision.error());
+    announce(now_ms);
+    return;
+  }
+  if (!loaded_ || *revision != revision_.load(std::memory_order_relaxed)) {
+    if (!reload(now_ms)) {
+      announce(now_ms);
+      return;
+    }
+    spend_due = true;
+  }
+  if (spend_due) {
+    refresh_spend();
+  }
+  if (refresh_ok_.exchange(1, std::memory_order_relaxed) == 0) {
+    spdlog::info("tenancy: the store answers again; key set revision {}",
+                 revision_.load(std::memory_order_relaxed));
+  }
+  announce(now_ms);
+}
+
+std::shared_ptr<BudgetAccount> KeyDirectory::account(const std::string& id,
+                                                     BudgetAccount::Kind kind,
+                                                     const std::string& name,
+                                                     const store::KeyGroup& group,
+                                                     std::int64_t cap) {
+  const store::Budget& budget = *group.budget;
+  std::shared_ptr<BudgetAccount>& slot = accounts_[id];
+  if (slot && same_budget(slot->budget(), budget) && slot->cap_micros() == cap) {
+    return slot;  // unchanged: keeps its spend and the thresholds it announced
+  }
+  auto zone = zones_.find(budget.time_zone);
+  if (zone == zones_.end()) {
+    auto loaded = TimeZone::load(budget.time_zone);
+    if (!loaded) {
+      spdlog::warn("tenancy: key group {}: time zone {}: {}; its budget follows UTC", group.name,
+                   budget.time_zone, loaded.error().message());
+    }
+    zone = zones_.emplace(budget.time_zone, loaded ? *loaded : TimeZone()).first;
+  }
+  slot = std::make_shared<BudgetAccount>(kind, name, group.name, budget, cap, zone->second);
+  return slot;
+}
+
+bool KeyDirectory::reload(std::int64_t now_ms) {
+  auto state = store_->load_tenancy();
+  if (!state) {
+    failed(state.error());
+    return false;
+  }
+  KeySet::Accounts accounts;
+  accounts.group = [this](const store::KeyGroup& g) {
+    return account("g:" + g.name, BudgetAccount::Kind::kGroup, g.name, g, g.budget->amount_micros);
+  };
+  accounts.pool = [this](const store::KeyGroup& g, std::int64_t cap) {
+    return account("p:" + g.name, BudgetAccount::Kind::kPool, g.name, g, cap);
+  };
+  accounts.key = [this](const store::KeyGroup& g, const store::ApiKey& k) {
+    return account("k:" + k.id, BudgetAccount::Kind::kKey, k.name, g, *k.allocation_micros);
+  };
+  auto set = KeySet::build(*state, accounts);
+  // Accounts no revision names any more are forgotten (a budget removed, a key deleted).
+  std::set<const BudgetAccount*> live;
+  for (const auto& a : set->accounts()) {
+    live.insert(a.get());
+    a->start_period(now_ms);
+  }
+  std::erase_if(accounts_, [&](const auto& entry) { return !live.contains(entry.second.get()); });
+  const bool first = !loaded_;
+  set_ = set;
+  holder_.publish(std::move(set));
+  loaded_ = true;
+  revision_.store(state->revision, std::memory_order_relaxed);
+  if (first) {
+    spdlog::info("tenancy: {} keys and {} key groups from the store (revision {})",
+                 state->keys.size(), state->groups.size(), state->revision);
+  } else {
+    spdlog::info("tenancy: key set revision {} is serving ({} keys, {} key groups)",
+                 state->revision, state->keys.size(), state->groups.size());
+  }
+  return true;
+}
+
+void KeyDirectory::refresh_spend() {
+  if (!set_ || set_->accounts().empty()) {
+    next_spend_ = options_.clock->now() + options_.settings.spend_refresh;
+    return;
+  }
+  // One query per distinct period start: spend per (group, key) since then.
+  std::map<std::int64_t, std::vector<BudgetAccount*>> by_start;
+  for (const auto& a : set_->accounts()) {
+    by_start[a->period().start_ms].push_back(a.get());
+  }
+  for (const auto& [start, accounts] : by_start) {
+    store::UsageQuery q;
+    q.from_ms = start;
+    q.group_by = {store::Dimension::kKeyGroup, store::Dimension::kKey};
+    q.limit = UINT32_MAX;
+    auto rows = store_->query_usage(q);
+    if (!rows) {
+      failed(rows.error());
+      return;  // next tick tries again
+    }
+    std::map<std::string, std::int64_t, std::less<>> group_total;
+    std::map<std::pair<std::string, std::string>, std::int64_t> by_key;
+    for (const store::UsageRow& row : *rows) {
+      group_total[row.group[0]] += row.cost_micros;
+      by_key[{row.group[0], row.group[1]}] += row.cost_micros;
+    }
+    // The pool is the group's spend minus what its allocated keys spent.
+    std::map<std::string, std::int64_t, std::less<>> allocated_spend;
+    for (const auto& a : set_->accounts()) {
+      if (a->kind() == BudgetAccount::Kind::kKey) {
+        allocated_spend[a->group()] += by_key[{a->group(), a->name()}];
+      }
+    }
+    for (BudgetAccount* a : accounts) {
+      switch (a->kind()) {
+        case BudgetAccount::Kind::kGroup:
+          a->settle(group_total[a->name()]);
+          break;
+        case BudgetAccount::Kind::kPool:
+          a->settle(group_total[a->name()] - allocated_spend[a->name()]);
+          break;
+        case BudgetAccount::Kind::kKey:
+          a->settle(by_key[{a->group(), a->name()}]);
+          break;
+      }
+    }
+  }
+  next_spend_ = options_.clock->now() + options_.settings.spend_refresh;
+}
+
+void KeyDirectory::announce(std::int64_t now_ms) {
+  if (!set_) {
+    return;
+  }
+  for (const auto& a : set_->accounts()) {
+    if (a->kind() == BudgetAccount::Kind::kPool) {
+      continue;  // its group's account speaks for the group
+    }
+    for (std::uint32_t t : a->crossed(options_.settings.budget_thresholds, now_ms)) {
+      std::string event = budget_event_json(*a, t, now_ms, options_.instance);
+      spdlog::warn("budget: {} {} reached {}% of its {} budget: {}",
+                   a->kind() == BudgetAccount::Kind::kKey ? "key" : "key group", a->name(), t,
+                   a->hard() ? "hard" : "advisory", event);
+      notifier_.push(std::move(event));
+    }
+  }
+}
+
+}  // namespace sluice::tenancy

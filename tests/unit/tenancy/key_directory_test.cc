@@ -1,0 +1,265 @@
+#include "tenancy/key_directory.h"
+
+#include <filesystem>
+#include <mutex>
+
+#include <boost/json/parse.hpp>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include "store/sqlite_store.h"
+
+namespace sluice::tenancy {
+namespace {
+
+std::int64_t utc_ms(int y, unsigned mo, unsigned d, int h = 0, int mi = 0) {
+  return (days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60) * 1000;
+}
+
+std::string hash_of(char c) { return std::string(64, c); }
+
+// A directory over a SqliteStore in a temporary file, driven tick by tick on a simulated clock.
+class KeyDirectoryTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    path_ = (std::filesystem::temp_directory_path() /
+             ("sluice-keydir-" + std::to_string(::getpid()) + "-" +
+              ::testing::UnitTest::GetInstance()->current_test_info()->name() + ".db"))
+                .string();
+    std::filesystem::remove(path_);
+    admin_ = open();
+    ASSERT_TRUE(admin_->migrate());
+  }
+  void TearDown() override {
+    directory_.reset();
+    admin_.reset();
+    for (const char* suffix : {"", "-wal", "-shm"}) {
+      std::filesystem::remove(path_ + suffix);
+    }
+  }
+
+  std::unique_ptr<store::Store> open() {
+    config::StoreSettings s;
+    s.kind = config::StoreSettings::Kind::kSqlite;
+    s.sqlite_path = path_;
+    auto opened = store::open_store(s);
+    EXPECT_TRUE(opened) << opened.error().message();
+    return std::move(*opened);
+  }
+
+  void make_directory() {
+    KeyDirectoryOptions o;
+    o.settings.enabled = true;
+    o.settings.spend_refresh = std::chrono::seconds(5);
+    o.settings.webhook_url = "http://receiver.invalid/hook";
+    o.open_store = [this]() -> Result<std::unique_ptr<store::Store>> {
+      if (store_down_) {
+        return Error(ErrorKind::kUnavailable, "store is down (test)");
+      }
+      return open();
+    };
+    o.clock = &clock_;
+    o.instance = "test";
+    o.post = [this](const std::string& url, const std::string& body,
+                    std::chrono::milliseconds) -> Result<int> {
+      std::lock_guard lock(mu_);
+      EXPECT_EQ(url, "http://receiver.invalid/hook");
+      posted_.push_back(body);
+      return 204;
+    };
+    directory_ = std::make_unique<KeyDirectory>(std::move(o));
+  }
+
+  std::uint64_t commit(const std::vector<store::KeyGroup>& groups,
+                       const std::vector<store::ApiKey>& keys) {
+    auto revision = admin_->tenancy_revision();
+    EXPECT_TRUE(revision);
+    store::TenancyCommit c;
+    c.expected_revision = *revision;
+    c.put_groups = groups;
+    c.put_keys = keys;
+    auto done = admin_->commit_tenancy(c);
+    EXPECT_TRUE(done) << done.error().message();
+    return *done;
+  }
+
+  void spend(const std::string& key, const std::string& group, std::int64_t micros) {
+    store::UsageRecord r;
+    r.record_id = "r" + std::to_string(++records_);
+    r.request_id = r.record_id;
+    r.started_at_ms = now_ms();
+    r.ended_at_ms = r.started_at_ms;
+    r.key_name = key;
+    r.key_group = group;
+    r.outcome = "complete";
+    r.priced = true;
+    r.cost_micros = micros;
+    ASSERT_TRUE(admin_->insert_usage(std::span(&r, 1)));
+  }
+
+  std::int64_t now_ms() const {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(
+               clock_.wall_now().time_since_epoch())
+        .count();
+  }
+
+  KeySet::Found find(char hash) const {
+    auto set = directory_->keys().current();
+    return set ? set->find(hash_of(hash), now_ms()) : KeySet::Found{};
+  }
+
+  std::string path_;
+  std::unique_ptr<store::Store> admin_;
+  std::unique_ptr<KeyDirectory> directory_;
+  SimulatedClock clock_{
+      Clock::Wall::time_point(std::chrono::milliseconds(utc_ms(2027, 1, 31, 22)))};
+  bool store_down_ = false;
+  int records_ = 0;
+  std::mutex mu_;
+  std::vector<std::string> posted_;
+};
+
+store::KeyGroup group(std::string name, std::optional<store::Budget> budget = std::nullopt) {
+  store::KeyGroup g;
+  g.name = std::move(name);
+  g.budget = std::move(budget);
+  return g;
+}
+
+store::Budget budget(std::int64_t amount, store::BudgetMode mode) {
+  store::Budget b;
+  b.amount_micros = amount;
+  b.mode = mode;
+  b.time_zone = "UTC";
+  return b;
+}
+
+store::ApiKey api_key(std::string id, std::string name, std::string group, char hash) {
+  store::ApiKey k;
+  k.id = std::move(id);
+  k.name = std::move(name);
+  k.group = std::move(group);
+  k.prefix = "sk-slc-x";
+  k.sha256_hex = hash_of(hash);
+  return k;
+}
+
+TEST_F(KeyDirectoryTest, RevocationIsSeenAtTheNextRefresh) {
+  make_directory();
+  EXPECT_EQ(directory_->refresh_ok(), -1);
+  EXPECT_EQ(directory_->keys().current(), nullptr);
+  directory_->tick_for_test();
+  EXPECT_EQ(directory_->refresh_ok(), 1);
+  ASSERT_NE(directory_->keys().current(), nullptr) << "an empty store is an empty set";
+  EXPECT_EQ(directory_->keys().current()->size(), 0u);
+
+  store::ApiKey k = api_key("key_1", "indexer", "research", 'a');
+  const std::uint64_t revision = commit({group("research")}, {k});
+  directory_->tick_for_test();
+  EXPECT_EQ(directory_->revision(), revision);
+  ASSERT_EQ(find('a').verdict, KeyVerdict::kActive);
+  const std::shared_ptr<const KeySet> pinned = directory_->keys().current();
+
+  k.status = store::KeyStatus::kRevoked;
+  commit({}, {k});
+  directory_->tick_for_test();
+  EXPECT_EQ(find('a').verdict, KeyVerdict::kRevoked);
+  // A request that pinned the older set keeps a valid key until it ends.
+  EXPECT_EQ(pinned->find(hash_of('a'), now_ms()).key->key.name, "indexer");
+
+  const std::shared_ptr<const KeySet> same = directory_->keys().current();
+  directory_->tick_for_test();
+  EXPECT_EQ(directory_->keys().current(), same) << "revision unchanged: nothing rebuilt";
+}
+
+TEST_F(KeyDirectoryTest, AStoreThatIsDownKeepsTheLastSet) {
+  make_directory();
+  commit({group("research")}, {api_key("key_1", "indexer", "research", 'a')});
+  directory_->tick_for_test();
+  ASSERT_EQ(find('a').verdict, KeyVerdict::kActive);
+  // A new instance starting while the store is down.
+  directory_.reset();
+  store_down_ = true;
+  make_directory();
+  directory_->tick_for_test();
+  EXPECT_EQ(directory_->refresh_ok(), 0);
+  EXPECT_EQ(directory_->keys().current(), nullptr) << "never loaded: no keys from the store";
+  store_down_ = false;
+  directory_->tick_for_test();
+  EXPECT_EQ(directory_->refresh_ok(), 1);
+  EXPECT_EQ(find('a').verdict, KeyVerdict::kActive);
+  store_down_ = true;  // the open connection is kept: only a new open would fail
+  directory_->tick_for_test();
+  EXPECT_EQ(find('a').verdict, KeyVerdict::kActive);
+}
+
+TEST_F(KeyDirectoryTest, BudgetSpendComesFromTheLedgerPlusLocalCharges) {
+  make_directory();
+  const store::Budget b = budget(1000, store::BudgetMode::kHard);
+  store::ApiKey plain = api_key("key_1", "plain", "research", 'a');
+  store::ApiKey allocated = api_key("key_2", "allocated", "research", 'b');
+  allocated.allocation_micros = 400;
+  commit({group("research", b)}, {plain, allocated});
+  spend("plain", "research", 500);  // another instance's records, already in the ledger
+  spend("allocated", "research", 100);
+  directory_->tick_for_test();
+  const StoreKey* p = find('a').key;
+  const StoreKey* a = find('b').key;
+  ASSERT_NE(p, nullptr);
+  ASSERT_NE(p->budget, nullptr);
+  EXPECT_EQ(p->budget->cap_micros(), 600);
+  EXPECT_EQ(p->budget->spent(now_ms()), 500);
+  EXPECT_EQ(a->budget->spent(now_ms()), 100);
+  EXPECT_EQ(p->charge_to[1]->spent(now_ms()), 600) << "the group's whole account";
+  EXPECT_FALSE(p->budget->exhausted(now_ms()));
+
+  // This instance charges 100 to the pool: exhausted at once, before any ledger read.
+  for (BudgetAccount* account : p->charge_to) {
+    account->add(100);
+  }
+  EXPECT_TRUE(p->budget->exhausted(now_ms()));
+  EXPECT_FALSE(a->budget->exhausted(now_ms())) << "the allocation is separate";
+
+  // Its record reaches the ledger; the next read counts it once.
+  spend("plain", "research", 100);
+  clock_.advance(std::chrono::seconds(5));
+  directory_->tick_for_test();
+  EXPECT_EQ(p->budget->spent(now_ms()), 600);
+  EXPECT_EQ(p->charge_to[1]->spent(now_ms()), 700);
+
+  // 2027-02-01T00:00Z: a new month, nothing spent in it yet.
+  clock_.set_wall(Clock::Wall::time_point(std::chrono::milliseconds(utc_ms(2027, 2, 1))));
+  EXPECT_FALSE(p->budget->exhausted(now_ms())) << "past its period: admits until rolled";
+  directory_->tick_for_test();
+  EXPECT_EQ(p->budget->spent(now_ms()), 0);
+  EXPECT_EQ(p->budget->period().start_ms, utc_ms(2027, 2, 1));
+}
+
+TEST_F(KeyDirectoryTest, ThresholdEventsAreSentOncePerPeriod) {
+  make_directory();
+  const store::Budget b = budget(1000, store::BudgetMode::kAdvisory);
+  commit({group("research", b)}, {api_key("key_1", "plain", "research", 'a')});
+  spend("plain", "research", 850);
+  directory_->tick_for_test();
+  directory_->tick_for_test();
+  spend("plain", "research", 200);
+  clock_.advance(std::chrono::seconds(5));
+  directory_->tick_for_test();
+  directory_->tick_for_test();
+  directory_->stop();  // sends what is queued
+
+  std::lock_guard lock(mu_);
+  ASSERT_EQ(posted_.size(), 2u);
+  const auto first = boost::json::parse(posted_[0]).as_object();
+  EXPECT_EQ(first.at("threshold_percent").as_int64(), 80);
+  EXPECT_EQ(first.at("subject"), "group");
+  EXPECT_EQ(first.at("group"), "research");
+  EXPECT_EQ(first.at("mode"), "advisory");
+  EXPECT_EQ(first.at("spent_micros").as_int64(), 850);
+  const auto second = boost::json::parse(posted_[1]).as_object();
+  EXPECT_EQ(second.at("threshold_percent").as_int64(), 100);
+  EXPECT_EQ(second.at("spent_micros").as_int64(), 1050);
+}
+
+}  // namespace
+}  // namespace sluice::tenancy
