@@ -167,6 +167,11 @@ Response AdminServer::handle(const Request& request) const {
     }
   }
   try {
+    if (!match->path_params.empty()) {
+      Request routed = request;
+      routed.path_params = match->path_params;
+      return match->handler(routed);
+    }
     return match->handler(request);
   } catch (const std::exception& e) {
     spdlog::error("admin {} {}: handler failed: {}", request.method, request.path, e.what());

@@ -27,7 +27,8 @@ struct Request {
   std::string_view path;   // without the query
   std::string_view query;  // raw, without '?'
   std::string_view body;
-  std::vector<QueryParam> params;                            // parse_query(query)
+  std::vector<QueryParam> params;        // parse_query(query)
+  std::vector<std::string> path_params;  // the segments a route's "{}" matched, in order
   std::function<std::string_view(std::string_view)> header;  // case-insensitive; "" if absent
 
   // The first value of query parameter `name`, if present.
@@ -55,7 +56,9 @@ enum class Access : std::uint8_t {
 
 using Handler = std::function<Response(const Request&)>;
 
-// Method + exact path -> handler. Routes may be added from any thread at any time (start-up
+// Method + path -> handler. A path is exact, or has "{}" segments that each match one
+// non-empty segment ("/admin/v1/keys/{}/revoke"), percent-decoded into Request::path_params;
+// an exact route wins over a pattern. Routes may be added from any thread at any time (start-up
 // wiring, other subsystems as they come up); dispatch runs on the admin thread. Handlers run on
 // the admin listener's own thread, never a data-plane worker: they may block briefly (a store
 // query) but hold up other admin requests meanwhile. A handler that throws answers 500.
@@ -64,6 +67,7 @@ class Router {
   struct Match {
     Handler handler;
     Access access = Access::kAdmin;
+    std::vector<std::string> path_params;
   };
 
   // Replaces an existing route for the same method and path.
@@ -79,6 +83,9 @@ class Router {
     std::string path;
     Match match;
   };
+  std::optional<Match> find_one(std::string_view method, std::string_view path, bool exact,
+                                std::string* allowed) const;
+
   mutable std::mutex mu_;
   std::vector<Route> routes_;
 };

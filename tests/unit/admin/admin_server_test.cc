@@ -114,5 +114,31 @@ TEST(AdminServer, HandlersSeeQueryParameters) {
   EXPECT_EQ(server.handle(req).body, "model");
 }
 
+TEST(AdminServer, PatternRoutesPassTheirSegmentsAndExactRoutesWin) {
+  Router router;
+  const auto echo = [](const Request& req) {
+    std::string out;
+    for (const std::string& p : req.path_params) {
+      out += "[" + p + "]";
+    }
+    return Response::json(out);
+  };
+  router.add("GET", "/admin/v1/keys/{}", Access::kAdmin, echo);
+  router.add("POST", "/admin/v1/keys/{}/revoke", Access::kAdmin, echo);
+  router.add("GET", "/admin/v1/keys/new", Access::kAdmin,
+             [](const Request&) { return Response::json("exact"); });
+  AdminServer server(router, settings());
+  const std::string auth = "Bearer " + std::string(kAdminKey);
+  EXPECT_EQ(server.handle(make_request("GET", "/admin/v1/keys/key_1", auth)).body, "[key_1]");
+  EXPECT_EQ(server.handle(make_request("GET", "/admin/v1/keys/a%2Fb", auth)).body, "[a/b]");
+  EXPECT_EQ(server.handle(make_request("POST", "/admin/v1/keys/k9/revoke", auth)).body, "[k9]");
+  EXPECT_EQ(server.handle(make_request("GET", "/admin/v1/keys/new", auth)).body, "exact");
+  EXPECT_EQ(server.handle(make_request("GET", "/admin/v1/keys/", auth)).status, 404);
+  EXPECT_EQ(server.handle(make_request("GET", "/admin/v1/keys/a/b", auth)).status, 404);
+  EXPECT_EQ(server.handle(make_request("GET", "/admin/v1/keys/k9/revoke", auth)).status, 405);
+  EXPECT_EQ(server.handle(make_request("GET", "/admin/v1/keys/k9")).status, 401)
+      << "patterns keep their access rule";
+}
+
 }  // namespace
 }  // namespace sluice::admin
