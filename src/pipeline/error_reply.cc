@@ -6,6 +6,9 @@
 namespace sluice::pipeline {
 
 std::string_view should_retry(const Error& error) {
+  if (error.code() == "insufficient_quota") {
+    return "false";  // a budget resets with its period, not in seconds
+  }
   switch (error.kind()) {
     case ErrorKind::kRateLimited:
     case ErrorKind::kUnavailable:

@@ -11,7 +11,8 @@ namespace sluice::pipeline {
 
 // The value of `x-should-retry` for an error the gateway answers itself: the header the OpenAI
 // and Anthropic SDKs obey before their own heuristics. "false" for what the caller must fix
-// (400, 401, 403, 404, 405, 413, 431) and for a provider refusing the gateway's credentials;
+// (400, 401, 403, 404, 405, 413, 431), for a provider refusing the gateway's credentials and
+// for an exhausted budget (429 insufficient_quota);
 // "true" for load shedding (429, 503) and transient upstream failures (timeouts, unreachable,
 // 408, 429, 5xx from the provider).
 std::string_view should_retry(const Error& error);

@@ -114,6 +114,16 @@ Awaitable<void> ModelCall::run(std::string_view body) {
     co_await pipeline_.reject(ctx_, route.error(), downstream_);
     co_return;
   }
+  if (ctx_.store_key != nullptr && ctx_.store_key->budget != nullptr) {
+    const std::int64_t now_ms =
+        std::chrono::duration_cast<std::chrono::milliseconds>(ctx_.wall_started.time_since_epoch())
+            .count();
+    if (ctx_.store_key->budget->exhausted(now_ms)) {
+      co_await pipeline_.reject(ctx_, tenancy::budget_exhausted(*ctx_.store_key->budget, now_ms),
+                                downstream_);
+      co_return;
+    }
+  }
   if (Admission* admission = pipeline_.parts_.admission) {
     std::optional<Error> refused = co_await admission->admit(ctx_, request_);
     if (refused) {

@@ -31,6 +31,13 @@ constexpr OpsEndpoint kOps[] = {
     {"/metrics", "GET", Endpoint::kMetrics, false},      // only with admin.metrics_on_main
 };
 
+// Longer credentials are refused without hashing them.
+constexpr std::size_t kMaxKeyBytes = 1024;
+
+std::int64_t unix_ms(std::chrono::system_clock::time_point t) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
+}
+
 std::string_view path_of(std::string_view target) { return target.substr(0, target.find('?')); }
 
 // GET /v1/models/{alias} (OpenAI and Anthropic SDKs' retrieve); the alias may contain '/'.
@@ -152,9 +159,8 @@ std::optional<Error> Pipeline::on_head(RequestContext& ctx, const codec::Request
                    "missing API key: send 'Authorization: Bearer <key>' or 'x-api-key: <key>'")
           .with_code("missing_api_key");
     }
-    ctx.key = ctx.snapshot->authenticate(presented);
-    if (ctx.key == nullptr) {
-      return Error(ErrorKind::kUnauthorized, "invalid API key").with_code("invalid_api_key");
+    if (auto refused = authenticate(ctx, presented)) {
+      return refused;
     }
   }
   if (const std::string_view length = head.header("content-length"); !length.empty()) {
@@ -169,6 +175,31 @@ std::optional<Error> Pipeline::on_head(RequestContext& ctx, const codec::Request
       }
     }
   }
+  return std::nullopt;
+}
+
+std::optional<Error> Pipeline::authenticate(RequestContext& ctx, std::string_view presented) const {
+  if (presented.size() > kMaxKeyBytes) {
+    return tenancy::key_refused(tenancy::KeyVerdict::kUnknown, nullptr);
+  }
+  const std::array<char, 64> hash = sha256_hex(presented);
+  const std::string_view digest(hash.data(), hash.size());
+  ctx.key = ctx.snapshot->find_key(digest);
+  if (ctx.key != nullptr) {
+    return std::nullopt;  // the config's keys come first
+  }
+  std::shared_ptr<const tenancy::KeySet> set =
+      parts_.store_keys != nullptr ? parts_.store_keys->current() : nullptr;
+  if (set == nullptr) {
+    return tenancy::key_refused(tenancy::KeyVerdict::kUnknown, nullptr);
+  }
+  const tenancy::KeySet::Found found = set->find(digest, unix_ms(ctx.wall_started));
+  if (found.verdict != tenancy::KeyVerdict::kActive) {
+    return tenancy::key_refused(found.verdict, found.key);
+  }
+  ctx.key = &found.key->key;
+  ctx.store_key = found.key;
+  ctx.key_set = std::move(set);
   return std::nullopt;
 }
 
@@ -281,6 +312,14 @@ void Pipeline::end(RequestContext& ctx) const {
   // the version the request pinned and the time it entered.
   if (gets_usage_record(ctx) && ctx.snapshot != nullptr) {
     ctx.charge = ctx.snapshot->price_book().charge(charge_input(ctx));
+    // Budgets count it at once (an atomic add per account); the ledger confirms it later.
+    if (ctx.store_key != nullptr && ctx.charge->priced && ctx.charge->micros > 0) {
+      for (tenancy::BudgetAccount* account : ctx.store_key->charge_to) {
+        if (account != nullptr) {
+          account->add(ctx.charge->micros);
+        }
+      }
+    }
   }
   for (RequestObserver* observer : parts_.observers) {
     observer->on_finish(ctx);

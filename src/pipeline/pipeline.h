@@ -18,6 +18,7 @@
 #include "pipeline/request_context.h"
 #include "pipeline/snapshot.h"
 #include "pipeline/upstream_connector.h"
+#include "tenancy/key_set.h"
 
 namespace sluice::pipeline {
 
@@ -38,7 +39,10 @@ struct PipelineParts {
   const Clock* clock = nullptr;                 // RealClock::instance() in production
   std::span<RequestObserver* const> observers;  // called in order
   Admission* admission = nullptr;               // null: admit everything
-  ResponseCache* cache = nullptr;               // null: no cache
+  // Keys from the store (tenancy/key_directory.h), looked up after the config's keys; null:
+  // config keys only. Budgets of store keys are checked before `admission`.
+  const tenancy::KeySetHolder* store_keys = nullptr;
+  ResponseCache* cache = nullptr;  // null: no cache
   // Which provider stored which answer (shared by every worker); null: nothing is remembered and
   // GETs of stored objects answer 404.
   ResponseAffinity* affinity = nullptr;
@@ -88,6 +92,9 @@ class Pipeline {
   // The body of an ops endpoint (health, readiness, model list), filling `res`.
   std::string ops_answer(RequestContext& ctx, ResponseHead& res) const;
   std::string ready_detail(const RequestContext& ctx) const;
+  // The presented credential: a config key, else an active store key (whose key set the
+  // request then holds); the 401 otherwise.
+  std::optional<Error> authenticate(RequestContext& ctx, std::string_view presented) const;
 
   PipelineParts parts_;
 };

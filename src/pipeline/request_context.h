@@ -21,6 +21,10 @@ struct Key;
 namespace sluice::protocol {
 class IngressCodec;
 }
+namespace sluice::tenancy {
+class KeySet;
+struct StoreKey;
+}  // namespace sluice::tenancy
 
 namespace sluice::pipeline {
 
@@ -56,7 +60,7 @@ enum class Endpoint : std::uint8_t {
 struct Attempt {
   std::string_view provider;  // views into the pinned snapshot
   std::string_view model;
-  int status = 0;  // the upstream's HTTP status; 0 when no response head arrived
+  int status = 0;              // the upstream's HTTP status; 0 when no response head arrived
   std::optional<Error> error;  // why the attempt failed, when it did
   std::chrono::microseconds started{-1};     // since RequestContext::started
   std::chrono::microseconds acquire{-1};     // pool wait + connect
@@ -90,6 +94,10 @@ struct RequestContext {
   // in between never changes (or frees) what the request is using.
   std::shared_ptr<const Snapshot> snapshot;
   const config::Key* key = nullptr;  // authenticated gateway key (null when auth is off)
+  // A key from the store: the key set it was found in, held until the request ends (`key`
+  // points into it), and its entry (budget accounts, quotas). Null for config keys.
+  std::shared_ptr<const tenancy::KeySet> key_set;
+  const tenancy::StoreKey* store_key = nullptr;
   // The caller's protocol: answers and errors are encoded in it. Null until the request line
   // is known (the default protocol answers then).
   const protocol::IngressCodec* ingress = nullptr;
@@ -99,7 +107,7 @@ struct RequestContext {
   std::string request_id;
   std::string method;
   std::string path;
-  int status = 0;  // HTTP status written to the caller
+  int status = 0;          // HTTP status written to the caller
   std::string_view alias;  // view into the snapshot once the route is resolved
   bool stream = false;
   Outcome outcome = Outcome::kNone;

@@ -1,7 +1,5 @@
 #include "pipeline/snapshot.h"
 
-#include "providers/registry.h"
-
 #include <algorithm>
 #include <array>
 #include <fstream>
@@ -9,6 +7,8 @@
 
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
+
+#include "providers/registry.h"
 
 namespace sluice::pipeline {
 
@@ -140,7 +140,10 @@ const config::Key* Snapshot::authenticate(std::string_view presented) const {
     return nullptr;
   }
   const std::array<char, 64> hash = sha256_hex(presented);
-  const std::string_view digest(hash.data(), hash.size());
+  return find_key(std::string_view(hash.data(), hash.size()));
+}
+
+const config::Key* Snapshot::find_key(std::string_view digest) const {
   auto it = by_hash_.find(digest);
   if (it == by_hash_.end()) {
     return nullptr;

@@ -30,7 +30,7 @@ struct TargetRuntime {
   std::string model;
   config::Timeouts timeouts;  // target over route over provider
   routing::TargetHealth* health = nullptr;
-  std::string_view path;      // in the policy tree (CompiledPolicy::paths)
+  std::string_view path;  // in the policy tree (CompiledPolicy::paths)
 };
 
 struct RouteRuntime {
@@ -59,6 +59,8 @@ class Snapshot {
   const RouteRuntime* find_route(std::string_view alias) const;
   // The key whose secret is `presented`, or null. Compares SHA-256 digests in constant time.
   const config::Key* authenticate(std::string_view presented) const;
+  // The key whose SHA-256 (lower-case hex) is `digest`, or null; constant-time compare.
+  const config::Key* find_key(std::string_view digest) const;
   static bool key_allows(const config::Key* key, std::string_view alias);
   // Aliases `key` may call, in config order (`key` null when auth is off).
   std::vector<std::string_view> aliases_for(const config::Key* key) const;

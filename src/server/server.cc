@@ -8,6 +8,7 @@
 #include <boost/json/value.hpp>
 
 #include "core/version.h"
+#include "http/json_post.h"
 #include "observability/trace_context.h"
 #include "providers/registry.h"
 #include "spdlog/spdlog.h"
@@ -48,6 +49,35 @@ std::unique_ptr<metering::UsageSink> make_usage_sink(const config::Config& cfg,
                cfg.store.kind == config::StoreSettings::Kind::kSqlite ? "sqlite" : "postgres",
                options.spool_path);
   return sink;
+}
+
+// The key directory for the configured store, started; null when tenancy is off. Its store is
+// opened (and migrated) on its own thread, so a store that is down at start delays nothing.
+std::unique_ptr<tenancy::KeyDirectory> make_key_directory(const config::Config& cfg,
+                                                          std::string instance) {
+  if (!cfg.tenancy.enabled) {
+    return nullptr;
+  }
+  tenancy::KeyDirectoryOptions options;
+  options.settings = cfg.tenancy;
+  options.open_store = [settings = cfg.store]() -> Result<std::unique_ptr<store::Store>> {
+    auto opened = store::open_store(settings);
+    if (!opened) {
+      return std::move(opened).error();
+    }
+    if (auto migrated = (*opened)->migrate(); !migrated) {
+      return std::move(migrated).error();
+    }
+    return std::move(*opened);
+  };
+  options.post = http::post_json;
+  options.instance = std::move(instance);
+  auto directory = std::make_unique<tenancy::KeyDirectory>(std::move(options));
+  directory->start();
+  spdlog::info("keys and budgets from the store: refreshed every {} ms{}",
+               cfg.tenancy.refresh.count(),
+               cfg.tenancy.webhook_url.empty() ? "" : "; budget events go to the webhook");
+  return directory;
 }
 
 // Whether a reload leaves what the usage sink was started with unchanged.
@@ -145,6 +175,11 @@ int Server::run() {
   register_gauges();
   limits_ = std::make_unique<pipeline::SharedLimits>(cfg, metrics_.get());
   shared_.limits = limits_.get();
+  key_directory_ = make_key_directory(cfg, limits_->instance_id());
+  if (key_directory_) {
+    shared_.store_keys = &key_directory_->keys();
+    register_tenancy_gauges();
+  }
 
   boost::system::error_code ec;
   auto address = net::ip::make_address(cfg.listen.host, ec);
@@ -265,6 +300,9 @@ int Server::run() {
     t.join();
   }
   workers_.clear();
+  if (key_directory_) {
+    key_directory_->stop();  // queued budget events get their one try
+  }
   if (usage_sink_) {
     // Every record queued goes to the store, or to the spool once the store is down or the
     // deadline passes: nothing acknowledged is lost, nothing waits beyond the deadline.
@@ -406,6 +444,35 @@ void Server::register_gauges() {
                     s.sample({}, static_cast<double>(exporter->failed_spans()));
                   }));
   }
+}
+
+void Server::register_tenancy_gauges() {
+  using observability::MetricType;
+  using observability::SampleSink;
+  auto& m = *metrics_;
+  const tenancy::KeyDirectory* d = key_directory_.get();
+  metric_callbacks_.push_back(m.observe(
+      MetricType::kGauge, "sluice_tenancy_refresh_ok",
+      "1 while keys and budgets refresh from the store, 0 while the store does not answer (the "
+      "last key set keeps serving); absent before the first attempt.",
+      {}, [d](SampleSink& s) {
+        if (d->refresh_ok() >= 0) {
+          s.sample({}, d->refresh_ok());
+        }
+      }));
+  metric_callbacks_.push_back(
+      m.observe(MetricType::kGauge, "sluice_tenancy_revision",
+                "The store's tenancy revision the serving key set was built from.", {},
+                [d](SampleSink& s) { s.sample({}, static_cast<double>(d->revision())); }));
+  metric_callbacks_.push_back(m.observe(
+      MetricType::kCounter, "sluice_budget_webhook_events_total",
+      "Budget threshold events for the webhook: sent (2xx), failed (other answer or no answer in "
+      "time), dropped (queue full).",
+      {"result"}, [d](SampleSink& s) {
+        s.sample({"sent"}, static_cast<double>(d->notifier().sent()));
+        s.sample({"failed"}, static_cast<double>(d->notifier().failed()));
+        s.sample({"dropped"}, static_cast<double>(d->notifier().dropped()));
+      }));
 }
 
 bool Server::start_admin() {

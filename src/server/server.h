@@ -6,13 +6,14 @@
 
 #include "admin/admin_server.h"
 #include "admin/usage_routes.h"
-#include "metering/usage_sink.h"
 #include "http/otlp_exporter.h"
+#include "metering/usage_sink.h"
 #include "observability/access_log.h"
 #include "observability/metrics.h"
 #include "observability/span_buffer.h"
 #include "pipeline/snapshot.h"
 #include "server/worker.h"
+#include "tenancy/key_directory.h"
 
 namespace sluice::server {
 
@@ -43,6 +44,8 @@ class Server {
   void reload();
   // The gauges read at scrape time (pools, breakers, access log, config version).
   void register_gauges();
+  // The key directory's gauges (refresh state, revision, webhook events).
+  void register_tenancy_gauges();
   // Binds the admin listener when configured; false (logged) when it cannot.
   bool start_admin();
 
@@ -61,13 +64,17 @@ class Server {
   std::atomic<std::uint64_t> config_version_{0};
   std::vector<observability::CallbackHandle> metric_callbacks_;
   admin::Router admin_router_;
-  std::unique_ptr<admin::UsageRoutes> usage_routes_;  // with `store:`; before admin_, which calls it
-  std::unique_ptr<admin::AdminServer> admin_;  // null without `admin:`
+  std::unique_ptr<admin::UsageRoutes>
+      usage_routes_;  // with `store:`; before admin_, which calls it
+  std::unique_ptr<admin::AdminServer> admin_;             // null without `admin:`
   std::uint16_t admin_port_ = 0;
   // `store:` configured: the usage records' way to it (outlives the workers, which submit).
   std::unique_ptr<metering::UsageSink> usage_sink_;
   // Rate limits shared by the workers' admission (outlives them; uses the metrics registry).
   std::unique_ptr<pipeline::SharedLimits> limits_;
+  // Keys, key groups and budgets from the store (`tenancy:`, on with a store); outlives the
+  // workers, whose requests hold its key sets.
+  std::unique_ptr<tenancy::KeyDirectory> key_directory_;
   std::vector<std::unique_ptr<Worker>> workers_;
 };
 

@@ -9,8 +9,8 @@ namespace sluice::server {
 namespace net = http::net;
 using http::use_nothrow;
 
-std::shared_ptr<http::ConnectionLimit> SharedState::connection_limit(
-    const std::string& provider_id, std::uint32_t max) {
+std::shared_ptr<http::ConnectionLimit> SharedState::connection_limit(const std::string& provider_id,
+                                                                     std::uint32_t max) {
   std::lock_guard lock(limits_mu_);
   auto& limit = limits_[provider_id];
   if (!limit) {
@@ -44,6 +44,7 @@ pipeline::PipelineParts pipeline_parts(Worker& worker, pipeline::UpstreamConnect
   parts.worker = index;
   parts.affinity = &worker.shared().affinity;
   parts.admission = worker.limits_admission();
+  parts.store_keys = worker.shared().store_keys;
   parts.metrics = worker.shared().metrics;
   return parts;
 }

@@ -54,6 +54,8 @@ struct SharedState {
   pipeline::ResponseAffinity affinity;
   // Rate limits and concurrency slots: local buckets, Redis health, compiled limits.
   pipeline::SharedLimits* limits = nullptr;
+  // Keys and budgets from the store (tenancy); null without a store.
+  const tenancy::KeySetHolder* store_keys = nullptr;
 
   // The instance-wide connection cap of a provider, shared by every worker's pool for it and
   // kept across reloads (connections of an old pool still count until they close).
@@ -76,7 +78,8 @@ struct SharedState {
 // called on the worker's own thread.
 class Worker final : public pipeline::Host {
  public:
-  Worker(std::size_t index, SharedState& shared, std::shared_ptr<const pipeline::Snapshot> snapshot);
+  Worker(std::size_t index, SharedState& shared,
+         std::shared_ptr<const pipeline::Snapshot> snapshot);
   ~Worker() override;
 
   // Start-up, before run(): binds the listening socket (SO_REUSEPORT, so every worker can

@@ -12,6 +12,9 @@ namespace json = boost::json;
 namespace {
 
 std::string_view type_for(const Error& e) {
+  if (e.kind() == ErrorKind::kRateLimited && e.code() == "insufficient_quota") {
+    return "insufficient_quota";  // the gateway's budgets: OpenAI's type for a spent quota
+  }
   switch (e.kind()) {
     case ErrorKind::kBadRequest:
     case ErrorKind::kNotFound:

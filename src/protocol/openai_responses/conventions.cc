@@ -241,6 +241,9 @@ Error error_from_wire(const json::object& error) {
 }
 
 std::string_view error_type(const Error& error) {
+  if (error.kind() == ErrorKind::kRateLimited && error.code() == "insufficient_quota") {
+    return "insufficient_quota";  // the gateway's budgets: OpenAI's type for a spent quota
+  }
   struct Row {
     ErrorKind kind;
     std::string_view type;

@@ -64,6 +64,9 @@ routes:
   - alias: local
     provider: mock
     model: mock-1
+  - alias: priced
+    provider: up
+    model: gpt-4o
 keys:
   - name: team
     key: sk-gateway-key-00000001
@@ -319,6 +322,7 @@ class PipelineTest : public ::testing::Test {
     parts.clock = &clock_;
     parts.observers = observers_;
     parts.affinity = &affinity_;
+    parts.store_keys = &store_keys_;
     pipeline_.emplace(parts);
   }
 
@@ -381,6 +385,7 @@ class PipelineTest : public ::testing::Test {
   RecordingObserver observer_;
   std::vector<RequestObserver*> observers_{&observer_};
   ResponseAffinity affinity_;
+  tenancy::KeySetHolder store_keys_;  // empty unless a test publishes a key set
   std::optional<Pipeline> pipeline_;
 };
 
@@ -1003,6 +1008,170 @@ TEST_F(PipelineTest, AnUnreadablePriceCatalogueRefusesTheSnapshot) {
   auto snap = Snapshot::build(*cfg);
   ASSERT_FALSE(snap.has_value());
   EXPECT_NE(snap.error().message().find("metering.prices"), std::string::npos);
+}
+
+// --- keys and budgets from the store --------------------------------------------------------
+
+constexpr const char* kStoreKey = "sk-slc-store-key-000000000001";
+constexpr const char* kRevokedKey = "sk-slc-store-key-000000000002";
+constexpr const char* kFrozenKey = "sk-slc-store-key-000000000003";
+
+std::string hex(const char* secret) {
+  const std::array<char, 64> h = sha256_hex(secret);
+  return std::string(h.data(), h.size());
+}
+
+class StoreKeyTest : public PipelineTest {
+ protected:
+  StoreKeyTest() {
+    store::KeyGroup research;
+    research.name = "research";
+    research.allowed_aliases = {"gpt", "priced"};
+    store::Budget budget;
+    budget.amount_micros = 1000;
+    budget.mode = store::BudgetMode::kHard;
+    research.budget = budget;
+    store::KeyGroup frozen;
+    frozen.name = "frozen";
+    frozen.disabled = true;
+    state_.revision = 3;
+    state_.groups = {research, frozen};
+    state_.keys = {key("key_1", "indexer", "research", kStoreKey),
+                   key("key_2", "old", "research", kRevokedKey),
+                   key("key_3", "cold", "frozen", kFrozenKey)};
+    state_.keys[1].status = store::KeyStatus::kRevoked;
+    tenancy::KeySet::Accounts accounts;
+    accounts.group = [this](const store::KeyGroup& g) {
+      return account(tenancy::BudgetAccount::Kind::kGroup, g, g.budget->amount_micros);
+    };
+    accounts.pool = [this](const store::KeyGroup& g, std::int64_t cap) {
+      return account(tenancy::BudgetAccount::Kind::kPool, g, cap);
+    };
+    accounts.key = [this](const store::KeyGroup& g, const store::ApiKey&) {
+      return account(tenancy::BudgetAccount::Kind::kKey, g, 0);
+    };
+    set_ = tenancy::KeySet::build(state_, accounts);
+    store_keys_.publish(set_);
+  }
+
+  static store::ApiKey key(std::string id, std::string name, std::string group,
+                           const char* secret) {
+    store::ApiKey k;
+    k.id = std::move(id);
+    k.name = std::move(name);
+    k.group = std::move(group);
+    k.sha256_hex = hex(secret);
+    return k;
+  }
+
+  std::shared_ptr<tenancy::BudgetAccount> account(tenancy::BudgetAccount::Kind kind,
+                                                  const store::KeyGroup& g, std::int64_t cap) {
+    auto a =
+        std::make_shared<tenancy::BudgetAccount>(kind, g.name, g.name, *g.budget, cap, TimeZone());
+    a->start_period(
+        std::chrono::duration_cast<std::chrono::milliseconds>(clock_.wall_now().time_since_epoch())
+            .count());
+    return a;
+  }
+
+  RequestContext call(const char* secret, const std::string& body = kChatBody) {
+    return run("POST", "/v1/chat/completions", {{"authorization", std::string("Bearer ") + secret}},
+               body);
+  }
+
+  static Script answer() {
+    Script s;
+    s.reads = {R"({"id":"x","object":"chat.completion","choices":[{"index":0,"message":)",
+               R"({"role":"assistant","content":"yo"},"finish_reason":"stop"}],)"
+               R"("usage":{"prompt_tokens":40,"completion_tokens":10,"total_tokens":50}})"};
+    return s;
+  }
+
+  tenancy::BudgetAccount& pool() const { return *set_->find(hex(kStoreKey), 0).key->budget; }
+
+  store::TenancyState state_;
+  std::shared_ptr<const tenancy::KeySet> set_;
+};
+
+TEST_F(StoreKeyTest, AStoreKeyIsAKeyLikeAConfigKey) {
+  connector_.scripts.push_back(answer());
+  RequestContext ctx = call(kStoreKey);
+  EXPECT_EQ(downstream_.status, 200);
+  ASSERT_NE(ctx.key, nullptr);
+  EXPECT_EQ(ctx.key->name, "indexer");
+  EXPECT_EQ(ctx.key->group, "research");
+  EXPECT_EQ(ctx.key_set, set_) << "the request holds the set its key points into";
+  const store::UsageRecord r = build_usage_record(ctx, "id");
+  EXPECT_EQ(r.key_name, "indexer");
+  EXPECT_EQ(r.key_group, "research");
+  // The config's keys still work, and come first.
+  connector_.scripts.push_back(answer());
+  RequestContext config_key = chat(kChatBody);
+  EXPECT_EQ(config_key.key->name, "team");
+  EXPECT_EQ(config_key.key_set, nullptr);
+}
+
+TEST_F(StoreKeyTest, RefusedKeysAre401sInTheCallersProtocol) {
+  call(kRevokedKey);
+  EXPECT_EQ(downstream_.status, 401);
+  EXPECT_EQ(downstream_.json_body().at("error").at("message"), "API key revoked");
+  EXPECT_EQ(downstream_.json_body().at("error").at("code"), "key_revoked");
+  EXPECT_EQ(downstream_.json_body().at("error").at("type"), "authentication_error");
+  EXPECT_EQ(downstream_.headers["x-should-retry"], "false");
+
+  downstream_ = FakeDownstream();
+  run("POST", "/v1/messages", {{"x-api-key", kFrozenKey}, {"anthropic-version", "2023-06-01"}},
+      R"({"model":"gpt","max_tokens":5,"messages":[{"role":"user","content":"hi"}]})");
+  EXPECT_EQ(downstream_.status, 401);
+  EXPECT_EQ(downstream_.json_body().at("error").at("type"), "authentication_error");
+  EXPECT_EQ(downstream_.json_body().at("error").at("message"),
+            "API key's key group frozen is disabled");
+
+  downstream_ = FakeDownstream();
+  call("sk-slc-never-issued-0000000009");
+  EXPECT_EQ(downstream_.status, 401);
+  EXPECT_EQ(downstream_.json_body().at("error").at("message"), "invalid API key");
+  EXPECT_TRUE(connector_.sent.empty());
+}
+
+TEST_F(StoreKeyTest, TheGroupsAliasesBoundItsKeys) {
+  call(kStoreKey, R"({"model":"local","messages":[{"role":"user","content":"hi"}]})");
+  EXPECT_EQ(downstream_.status, 403);
+  EXPECT_EQ(downstream_.json_body().at("error").at("code"), "model_not_allowed");
+}
+
+TEST_F(StoreKeyTest, SettledChargesCountAndAHardBudgetRefusesOnceReached) {
+  connector_.scripts.push_back(answer());
+  RequestContext first =
+      call(kStoreKey, R"({"model":"priced","messages":[{"role":"user","content":"hi"}]})");
+  ASSERT_TRUE(first.charge.has_value());
+  ASSERT_TRUE(first.charge->priced);
+  // gpt-4o: 40 input tokens at 2.50 and 10 output at 10.00 per million.
+  EXPECT_EQ(first.charge->micros, 200);
+  const std::int64_t now =
+      std::chrono::duration_cast<std::chrono::milliseconds>(clock_.wall_now().time_since_epoch())
+          .count();
+  EXPECT_EQ(pool().spent(now), 200);
+  EXPECT_EQ(first.store_key->charge_to[1]->spent(now), 200) << "the group's account too";
+
+  pool().add(800);  // the cap (1000) reached
+  const std::size_t sent = connector_.sent.size();
+  call(kStoreKey);
+  EXPECT_EQ(downstream_.status, 429);
+  const json::value body = downstream_.json_body();
+  const json::value& error = body.at("error");
+  EXPECT_EQ(error.at("type"), "insufficient_quota");
+  EXPECT_EQ(error.at("code"), "insufficient_quota");
+  EXPECT_NE(std::string(error.at("message").as_string()).find("key group research"),
+            std::string::npos);
+  EXPECT_EQ(downstream_.headers["x-should-retry"], "false");
+  EXPECT_EQ(connector_.sent.size(), sent) << "refused before any upstream work";
+
+  downstream_ = FakeDownstream();
+  run("POST", "/v1/messages", {{"x-api-key", kStoreKey}, {"anthropic-version", "2023-06-01"}},
+      R"({"model":"gpt","max_tokens":5,"messages":[{"role":"user","content":"hi"}]})");
+  EXPECT_EQ(downstream_.status, 429);
+  EXPECT_EQ(downstream_.json_body().at("error").at("type"), "rate_limit_error");
 }
 
 }  // namespace
