@@ -13,6 +13,7 @@
 #include <CLI/CLI.hpp>
 #include <malloc.h>
 
+#include "admin/tenancy_cli.h"
 #include "config/config.h"
 #include "config/routes_report.h"
 #include "core/time_zone.h"
@@ -364,8 +365,13 @@ int main(int argc, char** argv) {
         help != usage_help.end() ? help->second : "Only this " + std::string(name) + " (exact)");
   }
 
+  const auto run_tenancy_command = sluice::admin::add_tenancy_commands(app);
+
   CLI11_PARSE(app, argc, argv);
   try {
+    if (const int status = run_tenancy_command(); status >= 0) {
+      return status;
+    }
     if (*check) {
       return check_config(check_path);
     }

@@ -1,6 +1,7 @@
 #include "server/server.h"
 
 #include <csignal>
+#include <set>
 #include <thread>
 
 #include <boost/asio/signal_set.hpp>
@@ -498,6 +499,23 @@ bool Server::start_admin() {
               .count();
         });
     usage_routes_->add_to(admin_router_);
+    // Key names of the config file as it was at start: a store key may not take one.
+    std::set<std::string, std::less<>> config_keys;
+    for (const config::Key& k : snapshot_->config().keys) {
+      config_keys.insert(k.name);
+    }
+    tenancy_routes_ = std::make_unique<admin::TenancyRoutes>(
+        [store = snapshot_->config().store] { return store::open_store(store); },
+        tenancy::AdminService::Options{
+            [config_keys = std::move(config_keys)](std::string_view name) {
+              return config_keys.contains(name);
+            },
+            [] {
+              return std::chrono::duration_cast<std::chrono::milliseconds>(
+                         std::chrono::system_clock::now().time_since_epoch())
+                  .count();
+            }});
+    tenancy_routes_->add_to(admin_router_);
   }
   admin_ = std::make_unique<admin::AdminServer>(admin_router_, settings);
   try {

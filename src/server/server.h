@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "admin/admin_server.h"
+#include "admin/tenancy_routes.h"
 #include "admin/usage_routes.h"
 #include "http/otlp_exporter.h"
 #include "metering/usage_sink.h"
@@ -66,6 +67,7 @@ class Server {
   admin::Router admin_router_;
   std::unique_ptr<admin::UsageRoutes>
       usage_routes_;  // with `store:`; before admin_, which calls it
+  std::unique_ptr<admin::TenancyRoutes> tenancy_routes_;  // with `store:`, like usage_routes_
   std::unique_ptr<admin::AdminServer> admin_;             // null without `admin:`
   std::uint16_t admin_port_ = 0;
   // `store:` configured: the usage records' way to it (outlives the workers, which submit).
