@@ -1,0 +1,226 @@
+// Keys and budgets from the store in the data plane, against the real binary: a key created
+// through the admin API works on every instance sharing the store, and once revoked on one it is
+// refused (401 "API key revoked") on all of them within a bounded wait; a hard monthly budget
+// refuses (429 insufficient_quota) once the spend reaches it; an advisory budget POSTs one event
+// at 80 % and one at 100 % to a webhook receiver run by the test.
+//
+// SQLite: one instance. PostgreSQL (SLUICE_TEST_POSTGRES_URL, scripts/test-services.sh): two
+// instances sharing the database. Names carry a per-run suffix: the database is shared with other
+// suites. Prices come from a test catalogue (mock-model at 1000 per million tokens each way), so a
+// request costs about 1000 micro-units a token and a few requests exceed a small budget.
+
+import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
+import path from 'node:path';
+import { writeFileSync } from 'node:fs';
+import { after, before, describe, test } from 'node:test';
+
+import { makeTempDir, removeTempDir, startSluice, waitFor } from '../support/harness.mjs';
+
+const ADMIN_KEY = 'sluice-admin-key-for-dataplane-0123456789';
+const PRICES = `catalogue: tenancy-test
+date: "2026-01-01"
+versions:
+  - id: "2026-01-01"
+    effective_from: 2026-01-01T00:00:00Z
+    prices:
+      - { adapter: mock, model: mock-model, input: 1000, output: 1000 }
+`;
+
+const backends = [{ name: 'sqlite', instances: 1, store: (dir) => ({ sqlite: path.join(dir, 'tenancy.db') }) }];
+if (process.env.SLUICE_TEST_POSTGRES_URL) {
+  backends.push({ name: 'postgres', instances: 2, store: () => ({ postgres: process.env.SLUICE_TEST_POSTGRES_URL }) });
+}
+
+// A webhook receiver: every POST body, parsed.
+async function startReceiver() {
+  const events = [];
+  const server = createServer((req, res) => {
+    let body = '';
+    req.on('data', (c) => (body += c));
+    req.on('end', () => {
+      events.push(JSON.parse(body));
+      res.writeHead(204).end();
+    });
+  });
+  await new Promise((r) => server.listen(0, '127.0.0.1', r));
+  return { events, url: `http://127.0.0.1:${server.address().port}/budget`, stop: () => new Promise((r) => server.close(r)) };
+}
+
+for (const backend of backends) {
+  describe(`store keys in the data plane (${backend.name}, ${backend.instances} instance(s))`, () => {
+    const run = `${process.pid}-${Date.now() % 1e8}`;
+    const gws = [];
+    let dir;
+    let receiver;
+    let admin;
+
+    const call = async (method, p, body) => {
+      const res = await fetch(`${admin}${p}`, {
+        method,
+        headers: { authorization: `Bearer ${ADMIN_KEY}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+        body: body ? JSON.stringify(body) : undefined,
+      });
+      const text = await res.text();
+      assert.ok(res.status < 300, `${method} ${p}: ${res.status} ${text}`);
+      return text ? JSON.parse(text) : null;
+    };
+    const chat = async (gw, secret) => {
+      const res = await fetch(`${gw.baseUrl}/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'chat', messages: [{ role: 'user', content: 'hello there' }] }),
+      });
+      const text = await res.text();
+      return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : null };
+    };
+    const metric = async (gw, name) => {
+      const res = await fetch(`http://127.0.0.1:${gw.listening.admin_port}/metrics`, {
+        headers: { authorization: `Bearer ${ADMIN_KEY}` },
+      });
+      const line = (await res.text()).split('\n').find((l) => l.startsWith(`${name} `));
+      return line === undefined ? undefined : Number(line.split(' ')[1]);
+    };
+    // A group and a key in it; the key's secret, once the key works on every instance.
+    const groupWithKey = async (name, budget) => {
+      await call('POST', '/admin/v1/groups', { name, allowed_aliases: ['chat'], ...(budget ? { budget } : {}) });
+      const key = await call('POST', '/admin/v1/keys', { name: `${name}-key`, group: name });
+      for (const gw of gws) {
+        await waitFor(async () => (await chat(gw, key.secret)).status === 200, {
+          timeoutMs: 5000,
+          message: `the new key works on instance ${gws.indexOf(gw)}`,
+        });
+      }
+      return key;
+    };
+
+    before(async () => {
+      dir = makeTempDir('sluice-tenancy-dataplane-');
+      receiver = await startReceiver();
+      const prices = path.join(dir, 'prices.yaml');
+      writeFileSync(prices, PRICES);
+      for (let i = 0; i < backend.instances; i++) {
+        gws.push(
+          await startSluice(
+            {
+              version: 1,
+              listen: '127.0.0.1:0',
+              admin: { listen: '127.0.0.1:0', key: ADMIN_KEY },
+              store: backend.store(dir),
+              metering: { prices, flush_interval_ms: 20 },
+              tenancy: {
+                refresh_ms: 100,
+                spend_refresh_ms: 200,
+                budget_thresholds: [80, 100],
+                budget_webhook: { url: receiver.url, timeout_ms: 1000 },
+              },
+              providers: [{ id: 'up', adapter: 'mock' }],
+              routes: [{ alias: 'chat', provider: 'up', model: 'mock-model' }],
+            },
+            { dir: makeTempDir('sluice-tenancy-instance-') },
+          ),
+        );
+      }
+      admin = `http://127.0.0.1:${gws[0].listening.admin_port}`;
+    });
+
+    after(async () => {
+      for (const gw of gws) {
+        await gw.stop();
+      }
+      await receiver?.stop();
+      removeTempDir(dir);
+    });
+
+    test('a revoked key is refused on every instance within a bounded wait', async () => {
+      const key = await groupWithKey(`revoke-${run}`);
+      const ok = await chat(gws[0], key.secret);
+      assert.equal(ok.status, 200);
+      const started = performance.now();
+      await call('POST', `/admin/v1/keys/${key.id}/revoke`);
+      for (const gw of gws) {
+        await waitFor(async () => (await chat(gw, key.secret)).status === 401, {
+          timeoutMs: 5000,
+          message: `instance ${gws.indexOf(gw)} refuses the revoked key`,
+        });
+      }
+      const refused = await chat(gws.at(-1), key.secret);
+      assert.equal(refused.body.error.message, 'API key revoked');
+      assert.equal(refused.body.error.code, 'key_revoked');
+      assert.equal(refused.body.error.type, 'authentication_error');
+      assert.equal(refused.headers.get('x-should-retry'), 'false');
+      assert.ok(performance.now() - started < 5000);
+      // A secret never issued says nothing more than that.
+      const unknown = await chat(gws[0], `sk-slc-${'0'.repeat(40)}`);
+      assert.equal(unknown.status, 401);
+      assert.equal(unknown.body.error.message, 'invalid API key');
+      for (const gw of gws) {
+        assert.equal(await metric(gw, 'sluice_tenancy_refresh_ok'), 1);
+      }
+    });
+
+    test('a hard monthly budget refuses once the spend reaches it', async () => {
+      const budget = 60_000; // a request costs ~10 000-20 000 (see PRICES)
+      const key = await groupWithKey(`hard-${run}`, { amount_micros: budget, period: 'monthly', mode: 'hard' });
+      let admitted = 1; // groupWithKey's first request per instance
+      let spent = 0;
+      let refusal;
+      for (let i = 0; i < 30 && !refusal; i++) {
+        const r = await chat(gws[i % gws.length], key.secret);
+        if (r.status === 429) {
+          refusal = r;
+        } else {
+          assert.equal(r.status, 200);
+          admitted++;
+          spent += (r.body.usage.prompt_tokens + r.body.usage.completion_tokens) * 1000;
+        }
+      }
+      assert.ok(refusal, 'refused within 30 requests');
+      assert.ok(admitted >= 2, `some requests fit the budget (admitted ${admitted})`);
+      assert.equal(refusal.body.error.type, 'insufficient_quota');
+      assert.equal(refusal.body.error.code, 'insufficient_quota');
+      assert.match(refusal.body.error.message, new RegExp(`budget exhausted: key group hard-${run}`));
+      assert.match(refusal.body.error.message, /this month \(UTC; period/);
+      assert.equal(refusal.headers.get('x-should-retry'), 'false');
+      // Refused at entry: nothing of it reached the upstream, and it stays refused.
+      assert.equal((await chat(gws[0], key.secret)).status, 429);
+      assert.ok(spent + 20_000 * gws.length >= budget, 'refused only once the budget was (nearly) spent');
+    });
+
+    test('an advisory budget never refuses and posts one event at 80 % and one at 100 %', async () => {
+      const budget = 50_000;
+      const group = `advisory-${run}`;
+      const key = await groupWithKey(group, { amount_micros: budget, period: 'monthly', mode: 'advisory' });
+      const mine = () => receiver.events.filter((e) => e.group === group);
+      for (let i = 0; i < 8; i++) {
+        assert.equal((await chat(gws[0], key.secret)).status, 200, 'advisory: never refused');
+      }
+      await waitFor(() => mine().length >= 2 * gws.length, {
+        timeoutMs: 5000,
+        message: 'the 80 % and 100 % events of every instance',
+      });
+      // One more change to the store: once every instance serves its revision, each has
+      // refreshed (and announced) at least once more.
+      await call('PATCH', `/admin/v1/groups/${group}`, { description: 'checked' });
+      const revision = await metric(gws[0], 'sluice_tenancy_revision');
+      for (const gw of gws) {
+        await waitFor(async () => (await metric(gw, 'sluice_tenancy_revision')) >= revision, { timeoutMs: 5000 });
+      }
+      const events = mine();
+      assert.equal(events.length, 2 * gws.length, JSON.stringify(events));
+      for (const threshold of [80, 100]) {
+        const at = events.filter((e) => e.threshold_percent === threshold);
+        assert.equal(at.length, gws.length, `one ${threshold} % event per instance`);
+        for (const e of at) {
+          assert.equal(e.type, 'budget.threshold');
+          assert.equal(e.subject, 'group');
+          assert.equal(e.mode, 'advisory');
+          assert.equal(e.period, 'monthly');
+          assert.equal(e.amount_micros, budget);
+          assert.ok(e.spent_micros * 100 >= threshold * budget, JSON.stringify(e));
+          assert.match(e.period_start, /^\d{4}-\d{2}-01T00:00:00Z$/);
+        }
+      }
+    });
+  });
+}
