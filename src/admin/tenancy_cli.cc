@@ -438,13 +438,17 @@ std::function<int()> add_tenancy_commands(CLI::App& app) {
     sub->add_option("id", inv->target, "Key id (key_...)")->required();
     mutating(sub, inv);
   }
-  auto* krevoke =
-      command(*keys, inv, "revoke", "Revoke a key for good (releases its allocation)", {}, [inv] {
-        return call(*inv, "keys revoke", "POST",
-                    "/admin/v1/keys/" + path_segment(inv->target) + "/revoke", "");
-      });
-  krevoke->add_option("id", inv->target, "Key id (key_...)")->required();
-  mutating(krevoke, inv);
+  const std::vector<std::pair<std::string, std::string>> actions = {
+      {"revoke", "Revoke a key for good (releases its allocation)"},
+      {"rotate", "Give a key a new secret (printed once); the old one stops working"}};
+  for (const auto& [action, help] : actions) {
+    auto* sub = command(*keys, inv, action, help, {}, [inv, action = action] {
+      return call(*inv, "keys " + action, "POST",
+                  "/admin/v1/keys/" + path_segment(inv->target) + "/" + action, "");
+    });
+    sub->add_option("id", inv->target, "Key id (key_...)")->required();
+    mutating(sub, inv);
+  }
 
   return [inv]() -> int { return inv->run ? inv->run() : -1; };
 }

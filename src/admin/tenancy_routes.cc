@@ -95,6 +95,11 @@ void TenancyRoutes::add_to(Router& router) {
       return s.revoke_key(r.path_params[0], c);
     });
   });
+  router.add("POST", "/admin/v1/keys/{}/rotate", Access::kAdmin, [this](const Request& r) {
+    return serve(r, [&](AdminService& s, const AdminCaller& c) {
+      return s.rotate_key(r.path_params[0], c);
+    });
+  });
   router.add("GET", "/admin/v1/audit", Access::kAdmin,
              [this](const Request& r) { return audit(r); });
 }

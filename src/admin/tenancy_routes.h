@@ -18,6 +18,7 @@ namespace sluice::admin {
 //   GET  POST          /admin/v1/keys            (GET ?group=NAME)
 //   GET  PATCH         /admin/v1/keys/{id}
 //   POST               /admin/v1/keys/{id}/revoke
+//   POST               /admin/v1/keys/{id}/rotate    (a new secret, shown once)
 //   GET                /admin/v1/audit?object_type=&object_id=&since=&until=&limit=
 // JSON in and out; errors {"error":{"code","message"}} with 400/404/409/422/503. A POST, PATCH
 // or DELETE with an Idempotency-Key header (1 to 255 printable bytes) is done once: a retry

@@ -922,6 +922,29 @@ Result<AdminReply> AdminService::revoke_key(std::string_view id, const AdminCall
   return update_key(id, kRevoke, caller);
 }
 
+Result<AdminReply> AdminService::rotate_key(std::string_view id, const AdminCaller& caller) {
+  return mutate(caller, [&](Change& change) -> Result<AdminReply> {
+    ApiKey* k = change.key(id);
+    if (k == nullptr) {
+      return failure(404, "not_found", fmt::format("no key {}", id));
+    }
+    if (k->status == KeyStatus::kRevoked) {
+      return conflict("key_revoked", fmt::format("key {} is revoked; that is final", k->name));
+    }
+    const ApiKey before = *k;
+    const std::string secret = generate_key_secret();
+    k->prefix = key_prefix(secret);
+    k->sha256_hex = config::sha256_hex(secret);
+    k->updated_at_ms = change.now_ms;
+    change.put(*k);
+    change.audit("key.rotate", "key", k->id, audit_text(key_json(before)),
+                 audit_text(key_json(*k)));
+    json::object answer = key_json(*k);
+    answer["secret"] = secret;
+    return AdminReply{200, std::move(answer)};
+  });
+}
+
 Result<AdminReply> AdminService::list_audit(const store::AuditQuery& query) {
   auto entries = store_.list_audit(query);
   if (!entries) {

@@ -76,6 +76,9 @@ class AdminService {
   Result<AdminReply> update_key(std::string_view id, const boost::json::value& body,
                                 const AdminCaller& caller);
   Result<AdminReply> revoke_key(std::string_view id, const AdminCaller& caller);
+  // A new secret for the key (same id, name, group, allocation and quotas); the old secret is
+  // refused from the next tenancy revision on. 200 with "secret", shown this once.
+  Result<AdminReply> rotate_key(std::string_view id, const AdminCaller& caller);
 
   // Newest first. object_id matches a group name or a key id.
   Result<AdminReply> list_audit(const store::AuditQuery& query);

@@ -220,6 +220,12 @@ for (const backend of backends) {
       assert.match(listed.stdout, new RegExp(`${made.id}\\s+cli-key-${run}\\s+${g}\\s+sk-slc-\\S+\\s+disabled\\s+2\\.500000`));
       assert.ok(!listed.stdout.includes(made.secret));
       assert.equal(cli(['keys', 'enable', made.id]).status, 0);
+      const rotated = cli(['keys', 'rotate', made.id, '--json']);
+      assert.equal(rotated.status, 0, rotated.stderr);
+      const fresh = JSON.parse(rotated.stdout);
+      assert.equal(fresh.id, made.id);
+      assert.match(fresh.secret, /^sk-slc-/);
+      assert.notEqual(fresh.secret, made.secret);
       assert.equal(cli(['keys', 'revoke', made.id]).status, 0);
       const json = JSON.parse(cli(['keys', 'list', '--group', g, '--json']).stdout);
       assert.equal(json.keys.find((k) => k.id === made.id).status, 'revoked');

@@ -374,6 +374,29 @@ TEST_F(AdminServiceTest, AnIdempotencyKeyDoesTheChangeOnce) {
   EXPECT_EQ(state().keys.size(), 1u);
 }
 
+TEST_F(AdminServiceTest, RotatingGivesANewSecretAndKeepsEverythingElse) {
+  group(R"({"name":"g","budget":{"amount_micros":100}})");
+  const json::object a = key(R"({"name":"a","group":"g","allocation_micros":70,"rpm":3})");
+  const std::string old_hash = state().keys[0].sha256_hex;
+  const json::object rotated = ok(service_->rotate_key(a.at("id").as_string(), caller_));
+  const std::string secret(rotated.at("secret").as_string());
+  EXPECT_NE(secret, a.at("secret").as_string());
+  EXPECT_EQ(rotated.at("prefix").as_string(), key_prefix(secret));
+  const store::ApiKey stored = state().keys[0];
+  EXPECT_EQ(stored.sha256_hex, config::sha256_hex(secret));
+  EXPECT_NE(stored.sha256_hex, old_hash);
+  EXPECT_EQ(stored.id, a.at("id").as_string());
+  EXPECT_EQ(stored.allocation_micros, 70);
+  EXPECT_EQ(stored.quota.rpm, 3u);
+  auto entries = sqlite_->list_audit({});
+  ASSERT_TRUE(entries);
+  EXPECT_EQ(entries->front().action, "key.rotate");
+  EXPECT_EQ(entries->front().after_json.find(secret), std::string::npos);
+  ok(service_->revoke_key(a.at("id").as_string(), caller_));
+  fails(service_->rotate_key(a.at("id").as_string(), caller_), 409, "key_revoked");
+  fails(service_->rotate_key("key_nope", caller_), 404, "not_found");
+}
+
 TEST_F(AdminServiceTest, AConflictingCommitIsReReadAndReChecked) {
   group(R"({"name":"g"})");
   racing_->race = true;
