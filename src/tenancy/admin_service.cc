@@ -43,6 +43,8 @@ struct AdminService::Change {
     }
     return nullptr;
   }
+  // A key that may still change: 404 when unknown, 409 when revoked (final).
+  Result<ApiKey*> live_key(std::string_view id);
   // Records a changed group or key (replacing an earlier put of the same one) and its audit.
   void put(const KeyGroup& g) {
     std::erase_if(commit.put_groups, [&](const KeyGroup& o) { return o.name == g.name; });
@@ -410,6 +412,17 @@ Result<void> read_group_fields(Fields& f, KeyGroup& g, std::int64_t now_ms) {
 }
 
 }  // namespace
+
+Result<ApiKey*> AdminService::Change::live_key(std::string_view id) {
+  ApiKey* k = key(id);
+  if (k == nullptr) {
+    return failure(404, "not_found", fmt::format("no key {}", id));
+  }
+  if (k->status == KeyStatus::kRevoked) {
+    return conflict("key_revoked", fmt::format("key {} is revoked; that is final", k->name));
+  }
+  return k;
+}
 
 std::string generate_key_secret() {
   static constexpr std::string_view kAlphabet =
@@ -815,13 +828,11 @@ Result<AdminReply> AdminService::update_key(std::string_view id, const json::val
     return object.error();
   }
   return mutate(caller, [&](Change& change) -> Result<AdminReply> {
-    ApiKey* k = change.key(id);
-    if (k == nullptr) {
-      return failure(404, "not_found", fmt::format("no key {}", id));
+    auto found = change.live_key(id);
+    if (!found) {
+      return found.error();
     }
-    if (k->status == KeyStatus::kRevoked) {
-      return conflict("key_revoked", fmt::format("key {} is revoked; that is final", k->name));
-    }
+    ApiKey* k = *found;
     const KeyGroup* g = change.group(k->group);
     if (g == nullptr) {
       return failure(500, "store_error", fmt::format("key {} names no stored group", k->name));
@@ -924,13 +935,11 @@ Result<AdminReply> AdminService::revoke_key(std::string_view id, const AdminCall
 
 Result<AdminReply> AdminService::rotate_key(std::string_view id, const AdminCaller& caller) {
   return mutate(caller, [&](Change& change) -> Result<AdminReply> {
-    ApiKey* k = change.key(id);
-    if (k == nullptr) {
-      return failure(404, "not_found", fmt::format("no key {}", id));
+    auto found = change.live_key(id);
+    if (!found) {
+      return found.error();
     }
-    if (k->status == KeyStatus::kRevoked) {
-      return conflict("key_revoked", fmt::format("key {} is revoked; that is final", k->name));
-    }
+    ApiKey* k = *found;
     const ApiKey before = *k;
     const std::string secret = generate_key_secret();
     k->prefix = key_prefix(secret);
