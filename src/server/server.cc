@@ -81,6 +81,14 @@ std::unique_ptr<tenancy::KeyDirectory> make_key_directory(const config::Config& 
   return directory;
 }
 
+std::set<std::string, std::less<>> key_names(const config::Config& cfg) {
+  std::set<std::string, std::less<>> names;
+  for (const config::Key& k : cfg.keys) {
+    names.insert(k.name);
+  }
+  return names;
+}
+
 // Whether a reload leaves what the usage sink was started with unchanged.
 bool same_sink_settings(const config::Config& a, const config::Config& b) {
   return a.store.kind == b.store.kind && a.store.sqlite_path == b.store.sqlite_path &&
@@ -123,6 +131,10 @@ void Server::reload() {
         (*snap)->version());
   }
   snapshot_ = *snap;
+  {
+    std::lock_guard lock(config_keys_mu_);
+    config_keys_ = key_names(snapshot_->config());
+  }
   config_version_.store(snapshot_->version(), std::memory_order_relaxed);
   if (admin_) {
     admin_->update(snapshot_->config().admin);
@@ -499,16 +511,16 @@ bool Server::start_admin() {
               .count();
         });
     usage_routes_->add_to(admin_router_);
-    // Key names of the config file as it was at start: a store key may not take one.
-    std::set<std::string, std::less<>> config_keys;
-    for (const config::Key& k : snapshot_->config().keys) {
-      config_keys.insert(k.name);
+    {
+      std::lock_guard lock(config_keys_mu_);
+      config_keys_ = key_names(snapshot_->config());
     }
     tenancy_routes_ = std::make_unique<admin::TenancyRoutes>(
         [store = snapshot_->config().store] { return store::open_store(store); },
         tenancy::AdminService::Options{
-            [config_keys = std::move(config_keys)](std::string_view name) {
-              return config_keys.contains(name);
+            [this](std::string_view name) {
+              std::lock_guard lock(config_keys_mu_);
+              return config_keys_.contains(name);
             },
             [] {
               return std::chrono::duration_cast<std::chrono::milliseconds>(

@@ -1,6 +1,8 @@
 #pragma once
 
 #include <memory>
+#include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -68,7 +70,11 @@ class Server {
   std::unique_ptr<admin::UsageRoutes>
       usage_routes_;  // with `store:`; before admin_, which calls it
   std::unique_ptr<admin::TenancyRoutes> tenancy_routes_;  // with `store:`, like usage_routes_
-  std::unique_ptr<admin::AdminServer> admin_;             // null without `admin:`
+  // The serving config's key names (a store key may not take one): written by reload(), read by
+  // the tenancy routes on the admin thread.
+  std::mutex config_keys_mu_;
+  std::set<std::string, std::less<>> config_keys_;
+  std::unique_ptr<admin::AdminServer> admin_;  // null without `admin:`
   std::uint16_t admin_port_ = 0;
   // `store:` configured: the usage records' way to it (outlives the workers, which submit).
   std::unique_ptr<metering::UsageSink> usage_sink_;

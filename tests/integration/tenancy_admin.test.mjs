@@ -9,7 +9,7 @@ import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 
-import { GATEWAY_KEY, makeTempDir, removeTempDir, sluiceBin, startSluice } from '../support/harness.mjs';
+import { GATEWAY_KEY, makeTempDir, removeTempDir, sluiceBin, startSluice, waitFor } from '../support/harness.mjs';
 
 const ADMIN_KEY = 'sluice-admin-key-for-tenancy-0123456789';
 
@@ -25,6 +25,15 @@ for (const backend of backends) {
     let gw;
     let dir;
     let admin;
+    const config = (version, keys) => ({
+      version,
+      listen: '127.0.0.1:0',
+      admin: { listen: '127.0.0.1:0', key: ADMIN_KEY },
+      store: backend.store(dir),
+      providers: [{ id: 'up', adapter: 'mock' }],
+      routes: [{ alias: 'chat', provider: 'up', model: 'mock-model' }],
+      keys,
+    });
 
     const call = async (method, p, body, { key = ADMIN_KEY, headers = {} } = {}) => {
       const res = await fetch(`${admin}${p}`, {
@@ -48,18 +57,7 @@ for (const backend of backends) {
 
     before(async () => {
       dir = makeTempDir('sluice-tenancy-admin-');
-      gw = await startSluice(
-        {
-          version: 1,
-          listen: '127.0.0.1:0',
-          admin: { listen: '127.0.0.1:0', key: ADMIN_KEY },
-          store: backend.store(dir),
-          providers: [{ id: 'up', adapter: 'mock' }],
-          routes: [{ alias: 'chat', provider: 'up', model: 'mock-model' }],
-          keys: [{ name: `config-key-${run}`, group: 'research', key: GATEWAY_KEY }],
-        },
-        { dir },
-      );
+      gw = await startSluice(config(1, [{ name: `config-key-${run}`, group: 'research', key: GATEWAY_KEY }]), { dir });
       admin = `http://127.0.0.1:${gw.listening.admin_port}`;
     });
 
@@ -191,6 +189,27 @@ for (const backend of backends) {
       const groupAudit = await call('GET', `/admin/v1/audit?object_type=group&object_id=${g}`);
       assert.deepEqual(groupAudit.body.entries.map((e) => e.action), ['group.create']);
       assert.equal((await call('GET', '/admin/v1/audit?since=yesterday')).status, 400);
+    });
+
+    test('a key name added to the config file by a reload is refused too', async () => {
+      const g = `reload-${run}`;
+      assert.equal((await call('POST', '/admin/v1/groups', { name: g })).status, 201);
+      gw.reload(
+        config(2, [
+          { name: `config-key-${run}`, group: 'research', key: GATEWAY_KEY },
+          { name: `late-${run}`, key: 'sk-sluice-late-key-0000000000003' },
+        ]),
+      );
+      await waitFor(
+        async () => {
+          const res = await fetch(`${admin}/metrics`, { headers: { authorization: `Bearer ${ADMIN_KEY}` } });
+          return /^sluice_config_version 2$/m.test(await res.text());
+        },
+        { timeoutMs: 5000, message: 'config version 2 serving' },
+      );
+      const taken = await call('POST', '/admin/v1/keys', { name: `late-${run}`, group: g });
+      assert.equal(taken.status, 409, taken.text);
+      assert.equal(taken.body.error.code, 'name_taken');
     });
 
     test('the CLI creates, lists, updates and revokes through the API', () => {
