@@ -61,8 +61,20 @@ class MemoryStore final : public store::Store {
     return std::optional<store::UsageRecord>{};
   }
   Result<std::uint64_t> count_usage() override { return std::uint64_t{ledger_.rows.size()}; }
+  // The usage sink never touches the tenancy tables.
+  Result<store::TenancyState> load_tenancy() override { return unused(); }
+  Result<std::uint64_t> tenancy_revision() override { return unused(); }
+  Result<std::uint64_t> commit_tenancy(const store::TenancyCommit&) override { return unused(); }
+  Result<std::optional<store::IdempotentReply>> find_idempotent(std::string_view) override {
+    return unused();
+  }
+  Result<std::vector<store::AuditEntry>> list_audit(const store::AuditQuery&) override {
+    return unused();
+  }
 
  private:
+  static Error unused() { return Error(ErrorKind::kInternal, "not used by the usage sink"); }
+
   Ledger& ledger_;
 };
 
