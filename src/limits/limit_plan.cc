@@ -22,8 +22,9 @@ std::string_view label(Dimension dimension) {
   return kDimensionLabels[static_cast<std::size_t>(dimension)];
 }
 
-LimitPlan::LimitPlan(std::shared_ptr<const config::Config> config, LocalLimiter& local)
-    : config_(std::move(config)) {
+LimitPlan::LimitPlan(std::shared_ptr<const config::Config> config, LocalLimiter& local,
+                     const std::vector<ExtraKey>& extra, std::shared_ptr<const void> owner)
+    : config_(std::move(config)), owner_(std::move(owner)) {
   const config::LimitSettings& l = config_->limits;
   empty_ = !l.any();
   by_key_.reserve(config_->keys.size());
@@ -48,6 +49,37 @@ LimitPlan::LimitPlan(std::shared_ptr<const config::Config> config, LocalLimiter&
     config::RateLimits instance;
     instance.concurrency = l.instance_concurrency;
     instance_slots_ = layer(Layer::kInstance, "", "instance", instance, local).slots;
+  }
+  by_extra_.reserve(extra.size());
+  extra_by_name_.reserve(extra.size());
+  for (const ExtraKey& e : extra) {
+    const config::Key& key = *e.key;
+    const std::string_view tenant = key.group.empty() ? std::string_view(key.name) : key.group;
+    const config::RateLimits* own = nullptr;
+    if (auto it = l.keys.find(key.name); it != l.keys.end()) {
+      own = &it->second;
+    } else if (e.key_quota != nullptr && e.key_quota->any()) {
+      own = e.key_quota;
+    } else {
+      own = &l.key;
+    }
+    ExtraBuckets& b = by_extra_[e.key];
+    b.key = layer(Layer::kKey, key.name, tenant, *own, local);
+    if (!key.group.empty()) {
+      if (auto g = groups_.find(key.group); g != groups_.end()) {
+        b.group = &g->second;
+      } else if (e.group_quota != nullptr && e.group_quota->any()) {
+        auto [s, added] = store_groups_.try_emplace(key.group);
+        if (added) {
+          s->second = layer(Layer::kGroup, key.group, key.group, *e.group_quota, local);
+        }
+        b.group = &s->second;
+      }
+    }
+    if (b.key.requests != nullptr || b.key.tokens != nullptr || b.group != nullptr) {
+      empty_ = false;
+    }
+    extra_by_name_.emplace(key.name, &b);
   }
 }
 
@@ -89,25 +121,50 @@ const LayerBuckets* LimitPlan::key_buckets(const config::Key* key) const {
   if (key >= keys.data() && key < keys.data() + keys.size()) {
     return &by_key_[static_cast<std::size_t>(key - keys.data())];
   }
-  // A key of another config version (a request that pinned an older snapshot): by name.
-  for (std::size_t i = 0; i < keys.size(); ++i) {
-    if (keys[i].name == key->name) {
-      return &by_key_[i];
-    }
-  }
   return nullptr;
+}
+
+const LimitPlan::ExtraBuckets* LimitPlan::extra_buckets(const config::Key* key) const {
+  if (by_extra_.empty()) {
+    return nullptr;
+  }
+  auto it = by_extra_.find(key);
+  return it == by_extra_.end() ? nullptr : &it->second;
 }
 
 template <class Fn>
 void LimitPlan::for_each_layer(const config::Key* key, std::string_view alias,
                                std::string_view provider, Fn&& fn) const {
   if (key != nullptr) {
-    if (const LayerBuckets* k = key_buckets(key)) {
-      fn(*k);
+    const LayerBuckets* k = key_buckets(key);
+    const ExtraBuckets* e = k == nullptr ? extra_buckets(key) : nullptr;
+    if (k == nullptr && e == nullptr) {
+      // A key of another config version (a request that pinned an older snapshot) or of
+      // another key set revision than the plan's (rare): by name.
+      for (std::size_t i = 0; i < config_->keys.size() && k == nullptr; ++i) {
+        if (config_->keys[i].name == key->name) {
+          k = &by_key_[i];
+        }
+      }
+      if (k == nullptr) {
+        if (auto it = extra_by_name_.find(key->name); it != extra_by_name_.end()) {
+          e = it->second;
+        }
+      }
     }
-    if (!key->group.empty()) {
-      if (const LayerBuckets* g = find(groups_, key->group)) {
-        fn(*g);
+    if (e != nullptr) {
+      fn(e->key);
+      if (e->group != nullptr) {
+        fn(*e->group);
+      }
+    } else {
+      if (k != nullptr) {
+        fn(*k);
+      }
+      if (!key->group.empty()) {
+        if (const LayerBuckets* g = find(groups_, key->group)) {
+          fn(*g);
+        }
       }
     }
   }

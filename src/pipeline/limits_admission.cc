@@ -85,11 +85,16 @@ SharedLimits::SharedLimits(const config::Config& config, observability::MetricsR
 }
 
 std::shared_ptr<const limits::LimitPlan> SharedLimits::plan_for(
-    const std::shared_ptr<const Snapshot>& snapshot) {
+    const std::shared_ptr<const Snapshot>& snapshot,
+    const std::shared_ptr<const tenancy::KeySet>& keys) {
   std::lock_guard lock(mu_);
-  if (plan_config_ != &snapshot->config()) {
-    // The plan keeps the snapshot (and so its config and keys) alive.
-    std::shared_ptr<const config::Config> config(snapshot, &snapshot->config());
+  const bool new_config = plan_config_ != &snapshot->config();
+  const bool newer_keys = keys != nullptr && keys != plan_keys_ &&
+                          (plan_keys_ == nullptr || keys->revision() > plan_keys_->revision());
+  if (!new_config && !newer_keys) {
+    return plan_;
+  }
+  if (new_config) {
     const config::StateSettings& s = snapshot->config().state;
     if (s.backend != state_.backend || s.redis_url != state_.redis_url) {
       spdlog::warn(
@@ -97,9 +102,21 @@ std::shared_ptr<const limits::LimitPlan> SharedLimits::plan_for(
           "the next restart",
           snapshot->version());
     }
-    plan_ = std::make_shared<const limits::LimitPlan>(std::move(config), local_);
-    plan_config_ = &snapshot->config();
   }
+  if (newer_keys) {
+    plan_keys_ = keys;
+  }
+  // The plan keeps the snapshot (and so its config and keys) and the key set alive.
+  std::shared_ptr<const config::Config> config(snapshot, &snapshot->config());
+  std::vector<limits::ExtraKey> extra;
+  if (plan_keys_ != nullptr) {
+    extra.reserve(plan_keys_->size());
+    for (const tenancy::StoreKey& k : plan_keys_->keys()) {
+      extra.push_back({&k.key, &k.key_quota, &k.group_quota});
+    }
+  }
+  plan_ = std::make_shared<const limits::LimitPlan>(std::move(config), local_, extra, plan_keys_);
+  plan_config_ = &snapshot->config();
   return plan_;
 }
 
@@ -143,9 +160,16 @@ std::uint64_t LimitsAdmission::reserve_tokens(const protocol::IngressRequest& re
 }
 
 const limits::LimitPlan& LimitsAdmission::plan(const RequestContext& ctx) {
-  if (seen_ != ctx.snapshot.get()) {
-    plan_ = shared_.plan_for(ctx.snapshot);
+  // Config keys need only the config's version; a store key needs the plan of its key set
+  // (or a newer one).
+  const bool newer_keys =
+      ctx.key_set != nullptr && (!seen_revision_ || ctx.key_set->revision() > *seen_revision_);
+  if (seen_ != ctx.snapshot.get() || newer_keys) {
+    plan_ = shared_.plan_for(ctx.snapshot, ctx.key_set);
     seen_ = ctx.snapshot.get();
+    if (newer_keys) {
+      seen_revision_ = ctx.key_set->revision();
+    }
   }
   return *plan_;
 }

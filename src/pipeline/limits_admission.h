@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -17,6 +18,7 @@
 #include "pipeline/hooks.h"
 #include "pipeline/observer.h"
 #include "pipeline/snapshot.h"
+#include "tenancy/key_set.h"
 
 namespace sluice::pipeline {
 
@@ -46,10 +48,13 @@ class SharedLimits {
   // Unique per process start: Redis lease ids of this instance begin with it.
   const std::string& instance_id() const { return instance_id_; }
 
-  // The limits of `snapshot`'s config version, compiled once per version (any thread; a mutex,
-  // taken only when a worker first sees a new version).
+  // The limits of `snapshot`'s config version and the store keys of `keys` (null: none known
+  // yet), compiled once per (version, key set revision): any thread; a mutex, taken only when a
+  // worker first sees a new version or a newer key set. A key set older than the plan's keeps
+  // the plan (its keys are then found by name).
   std::shared_ptr<const limits::LimitPlan> plan_for(
-      const std::shared_ptr<const Snapshot>& snapshot);
+      const std::shared_ptr<const Snapshot>& snapshot,
+      const std::shared_ptr<const tenancy::KeySet>& keys = nullptr);
 
  private:
   const config::StateSettings state_;
@@ -62,6 +67,7 @@ class SharedLimits {
   std::mutex mu_;
   std::shared_ptr<const limits::LimitPlan> plan_;
   const config::Config* plan_config_ = nullptr;
+  std::shared_ptr<const tenancy::KeySet> plan_keys_;
 };
 
 // Admission by rate limits and concurrency slots, one per worker, on that worker's thread:
@@ -100,6 +106,7 @@ class LimitsAdmission final : public Admission, public RequestObserver {
   const Clock& clock_;
   observability::MetricsShard* shard_;
   const Snapshot* seen_ = nullptr;
+  std::optional<std::uint64_t> seen_revision_;  // the newest key set revision asked for
   std::shared_ptr<const limits::LimitPlan> plan_;
 };
 
