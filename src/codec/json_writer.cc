@@ -1,7 +1,11 @@
 #include "codec/json_writer.h"
 
+#include <algorithm>
+#include <array>
 #include <charconv>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 
 namespace sluice::codec {
 
@@ -39,63 +43,143 @@ std::size_t utf8_sequence(std::string_view text, std::size_t i) {
 
 }  // namespace
 
-void append_json_escaped(std::string& out, std::string_view text) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::size_t run = 0;  // start of the pending run of bytes that need no escaping
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    const auto c = static_cast<unsigned char>(text[i]);
-    if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') {
-      continue;
+bool append_json_escaped(std::string& out, std::string_view text) {
+  // Per byte: 0 copied as is, 1 escaped, 2 the start of a UTF-8 sequence to check (>= 0x80).
+  static constexpr auto kClass = [] {
+    std::array<std::uint8_t, 256> t{};
+    for (int c = 0; c < 0x20; ++c) {
+      t[c] = 1;
     }
-    if (c >= 0x80) {
+    t['"'] = 1;
+    t['\\'] = 1;
+    for (int c = 0x80; c < 0x100; ++c) {
+      t[c] = 2;
+    }
+    return t;
+  }();
+  static constexpr char kHex[] = "0123456789abcdef";
+  constexpr std::uint64_t kOnes = 0x0101010101010101ULL;
+  constexpr std::uint64_t kHighs = 0x8080808080808080ULL;
+  // Written through a pointer into `out` (an append per escape costs more than the escape in
+  // text full of newlines). Invariant: room for the rest of the text unescaped, so plain text
+  // takes no more than it did; an escape makes room for itself and a quarter of the rest
+  // (resize grows the capacity geometrically, the slack only spares calls).
+  const std::size_t base = out.size();
+  out.resize(base + text.size());
+  char* p = out.data() + base;
+  char* limit = out.data() + out.size();
+  const auto room = [&](std::size_t rest) {  // rest: bytes left, the one to escape included
+    if (static_cast<std::size_t>(limit - p) < rest + 5) {
+      const std::size_t used = static_cast<std::size_t>(p - out.data());
+      out.resize(used + rest + 5 + rest / 4);
+      p = out.data() + used;
+      limit = out.data() + out.size();
+    }
+  };
+  bool well_formed = true;
+  // One byte (or UTF-8 sequence) at text[i].
+  const auto one = [&](std::size_t& i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    const std::uint8_t cls = kClass[c];
+    if (cls == 0) {
+      *p++ = static_cast<char>(c);
+      ++i;
+      return;
+    }
+    if (cls == 2) {
       // Text may come from upstream bytes (error messages quoting them, event names); JSON
       // must be UTF-8 (RFC 8259 section 8.1), so a malformed byte becomes U+FFFD instead of
       // making the whole document unparseable for the caller.
       if (const std::size_t n = utf8_sequence(text, i); n > 0) {
-        i += n - 1;
-        continue;
+        std::memcpy(p, text.data() + i, n);
+        p += n;
+        i += n;
+        return;
       }
-      out.append(text.data() + run, i - run);
-      run = i + 1;
-      out.append("\\ufffd");
-      continue;
+      room(text.size() - i);
+      std::memcpy(p, "\\ufffd", 6);
+      p += 6;
+      ++i;
+      well_formed = false;
+      return;
     }
-    out.append(text.data() + run, i - run);
-    run = i + 1;
+    room(text.size() - i);
+    char e = 0;
     switch (c) {
       case '"':
-        out.append("\\\"");
+        e = '"';
         break;
       case '\\':
-        out.append("\\\\");
+        e = '\\';
         break;
       case '\n':
-        out.append("\\n");
+        e = 'n';
         break;
       case '\r':
-        out.append("\\r");
+        e = 'r';
         break;
       case '\t':
-        out.append("\\t");
+        e = 't';
         break;
       case '\b':
-        out.append("\\b");
+        e = 'b';
         break;
       case '\f':
-        out.append("\\f");
+        e = 'f';
         break;
-      default: {
-        const char esc[] = {'\\', 'u', '0', '0', kHex[c >> 4], kHex[c & 0xF]};
-        out.append(esc, sizeof esc);
+      default:
+        break;
+    }
+    if (e != 0) {
+      p[0] = '\\';
+      p[1] = e;
+      p += 2;
+    } else {
+      const char esc[6] = {'\\', 'u', '0', '0', kHex[c >> 4], kHex[c & 0xF]};
+      std::memcpy(p, esc, 6);
+      p += 6;
+    }
+    ++i;
+  };
+  std::size_t i = 0;
+  while (i < text.size()) {
+    // Eight plain bytes at once: none below 0x20, '"', '\\', or at or above 0x80 (the "has
+    // less" and "has zero byte" tests of Bit Twiddling Hacks, exact for "any such byte").
+    if (text.size() - i >= 8) {
+      std::uint64_t w;
+      std::memcpy(&w, text.data() + i, 8);
+      const auto has_zero = [](std::uint64_t v) { return (v - kOnes) & ~v & kHighs; };
+      const std::uint64_t special = ((w - 0x20 * kOnes) & ~w) | has_zero(w ^ ('"' * kOnes)) |
+                                    has_zero(w ^ ('\\' * kOnes)) | w;
+      if ((special & kHighs) == 0) {
+        std::memcpy(p, &w, 8);
+        p += 8;
+        i += 8;
+        continue;
       }
     }
+    // Byte by byte to the end of that word: text dense with escapes stays in this loop.
+    for (const std::size_t stop = std::min(text.size(), i + 8); i < stop;) {
+      one(i);
+    }
   }
-  out.append(text.data() + run, text.size() - run);
+  out.resize(static_cast<std::size_t>(p - out.data()));
+  return well_formed;
 }
 
 JsonWriter& JsonWriter::string(std::string_view text) {
   out_.push_back('"');
   append_json_escaped(out_, text);
+  out_.push_back('"');
+  return *this;
+}
+
+JsonWriter& JsonWriter::string(const EscapedText& text) {
+  if (!text.joinable_) {
+    return string(text.text_);
+  }
+  out_.push_back('"');
+  out_.append(text.escaped_);
   out_.push_back('"');
   return *this;
 }

@@ -194,16 +194,40 @@ void end_response_object(codec::JsonWriter& w, const ir::Usage* usage) {
   w.raw(R"(,"metadata":{}})");
 }
 
-void write_output_text(codec::JsonWriter& w, std::string_view text) {
+namespace {
+
+// Text: std::string_view, or codec::EscapedText (a stream's accumulated text).
+template <typename Text>
+void output_text(codec::JsonWriter& w, const Text& text) {
   w.raw(R"({"type":"output_text","annotations":[],"logprobs":[],"text":)").string(text).ch('}');
+}
+
+template <typename Text>
+void function_call_item(codec::JsonWriter& w, std::string_view id, std::string_view status,
+                        const Text& arguments, std::string_view call_id, std::string_view name) {
+  w.raw(R"({"id":)").string(id).raw(R"(,"type":"function_call","status":)").string(status);
+  w.raw(R"(,"arguments":)").string(arguments).raw(R"(,"call_id":)").string(call_id);
+  w.raw(R"(,"name":)").string(name).ch('}');
+}
+
+}  // namespace
+
+void write_output_text(codec::JsonWriter& w, std::string_view text) { output_text(w, text); }
+
+void write_output_text(codec::JsonWriter& w, const codec::EscapedText& text) {
+  output_text(w, text);
 }
 
 void write_function_call_item(codec::JsonWriter& w, std::string_view id, std::string_view status,
                               std::string_view arguments, std::string_view call_id,
                               std::string_view name) {
-  w.raw(R"({"id":)").string(id).raw(R"(,"type":"function_call","status":)").string(status);
-  w.raw(R"(,"arguments":)").string(arguments).raw(R"(,"call_id":)").string(call_id);
-  w.raw(R"(,"name":)").string(name).ch('}');
+  function_call_item(w, id, status, arguments, call_id, name);
+}
+
+void write_function_call_item(codec::JsonWriter& w, std::string_view id, std::string_view status,
+                              const codec::EscapedText& arguments, std::string_view call_id,
+                              std::string_view name) {
+  function_call_item(w, id, status, arguments, call_id, name);
 }
 
 Result<std::string> encode_response(const ir::Response& response, std::int64_t created) {

@@ -60,9 +60,13 @@ void begin_response_object(codec::JsonWriter& w, const ResponseEnvelope& envelop
 void end_response_object(codec::JsonWriter& w, const ir::Usage* usage);
 // {"type":"output_text","annotations":[],"logprobs":[],"text":..}
 void write_output_text(codec::JsonWriter& w, std::string_view text);
+void write_output_text(codec::JsonWriter& w, const codec::EscapedText& text);
 // {"id","type":"function_call","status","arguments","call_id","name"}
 void write_function_call_item(codec::JsonWriter& w, std::string_view id, std::string_view status,
                               std::string_view arguments, std::string_view call_id,
+                              std::string_view name);
+void write_function_call_item(codec::JsonWriter& w, std::string_view id, std::string_view status,
+                              const codec::EscapedText& arguments, std::string_view call_id,
                               std::string_view name);
 
 // "<prefix>_<response id without resp_>_<index>": the item ids of a translated answer (shared

@@ -91,13 +91,8 @@ void StreamEncoder::end_event(std::string& out) {
   codec::JsonWriter(out).raw(R"(,"sequence_number":)").number(sequence_++).raw("}\n\n");
 }
 
-// ,"item_id":..,"output_index":..
 void StreamEncoder::item_fields(std::string& out, std::size_t index) {
-  codec::JsonWriter(out)
-      .raw(R"(,"item_id":)")
-      .string(items_[index].id)
-      .raw(R"(,"output_index":)")
-      .number(static_cast<std::uint64_t>(index));
+  out.append(items_[index].fields);
 }
 
 // The item as output_item.added (`done` false: in progress, no content yet) or
@@ -115,9 +110,12 @@ void StreamEncoder::write_item(std::string& out, std::size_t index, bool done) {
       w.raw(R"(],"role":"assistant"})");
       return;
     case Kind::kFunctionCall:
-      write_function_call_item(w, item.id, done ? "completed" : "in_progress",
-                               done ? std::string_view(item.text) : std::string_view(),
-                               item.call_id, item.name);
+      if (done) {
+        write_function_call_item(w, item.id, "completed", item.text, item.call_id, item.name);
+      } else {
+        write_function_call_item(w, item.id, "in_progress", std::string_view(), item.call_id,
+                                 item.name);
+      }
       return;
     case Kind::kReasoning:
       w.raw(R"({"id":)").string(item.id).raw(R"(,"type":"reasoning","summary":[)");
@@ -166,6 +164,11 @@ std::size_t StreamEncoder::open_item(std::string& out, Kind kind) {
                     : kind == Kind::kReasoning ? "rs"
                                                : "fc",
                     id_, index);
+  codec::JsonWriter(item.fields)
+      .raw(R"(,"item_id":)")
+      .string(item.id)
+      .raw(R"(,"output_index":)")
+      .number(static_cast<std::uint64_t>(index));
   return index;
 }
 
@@ -239,10 +242,10 @@ void StreamEncoder::on_text(const ir::StreamEvent& event, std::string& out) {
     write_output_text(w, "");
     end_event(out);
   }
-  items_[open_].text.append(event.text);
   begin_event(out, "response.output_text.delta");
   item_fields(out, open_);
-  w.raw(R"(,"content_index":0,"delta":)").string(event.text).raw(R"(,"logprobs":[])");
+  w.raw(R"(,"content_index":0,"delta":")").raw(items_[open_].text.append(event.text));
+  w.raw(R"(","logprobs":[])");
   end_event(out);
 }
 
@@ -267,10 +270,9 @@ void StreamEncoder::on_reasoning(const ir::StreamEvent& event, std::string& out)
     w.raw(R"(,"summary_index":0,"part":{"type":"summary_text","text":""})");
     end_event(out);
   }
-  item.text.append(event.text);
   begin_event(out, "response.reasoning_summary_text.delta");
   item_fields(out, open_);
-  w.raw(R"(,"summary_index":0,"delta":)").string(event.text);
+  w.raw(R"(,"summary_index":0,"delta":")").raw(item.text.append(event.text)).ch('"');
   end_event(out);
 }
 
@@ -338,10 +340,9 @@ void StreamEncoder::on_tool_delta(const ir::StreamEvent& event, std::string& out
     return;
   }
   const std::size_t index = tools_[event.index];
-  items_[index].text.append(event.text);
   begin_event(out, "response.function_call_arguments.delta");
   item_fields(out, index);
-  codec::JsonWriter(out).raw(R"(,"delta":)").string(event.text);
+  codec::JsonWriter(out).raw(R"(,"delta":")").raw(items_[index].text.append(event.text)).ch('"');
   end_event(out);
 }
 

@@ -6,6 +6,7 @@
 #include <string_view>
 #include <vector>
 
+#include "codec/json_writer.h"
 #include "core/error.h"
 #include "ir/stream_event.h"
 #include "ir/usage.h"
@@ -67,7 +68,8 @@ class StreamEncoder final : public protocol::StreamEncoder {
   struct Item {
     Kind kind = Kind::kMessage;
     std::string id;
-    std::string text;  // message text, reasoning summary or call arguments so far
+    std::string fields;       // ,"item_id":..,"output_index":.. as every item event has them
+    codec::EscapedText text;  // message text, reasoning summary or call arguments so far
     std::string call_id;
     std::string name;
     std::string encrypted;      // reasoning

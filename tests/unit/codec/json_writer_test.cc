@@ -63,3 +63,123 @@ TEST(JsonWriterNextKey, WritesACommaAndAQuotedKeyInOneAppend) {
 
 }  // namespace
 }  // namespace sluice::codec
+
+namespace sluice::codec {
+namespace {
+
+// Byte by byte, the way append_json_escaped is specified: what its word-at-a-time scan and
+// buffer growth must reproduce.
+std::string reference_escaped(std::string_view text) {
+  std::string out;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c >= 0x80) {
+      std::string one;
+      append_json_escaped(one, text.substr(i, 1));  // never well-formed alone
+      std::size_t n = 0;
+      for (std::size_t len = 4; len >= 2 && n == 0; --len) {
+        if (i + len <= text.size()) {
+          std::string seq;
+          append_json_escaped(seq, text.substr(i, len));
+          if (seq == text.substr(i, len)) {
+            n = len;
+          }
+        }
+      }
+      if (n > 0) {
+        out.append(text.substr(i, n));
+        i += n - 1;
+      } else {
+        out.append("\\ufffd");
+      }
+      continue;
+    }
+    switch (c) {
+      case '"':
+        out.append("\\\"");
+        break;
+      case '\\':
+        out.append("\\\\");
+        break;
+      case '\n':
+        out.append("\\n");
+        break;
+      case '\r':
+        out.append("\\r");
+        break;
+      case '\t':
+        out.append("\\t");
+        break;
+      case '\b':
+        out.append("\\b");
+        break;
+      case '\f':
+        out.append("\\f");
+        break;
+      default:
+        if (c < 0x20) {
+          static constexpr char kHex[] = "0123456789abcdef";
+          out.append("\\u00").push_back(kHex[c >> 4]);
+          out.push_back(kHex[c & 0xF]);
+        } else {
+          out.push_back(static_cast<char>(c));
+        }
+    }
+  }
+  return out;
+}
+
+TEST(JsonEscape, EveryByteAtEveryOffsetOfAWord) {
+  // Each byte value alone and amid plain text at each position of an 8-byte word, after a
+  // prefix already in `out` (the escape appends).
+  for (int b = 0; b < 256; ++b) {
+    for (std::size_t at = 0; at < 17; ++at) {
+      std::string text(24, 'a');
+      text[at] = static_cast<char>(b);
+      std::string out = "prefix";
+      append_json_escaped(out, text);
+      ASSERT_EQ(out, "prefix" + reference_escaped(text)) << "byte " << b << " at " << at;
+    }
+  }
+}
+
+TEST(JsonEscape, TextDenseWithEscapesGrowsTheOutput) {
+  std::string text;
+  for (int i = 0; i < 2000; ++i) {
+    text += std::to_string(i) + "\n\"\x01\\";
+  }
+  text += "\xe2\x82\xac \xff\xc3";  // then a euro sign, a malformed byte, a truncated sequence
+  std::string out;
+  EXPECT_FALSE(append_json_escaped(out, text));
+  EXPECT_EQ(out, reference_escaped(text));
+}
+
+TEST(JsonEscape, ReportsWhetherTheTextWasWellFormed) {
+  std::string out;
+  EXPECT_TRUE(append_json_escaped(out, "plain \"quoted\"\n\xf0\x9f\x98\x80"));
+  EXPECT_FALSE(append_json_escaped(out, "\xe2\x82"));
+  EXPECT_TRUE(append_json_escaped(out, ""));
+}
+
+TEST(EscapedText, WritesWhatEscapingTheWholeWrites) {
+  EscapedText text;
+  EXPECT_EQ(text.append("a\n"), "a\\n");
+  EXPECT_EQ(text.append("\xe2\x82\xac\"b"), "\xe2\x82\xac\\\"b");
+  EXPECT_EQ(text.text(), "a\n\xe2\x82\xac\"b");
+  std::string out;
+  JsonWriter(out).string(text);
+  EXPECT_EQ(out, "\"a\\n\xe2\x82\xac\\\"b\"");
+}
+
+TEST(EscapedText, ASequenceSplitBetweenPiecesIsWholeInTheWhole) {
+  // Each piece alone is malformed (and escaped so when appended); joined they are a euro sign.
+  EscapedText text;
+  EXPECT_EQ(text.append("x\xe2\x82"), "x\\ufffd\\ufffd");
+  EXPECT_EQ(text.append("\xac"), "\\ufffd");
+  std::string out;
+  JsonWriter(out).string(text);
+  EXPECT_EQ(out, "\"x\xe2\x82\xac\"");
+}
+
+}  // namespace
+}  // namespace sluice::codec

@@ -385,6 +385,51 @@ TEST(ResponsesStreamEncoder, TextStreamEventByEvent) {
       "Hello");
 }
 
+// The done events and the final response copy each item's text from its deltas' escaped
+// form; a UTF-8 sequence split between deltas (each delta alone malformed, written with
+// U+FFFD) must still be whole there, as escaping the joined text gives.
+TEST(ResponsesStreamEncoder, TextSplitInsideAUtf8SequenceIsWholeWhenDone) {
+  StreamEncoder enc(1700000000);
+  std::string out;
+  enc.encode(start(), out);
+  enc.encode(ev(ir::StreamEventKind::kReasoningDelta, "r\xe2\x82"), out);
+  enc.encode(ev(ir::StreamEventKind::kReasoningDelta, "\xac\n"), out);
+  enc.encode(ev(ir::StreamEventKind::kTextDelta, "a\xf0\x9f"), out);
+  enc.encode(ev(ir::StreamEventKind::kTextDelta, "\x98\x80\"b\""), out);
+  enc.encode(tool_start(0, "call_1", "f"), out);
+  enc.encode(ev(ir::StreamEventKind::kToolCallDelta, "{\"k\":\"\xc3", 0), out);
+  enc.encode(ev(ir::StreamEventKind::kToolCallDelta, "\xa9\"}", 0), out);
+  enc.encode(finish(ir::FinishReason::kToolCalls), out);
+  enc.encode(ev(ir::StreamEventKind::kDone), out);
+  EXPECT_NE(out.find(R"("delta":"r\ufffd\ufffd")"), std::string::npos);
+  EXPECT_NE(out.find(R"("delta":"\ufffd\ufffd\"b\"")"), std::string::npos);
+  const std::string reasoning = "r\xe2\x82\xac\n";
+  const std::string text = "a\xf0\x9f\x98\x80\"b\"";
+  const std::string arguments = "{\"k\":\"\xc3\xa9\"}";
+  EXPECT_EQ(joined(out, "response.reasoning_summary_text.done", "text"), reasoning);
+  EXPECT_EQ(joined(out, "response.output_text.done", "text"), text);
+  EXPECT_EQ(events_named(out, "response.content_part.done").at(0).at("part").at("text").as_string(),
+            text);
+  EXPECT_EQ(joined(out, "response.function_call_arguments.done", "arguments"), arguments);
+  const auto completed = events_named(out, "response.completed");
+  ASSERT_EQ(completed.size(), 1u);
+  const json::value& output = completed[0].at("response").at("output");
+  EXPECT_EQ(output.at(0).at("summary").at(0).at("text").as_string(), reasoning);
+  EXPECT_EQ(output.at(1).at("content").at(0).at("text").as_string(), text);
+  EXPECT_EQ(output.at(2).at("arguments").as_string(), arguments);
+  // Well-formed deltas: the escaped form is what escaping the whole gives.
+  StreamEncoder plain(1700000000);
+  std::string again;
+  plain.encode(start(), again);
+  plain.encode(ev(ir::StreamEventKind::kTextDelta, "x\n\t\"\\"), again);
+  plain.encode(ev(ir::StreamEventKind::kTextDelta, "\x01\xe2\x82\xacy"), again);
+  plain.encode(ev(ir::StreamEventKind::kDone), again);
+  EXPECT_NE(again.find(R"("text":"x\n\t\"\\\u0001)"
+                       "\xe2\x82\xac"
+                       R"(y","logprobs")"),
+            std::string::npos);
+}
+
 TEST(ResponsesStreamEncoder, ParallelToolCallsInterleaveByOutputIndex) {
   const std::vector<ir::StreamEvent> events = {
       start(),
