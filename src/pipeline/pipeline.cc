@@ -63,7 +63,7 @@ std::string loggable_target(std::string_view target) {
 
 }  // namespace
 
-Pipeline::Pipeline(PipelineParts parts) : parts_(parts) {
+Pipeline::Pipeline(PipelineParts parts) : parts_(parts), store_keys_(parts.store_keys) {
   if (parts_.clock == nullptr) {
     parts_.clock = &RealClock::instance();
   }
@@ -188,8 +188,7 @@ std::optional<Error> Pipeline::authenticate(RequestContext& ctx, std::string_vie
   if (ctx.key != nullptr) {
     return std::nullopt;  // the config's keys come first
   }
-  std::shared_ptr<const tenancy::KeySet> set =
-      parts_.store_keys != nullptr ? parts_.store_keys->current() : nullptr;
+  const std::shared_ptr<const tenancy::KeySet>& set = store_keys_.get();
   if (set == nullptr) {
     return tenancy::key_refused(tenancy::KeyVerdict::kUnknown, nullptr);
   }
@@ -199,7 +198,7 @@ std::optional<Error> Pipeline::authenticate(RequestContext& ctx, std::string_vie
   }
   ctx.key = &found.key->key;
   ctx.store_key = found.key;
-  ctx.key_set = std::move(set);
+  ctx.key_set = set;
   return std::nullopt;
 }
 
@@ -276,6 +275,11 @@ std::string Pipeline::ops_answer(RequestContext& ctx, ResponseHead& res) const {
       if (parts_.host->draining()) {
         res.status = 503;
         return R"({"status":"draining"})";
+      }
+      if (parts_.store_keys != nullptr && !parts_.store_keys->attempted()) {
+        // Store keys would be refused as unknown until the first load was tried.
+        res.status = 503;
+        return R"({"status":"starting","detail":"key directory: the first load of keys from the store has not been attempted yet"})";
       }
       return ready_detail(ctx);
     case Endpoint::kModels: {

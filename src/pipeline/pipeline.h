@@ -97,6 +97,8 @@ class Pipeline {
   std::optional<Error> authenticate(RequestContext& ctx, std::string_view presented) const;
 
   PipelineParts parts_;
+  // This worker's copy of the store's key set (reloaded when the holder publishes a new one).
+  mutable tenancy::KeySetCache store_keys_;
 };
 
 }  // namespace sluice::pipeline

@@ -45,13 +45,20 @@ void KeyDirectory::run() {
   while (!stop_) {
     lock.unlock();
     tick();
+    holder_.set_attempted();  // ready (/readyz) after the first attempt, whatever its outcome
     lock.lock();
     wake_.wait_for(lock, options_.settings.refresh, [this] { return stop_; });
   }
 }
 
 void KeyDirectory::failed(const Error& error) {
-  if (refresh_ok_.exchange(0, std::memory_order_relaxed) != 0) {
+  const int was = refresh_ok_.exchange(0, std::memory_order_relaxed);
+  if (was == -1) {
+    spdlog::warn(
+        "tenancy: cannot load keys from the store at start ({}); ready without them: store keys "
+        "are refused as unknown until it answers (retried every {} ms)",
+        error.message(), options_.settings.refresh.count());
+  } else if (was != 0) {
     spdlog::warn(
         "tenancy: cannot refresh keys and budgets from the store ({}); serving key set revision "
         "{} until it answers",

@@ -93,16 +93,51 @@ class KeySet {
 Error key_refused(KeyVerdict verdict, const StoreKey* key);
 
 // The key set new requests see: one atomic shared_ptr, replaced by the key directory's
-// background thread, read by every worker (current() is one atomic load; no I/O).
+// background thread, read by every worker. Loading an atomic shared_ptr takes an internal
+// lock bit in libstdc++, so readers on the request path keep a copy (KeySetCache) and reload
+// it only when generation() moved: one integer load per request.
 class KeySetHolder {
  public:
   std::shared_ptr<const KeySet> current() const { return set_.load(std::memory_order_acquire); }
+  // Bumped after every publish (0: nothing published yet).
+  std::uint64_t generation() const { return generation_.load(std::memory_order_acquire); }
   void publish(std::shared_ptr<const KeySet> set) {
     set_.store(std::move(set), std::memory_order_release);
+    generation_.fetch_add(1, std::memory_order_release);
   }
+
+  // Whether the first load from the store was attempted (successful or not): until then a
+  // store key cannot be told from an unknown one, so the instance is not ready (/readyz).
+  bool attempted() const { return attempted_.load(std::memory_order_acquire); }
+  void set_attempted() { attempted_.store(true, std::memory_order_release); }
 
  private:
   std::atomic<std::shared_ptr<const KeySet>> set_;
+  std::atomic<std::uint64_t> generation_{0};
+  std::atomic<bool> attempted_{false};
+};
+
+// One thread's copy of a holder's set, refreshed when the holder's generation moves (a worker's
+// pipeline; not thread-safe).
+class KeySetCache {
+ public:
+  explicit KeySetCache(const KeySetHolder* holder) : holder_(holder) {}
+  // The current set (null before the first publish, or without a holder).
+  const std::shared_ptr<const KeySet>& get() {
+    if (holder_ != nullptr) {
+      if (const std::uint64_t g = holder_->generation(); g != generation_) {
+        // Published before `g` was bumped: at least as new as generation `g`.
+        set_ = holder_->current();
+        generation_ = g;
+      }
+    }
+    return set_;
+  }
+
+ private:
+  const KeySetHolder* holder_;
+  std::uint64_t generation_ = 0;
+  std::shared_ptr<const KeySet> set_;
 };
 
 }  // namespace sluice::tenancy

@@ -934,6 +934,13 @@ TEST_F(ResponsesTest, ResponsesCallerToAChatOnlyUpstreamIsTranslated) {
 // --- ops endpoints --------------------------------------------------------------------------
 
 TEST_F(PipelineTest, ReadinessFollowsTheHostAndNamesTheConfigVersion) {
+  // Not ready until the key directory tried its first load (store keys would 401 meanwhile).
+  run("GET", "/readyz", {}, "");
+  EXPECT_EQ(downstream_.status, 503);
+  EXPECT_EQ(downstream_.json_body().at("status"), "starting");
+  EXPECT_NE(downstream_.body.find("key directory"), std::string::npos);
+  store_keys_.set_attempted();  // attempted, whether or not the store answered
+  downstream_ = FakeDownstream();
   run("GET", "/readyz", {}, "");
   EXPECT_EQ(downstream_.status, 200);
   EXPECT_EQ(downstream_.json_body().at("config_version"), 4);
@@ -1109,6 +1116,20 @@ TEST_F(StoreKeyTest, AStoreKeyIsAKeyLikeAConfigKey) {
   RequestContext config_key = chat(kChatBody);
   EXPECT_EQ(config_key.key->name, "team");
   EXPECT_EQ(config_key.key_set, nullptr);
+}
+
+TEST_F(StoreKeyTest, ANewlyPublishedKeySetServesTheNextRequest) {
+  connector_.scripts.push_back(answer());
+  EXPECT_EQ(call(kStoreKey).key_set, set_);  // the worker now holds its copy of set_
+  // The key is revoked in the next revision: the worker's copy must not outlive the publish.
+  state_.revision = 4;
+  state_.keys[0].status = store::KeyStatus::kRevoked;
+  auto next = tenancy::KeySet::build(state_);
+  store_keys_.publish(next);
+  downstream_ = FakeDownstream();
+  call(kStoreKey);
+  EXPECT_EQ(downstream_.status, 401);
+  EXPECT_EQ(downstream_.json_body().at("error").at("code"), "key_revoked");
 }
 
 TEST_F(StoreKeyTest, RefusedKeysAre401sInTheCallersProtocol) {
