@@ -32,6 +32,18 @@ if (process.env.SLUICE_TEST_POSTGRES_URL) {
   backends.push({ name: 'postgres', instances: 2, store: () => ({ postgres: process.env.SLUICE_TEST_POSTGRES_URL }) });
 }
 
+// One admin API call with the admin key; the parsed answer (fails the test on a non-2xx).
+async function adminCall(admin, method, p, body) {
+  const res = await fetch(`${admin}${p}`, {
+    method,
+    headers: { authorization: `Bearer ${ADMIN_KEY}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+    body: body ? JSON.stringify(body) : undefined,
+  });
+  const text = await res.text();
+  assert.ok(res.status < 300, `${method} ${p}: ${res.status} ${text}`);
+  return text ? JSON.parse(text) : null;
+}
+
 // A webhook receiver: every POST body, parsed.
 async function startReceiver() {
   const events = [];
@@ -55,16 +67,7 @@ for (const backend of backends) {
     let receiver;
     let admin;
 
-    const call = async (method, p, body) => {
-      const res = await fetch(`${admin}${p}`, {
-        method,
-        headers: { authorization: `Bearer ${ADMIN_KEY}`, ...(body ? { 'content-type': 'application/json' } : {}) },
-        body: body ? JSON.stringify(body) : undefined,
-      });
-      const text = await res.text();
-      assert.ok(res.status < 300, `${method} ${p}: ${res.status} ${text}`);
-      return text ? JSON.parse(text) : null;
-    };
+    const call = (...args) => adminCall(admin, ...args);
     const chat = async (gw, secret) => {
       const res = await fetch(`${gw.baseUrl}/chat/completions`, {
         method: 'POST',
@@ -224,3 +227,102 @@ for (const backend of backends) {
     });
   });
 }
+
+// Rate limits of store keys: the store's quotas (a group's rpm) and the config's default key
+// limit (`limits.key`) both apply to keys from the store. One SQLite instance of its own, so no
+// other test spends these buckets; keys are awaited through GET /v1/models, which authenticates
+// without charging any limit.
+describe('rate limits of store keys (sqlite, 1 instance)', () => {
+  const run = `${process.pid}-${Date.now() % 1e8}`;
+  const KEY_RPM = 5;
+  let gw;
+  let dir;
+  let admin;
+
+  const call = (...args) => adminCall(admin, ...args);
+  const chat = async (secret) => {
+    const res = await fetch(`${gw.baseUrl}/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'chat', messages: [{ role: 'user', content: 'hi' }] }),
+    });
+    const text = await res.text();
+    return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : null };
+  };
+  // A key in `group` (with `fields`, e.g. its own rpm), once the instance knows it.
+  const keyIn = async (group, fields = {}) => {
+    const key = await call('POST', '/admin/v1/keys', { name: `${group}-key`, group, ...fields });
+    await waitFor(
+      async () => {
+        const res = await fetch(`${gw.baseUrl}/models`, { headers: { authorization: `Bearer ${key.secret}` } });
+        await res.text();
+        return res.status === 200;
+      },
+      { timeoutMs: 5000, message: 'the new key is known to the instance' },
+    );
+    return key;
+  };
+  // Requests until the first refusal (at most `max`): how many passed, and the refusal.
+  const untilRefused = async (secret, max) => {
+    for (let i = 0; i < max; i++) {
+      const r = await chat(secret);
+      if (r.status !== 200) {
+        return { admitted: i, refused: r };
+      }
+    }
+    return { admitted: max, refused: null };
+  };
+
+  before(async () => {
+    dir = makeTempDir('sluice-tenancy-limits-');
+    gw = await startSluice(
+      {
+        version: 1,
+        listen: '127.0.0.1:0',
+        admin: { listen: '127.0.0.1:0', key: ADMIN_KEY },
+        store: { sqlite: path.join(dir, 'tenancy.db') },
+        tenancy: { refresh_ms: 100 },
+        limits: { key: { rpm: KEY_RPM } },
+        providers: [{ id: 'up', adapter: 'mock' }],
+        routes: [{ alias: 'chat', provider: 'up', model: 'mock-model' }],
+      },
+      { dir: makeTempDir('sluice-tenancy-limits-instance-') },
+    );
+    admin = `http://127.0.0.1:${gw.listening.admin_port}`;
+  });
+
+  after(async () => {
+    await gw?.stop();
+    removeTempDir(dir);
+  });
+
+  test("a key group's rpm quota from the store refuses the 4th request within the minute", async () => {
+    const group = `quota-${run}`;
+    await call('POST', '/admin/v1/groups', { name: group, allowed_aliases: ['chat'], rpm: 3 });
+    const key = await keyIn(group);
+    const { admitted, refused } = await untilRefused(key.secret, 10);
+    assert.equal(admitted, 3);
+    assert.equal(refused.status, 429);
+    assert.match(refused.body.error.message, new RegExp(`key group ${group}: requests per minute \\(limit 3\\)`));
+    assert.ok(Number(refused.headers.get('retry-after')) >= 1);
+  });
+
+  test('limits.key of the config applies to a store key without a quota of its own', async () => {
+    const group = `plain-${run}`;
+    await call('POST', '/admin/v1/groups', { name: group, allowed_aliases: ['chat'] });
+    const key = await keyIn(group);
+    const { admitted, refused } = await untilRefused(key.secret, KEY_RPM + 5);
+    assert.equal(admitted, KEY_RPM);
+    assert.equal(refused.status, 429);
+    assert.match(refused.body.error.message, new RegExp(`key ${group}-key: requests per minute \\(limit ${KEY_RPM}\\)`));
+  });
+
+  test("a store key's own rpm quota is charged in place of limits.key", async () => {
+    const group = `own-${run}`;
+    await call('POST', '/admin/v1/groups', { name: group, allowed_aliases: ['chat'] });
+    const key = await keyIn(group, { rpm: 2 });
+    const { admitted, refused } = await untilRefused(key.secret, KEY_RPM + 5);
+    assert.equal(admitted, 2);
+    assert.match(refused.body.error.message, new RegExp(`key ${group}-key: requests per minute \\(limit 2\\)`));
+  });
+});
