@@ -8,6 +8,7 @@
 
 #include "core/version.h"
 #include "http/net.h"
+#include "http/resolve.h"
 #include "providers/base_url.h"
 #include "providers/endpoint.h"
 
@@ -55,17 +56,8 @@ struct Exchange {
   }
 
   Awaitable<void> run() {
-    tcp::resolver resolver(ioc);
-    net::steady_timer resolve_timer(ioc);  // name resolution has no deadline of its own
-    resolve_timer.expires_at(deadline);
-    resolve_timer.async_wait([&resolver](boost::system::error_code ec) {
-      if (!ec) {
-        resolver.cancel();
-      }
-    });
     auto [rec, results] =
-        co_await resolver.async_resolve(url.host, std::to_string(url.port), use_nothrow);
-    resolve_timer.cancel();
+        co_await resolve_with_deadline(ioc.get_executor(), url.host, url.port, deadline);
     if (rec) {
       error = rec;
       co_return;

@@ -13,6 +13,7 @@
 
 #include "core/version.h"
 #include "http/net.h"
+#include "http/resolve.h"
 #include "observability/otlp_json.h"
 #include "providers/base_url.h"
 #include "providers/endpoint.h"
@@ -101,18 +102,8 @@ struct OtlpExporter::Transport {
   }
 
   Awaitable<void> connect(Clock::time_point deadline, Answer& answer) {
-    tcp::resolver resolver(ioc);
-    // Name resolution has no deadline of its own: a timer cancels it.
-    net::steady_timer resolve_timer(ioc);
-    resolve_timer.expires_at(deadline);
-    resolve_timer.async_wait([&resolver](boost::system::error_code ec) {
-      if (!ec) {
-        resolver.cancel();
-      }
-    });
     auto [rec, results] =
-        co_await resolver.async_resolve(url.host, std::to_string(url.port), use_nothrow);
-    resolve_timer.cancel();
+        co_await resolve_with_deadline(ioc.get_executor(), url.host, url.port, deadline);
     if (rec) {
       answer.error = rec;
       co_return;

@@ -8,6 +8,8 @@
 #include <boost/asio/ssl/verify_mode.hpp>
 #include <sys/socket.h>
 
+#include "http/resolve.h"
+
 namespace sluice::http {
 
 struct UpstreamPool::Waiter {
@@ -115,8 +117,8 @@ Awaitable<Result<std::unique_ptr<UpstreamConnection>>> UpstreamPool::acquire(
     }
     release(std::move(w.conn), false);  // hands the slot on; we open our own below
     if (!limit_->try_acquire()) {
-      co_return Error(ErrorKind::kRateLimited, "no upstream connection slot to provider '" +
-                                                   endpoint_->provider_id + "'")
+      co_return Error(ErrorKind::kRateLimited,
+                      "no upstream connection slot to provider '" + endpoint_->provider_id + "'")
           .with_code("upstream_pool_exhausted")
           .with_retry_after(1);
     }
@@ -214,17 +216,7 @@ Awaitable<Result<std::unique_ptr<UpstreamConnection>>> UpstreamPool::connect(
     return e;
   };
 
-  tcp::resolver resolver(executor_);
-  net::steady_timer resolve_timer(executor_);
-  resolve_timer.expires_at(deadline);
-  resolve_timer.async_wait([&resolver](boost::system::error_code ec) {
-    if (!ec) {
-      resolver.cancel();
-    }
-  });
-  auto [rec, results] =
-      co_await resolver.async_resolve(ep.host, std::to_string(ep.port), use_nothrow);
-  resolve_timer.cancel();
+  auto [rec, results] = co_await resolve_with_deadline(executor_, ep.host, ep.port, deadline);
   if (rec) {
     co_return fail(
         Error(rec == net::error::operation_aborted ? ErrorKind::kUpstreamTimeout
