@@ -326,3 +326,41 @@ describe('rate limits of store keys (sqlite, 1 instance)', () => {
     assert.match(refused.body.error.message, new RegExp(`key ${group}-key: requests per minute \\(limit 2\\)`));
   });
 });
+
+// /readyz holds an instance back until its key directory tried the store once; a store that is
+// down at start must not hold it back for ever: ready after that one try, with a warning.
+test('with the store down at start, /readyz is 200 after the first attempt and the failure is logged', async () => {
+  // A port nothing listens on: bound, then closed.
+  const probe = createServer();
+  await new Promise((r) => probe.listen(0, '127.0.0.1', r));
+  const deadPort = probe.address().port;
+  await new Promise((r) => probe.close(r));
+  const dir = makeTempDir('sluice-tenancy-down-');
+  const gw = await startSluice(
+    {
+      version: 1,
+      listen: '127.0.0.1:0',
+      store: { postgres: `postgresql://sluice@127.0.0.1:${deadPort}/none` },
+      tenancy: { refresh_ms: 60000 },
+      providers: [{ id: 'up', adapter: 'mock' }],
+      routes: [{ alias: 'chat', provider: 'up', model: 'mock-model' }],
+    },
+    { dir },
+  );
+  try {
+    // refresh_ms is a minute: ready within the wait means the first (failed) try counted.
+    const ready = await waitFor(
+      async () => {
+        const res = await fetch(`${gw.url}/readyz`);
+        const body = await res.json();
+        return res.status === 200 ? body : undefined;
+      },
+      { timeoutMs: 10000, message: '/readyz 200 with the store down' },
+    );
+    assert.equal(ready.status, 'ready');
+    assert.match(gw.stderr, /cannot load keys from the store at start/);
+  } finally {
+    await gw.stop();
+    removeTempDir(dir);
+  }
+});

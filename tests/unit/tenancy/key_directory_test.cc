@@ -2,6 +2,7 @@
 
 #include <filesystem>
 #include <mutex>
+#include <thread>
 
 #include <boost/json/parse.hpp>
 #include <gtest/gtest.h>
@@ -191,6 +192,22 @@ TEST_F(KeyDirectoryTest, AStoreThatIsDownKeepsTheLastSet) {
   store_down_ = true;  // the open connection is kept: only a new open would fail
   directory_->tick_for_test();
   EXPECT_EQ(find('a').verdict, KeyVerdict::kActive);
+}
+
+TEST_F(KeyDirectoryTest, TheFirstAttemptIsMarkedEvenWhenTheStoreIsDown) {
+  // /readyz waits for attempted(): a store down at start must not keep an instance unready.
+  store_down_ = true;  // set before the thread starts, never changed while it runs
+  make_directory();
+  EXPECT_FALSE(directory_->keys().attempted());
+  directory_->start();
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (!directory_->keys().attempted() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));  // polled, bounded
+  }
+  EXPECT_TRUE(directory_->keys().attempted());
+  EXPECT_EQ(directory_->refresh_ok(), 0) << "attempted, and it failed";
+  EXPECT_EQ(directory_->keys().current(), nullptr);
+  directory_->stop();
 }
 
 TEST_F(KeyDirectoryTest, BudgetSpendComesFromTheLedgerPlusLocalCharges) {
