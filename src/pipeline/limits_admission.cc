@@ -107,7 +107,22 @@ std::shared_ptr<const limits::LimitPlan> SharedLimits::plan_for(
     plan_keys_ = keys;
   }
   // The plan keeps the snapshot (and so its config and keys) and the key set alive.
-  std::shared_ptr<const config::Config> config(snapshot, &snapshot->config());
+  build(std::shared_ptr<const config::Config>(snapshot, &snapshot->config()));
+  return plan_;
+}
+
+void SharedLimits::prepare(const std::shared_ptr<const tenancy::KeySet>& keys) {
+  std::lock_guard lock(mu_);
+  if (keys == nullptr || (plan_keys_ != nullptr && keys->revision() <= plan_keys_->revision())) {
+    return;
+  }
+  plan_keys_ = keys;
+  if (plan_config_owner_ != nullptr) {
+    build(plan_config_owner_);
+  }  // else the first plan_for builds with these keys
+}
+
+void SharedLimits::build(std::shared_ptr<const config::Config> config) {
   std::vector<limits::ExtraKey> extra;
   if (plan_keys_ != nullptr) {
     extra.reserve(plan_keys_->size());
@@ -115,9 +130,9 @@ std::shared_ptr<const limits::LimitPlan> SharedLimits::plan_for(
       extra.push_back({&k.key, &k.key_quota, &k.group_quota});
     }
   }
+  plan_config_ = config.get();
+  plan_config_owner_ = config;
   plan_ = std::make_shared<const limits::LimitPlan>(std::move(config), local_, extra, plan_keys_);
-  plan_config_ = &snapshot->config();
-  return plan_;
 }
 
 LimitsAdmission::LimitsAdmission(SharedLimits& shared, boost::asio::io_context& ioc,

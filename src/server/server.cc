@@ -55,7 +55,7 @@ std::unique_ptr<metering::UsageSink> make_usage_sink(const config::Config& cfg,
 // The key directory for the configured store, started; null when tenancy is off. Its store is
 // opened (and migrated) on its own thread, so a store that is down at start delays nothing.
 std::unique_ptr<tenancy::KeyDirectory> make_key_directory(const config::Config& cfg,
-                                                          std::string instance) {
+                                                          pipeline::SharedLimits& limits) {
   if (!cfg.tenancy.enabled) {
     return nullptr;
   }
@@ -72,7 +72,11 @@ std::unique_ptr<tenancy::KeyDirectory> make_key_directory(const config::Config& 
     return std::move(*opened);
   };
   options.post = http::post_json;
-  options.instance = std::move(instance);
+  options.instance = limits.instance_id();
+  // Each key set's rate limits are compiled on the directory's thread, not by a request.
+  options.before_publish = [&limits](const std::shared_ptr<const tenancy::KeySet>& set) {
+    limits.prepare(set);
+  };
   auto directory = std::make_unique<tenancy::KeyDirectory>(std::move(options));
   directory->start();
   spdlog::info("keys and budgets from the store: refreshed every {} ms{}",
@@ -188,7 +192,7 @@ int Server::run() {
   register_gauges();
   limits_ = std::make_unique<pipeline::SharedLimits>(cfg, metrics_.get());
   shared_.limits = limits_.get();
-  key_directory_ = make_key_directory(cfg, limits_->instance_id());
+  key_directory_ = make_key_directory(cfg, *limits_);
   if (key_directory_) {
     shared_.store_keys = &key_directory_->keys();
     register_tenancy_gauges();

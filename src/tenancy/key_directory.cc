@@ -155,6 +155,9 @@ bool KeyDirectory::reload(std::int64_t now_ms) {
   std::erase_if(accounts_, [&](const auto& entry) { return !live.contains(entry.second.get()); });
   const bool first = !loaded_;
   set_ = set;
+  if (options_.before_publish) {
+    options_.before_publish(set);
+  }
   holder_.publish(std::move(set));
   loaded_ = true;
   revision_.store(state->revision, std::memory_order_relaxed);

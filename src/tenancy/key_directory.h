@@ -29,6 +29,9 @@ struct KeyDirectoryOptions {
   // Sends budget events to settings.webhook_url; null: events are only logged.
   WebhookPost post;
   std::string instance;  // names this instance in budget events
+  // Called on the directory's thread with each new key set just before workers can see it (the
+  // server compiles the set's rate limits there, so no request waits for that); may be null.
+  std::function<void(const std::shared_ptr<const KeySet>&)> before_publish;
 };
 
 // Keys, key groups and budgets from the store, kept current for the data plane.
