@@ -364,3 +364,102 @@ test('with the store down at start, /readyz is 200 after the first attempt and t
     removeTempDir(dir);
   }
 });
+
+// The issue's "done means": a platform team creates a key group with RPM and TPM limits and a
+// monthly budget in the store, issues keys to two applications, and runs two instances sharing
+// PostgreSQL (keys, groups, usage) and Redis (buckets): the group's limit holds across both
+// instances and both keys, not once per instance.
+describe(
+  'one key group, two applications, two instances sharing PostgreSQL and Redis',
+  {
+    skip:
+      !(process.env.SLUICE_TEST_POSTGRES_URL && process.env.SLUICE_TEST_REDIS_URL) &&
+      'SLUICE_TEST_POSTGRES_URL and SLUICE_TEST_REDIS_URL are not both set',
+  },
+  () => {
+    const run = `${process.pid}-${Date.now() % 1e8}`;
+    const GROUP_RPM = 10;
+    const gws = [];
+    let admin;
+
+    before(async () => {
+      for (let i = 0; i < 2; i++) {
+        gws.push(
+          await startSluice(
+            {
+              version: 1,
+              listen: '127.0.0.1:0',
+              admin: { listen: '127.0.0.1:0', key: ADMIN_KEY },
+              store: { postgres: process.env.SLUICE_TEST_POSTGRES_URL },
+              metering: { flush_interval_ms: 20 },
+              tenancy: { refresh_ms: 100 },
+              state: { redis: { url: process.env.SLUICE_TEST_REDIS_URL, timeout_ms: 50, key_prefix: `t${run}:` } },
+              providers: [{ id: 'up', adapter: 'mock' }],
+              routes: [{ alias: 'chat', provider: 'up', model: 'mock-model' }],
+            },
+            { dir: makeTempDir('sluice-tenancy-fleet-') },
+          ),
+        );
+      }
+      admin = `http://127.0.0.1:${gws[0].listening.admin_port}`;
+    });
+
+    after(async () => {
+      for (const gw of gws) {
+        await gw.stop();
+      }
+    });
+
+    test('the group rpm is one limit for both keys on both instances', async () => {
+      const group = `fleet-${run}`;
+      await adminCall(admin, 'POST', '/admin/v1/groups', {
+        name: group,
+        allowed_aliases: ['chat'],
+        rpm: GROUP_RPM,
+        tpm: 1_000_000,
+        budget: { amount_micros: 100_000_000, period: 'monthly', mode: 'hard', time_zone: 'Europe/Berlin' },
+      });
+      const apps = [];
+      for (const app of ['search', 'support']) {
+        apps.push(await adminCall(admin, 'POST', '/admin/v1/keys', { name: `${group}-${app}`, group }));
+      }
+      // Known everywhere (GET /v1/models authenticates without charging a limit).
+      for (const gw of gws) {
+        for (const key of apps) {
+          await waitFor(
+            async () => {
+              const res = await fetch(`${gw.baseUrl}/models`, { headers: { authorization: `Bearer ${key.secret}` } });
+              await res.text();
+              return res.status === 200;
+            },
+            { timeoutMs: 5000, message: 'every key known to every instance' },
+          );
+        }
+      }
+      // 3x the limit, alternating instances and applications, as fast as they answer.
+      const statuses = [];
+      let refusal;
+      for (let i = 0; i < 3 * GROUP_RPM; i++) {
+        const res = await fetch(`${gws[i % 2].baseUrl}/chat/completions`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${apps[(i >> 1) % 2].secret}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ model: 'chat', messages: [{ role: 'user', content: 'hi' }] }),
+        });
+        const text = await res.text();
+        statuses.push(res.status);
+        if (res.status === 429) {
+          refusal ??= JSON.parse(text);
+        }
+      }
+      const admitted = statuses.filter((s) => s === 200).length;
+      // The bucket refills GROUP_RPM a minute: one more may fit if the run takes over 6 s.
+      assert.ok(admitted >= GROUP_RPM && admitted <= GROUP_RPM + 1, `admitted ${admitted}: ${statuses.join(',')}`);
+      assert.equal(statuses.filter((s) => s === 429).length, statuses.length - admitted);
+      assert.match(refusal.error.message, new RegExp(`key group ${group}: requests per minute \\(limit ${GROUP_RPM}\\)`));
+      // Both instances refused some: the limit was shared, not enforced twice.
+      for (const half of [0, 1]) {
+        assert.ok(statuses.some((s, i) => i % 2 === half && s === 429), `instance ${half} refused some`);
+      }
+    });
+  },
+);
