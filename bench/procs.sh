@@ -21,6 +21,7 @@ cleanup() {
   done
   for pid in "${PIDS[@]}"; do kill -KILL "$pid" 2>/dev/null; done
   PIDS=()
+  return 0  # the last kill of an exited pid fails: not the script's status
 }
 trap cleanup EXIT
 trap 'log "interrupted"; exit 130' INT TERM
