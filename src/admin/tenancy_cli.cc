@@ -8,6 +8,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <CLI/CLI.hpp>
@@ -450,7 +451,12 @@ std::function<int()> add_tenancy_commands(CLI::App& app) {
     mutating(sub, inv);
   }
 
-  return [inv]() -> int { return inv->run ? inv->run() : -1; };
+  // The chosen action captures `inv`; moved out before it runs, so `inv` does not keep itself
+  // alive through its own `run` (a reference cycle LeakSanitizer reports at exit).
+  return [inv]() -> int {
+    std::function<int()> run = std::exchange(inv->run, nullptr);
+    return run ? run() : -1;
+  };
 }
 
 }  // namespace sluice::admin
