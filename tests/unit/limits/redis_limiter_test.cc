@@ -159,11 +159,21 @@ TEST_F(RedisLimiterTest, SlotsAreLeasesThatExpire) {
   ASSERT_EQ(check(0, a).status, Status::kOk);
   ASSERT_EQ(check(1, b).status, Status::kOk);
   EXPECT_EQ(check(0, c).status, Status::kOverLimit);
+  // The release is fire-and-forget on instance 1's connection; instance 0's next check travels
+  // on another connection, so wait (bounded) until Redis has applied it before checking.
+  const std::string slots = plan_->charges(&config_->keys[0], "chat", "", 1)[0].bucket->redis_key;
   limiters_[1]->release(b);
+  long long held = -1;
+  for (int i = 0; i < 200 && held != 1; ++i) {
+    ioc_.run_for(5ms);
+    redisReply* r = raw("ZCARD %s", slots);
+    held = r != nullptr && r->type == REDIS_REPLY_INTEGER ? r->integer : -1;
+    freeReplyObject(r);
+  }
+  ASSERT_EQ(held, 1);
   EXPECT_EQ(check(0, c).status, Status::kOk);
   // An instance that died holding a slot: its lease (already past its expiry) is swept by the
   // next acquire instead of locking the group out.
-  const std::string slots = plan_->charges(&config_->keys[0], "chat", "", 1)[0].bucket->redis_key;
   freeReplyObject(raw("DEL %s", slots));
   freeReplyObject(raw("ZADD %s 1 %s", slots, "dead:1"));
   freeReplyObject(raw("ZADD %s 1 %s", slots, "dead:2"));
