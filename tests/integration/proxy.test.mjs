@@ -192,9 +192,14 @@ describe('chat through the openai adapter', () => {
   });
 
   test('the request id is generated, returned and forwarded upstream', async () => {
+    const before = Date.now();
     const r = await postJson(gw, '/v1/chat/completions', chatBody());
+    const after = Date.now();
     const id = r.headers.get('x-request-id');
     assert.match(id, REQUEST_ID_RE);
+    // Time first (unix ms in 12 hex digits), so generated ids sort by creation.
+    const ms = parseInt(id.slice(0, 12), 16);
+    assert.ok(ms >= before - 1 && ms <= after + 1, `${id}: ${ms} not in [${before}, ${after}]`);
     const { last_request: lr } = await mock.stats();
     assert.equal(lr.headers['x-request-id'], id);
     const entry = await gw.waitForLog((e) => e.request_id === id);
@@ -204,6 +209,9 @@ describe('chat through the openai adapter', () => {
     assert.equal(entry.provider, 'up');
     assert.equal(entry.key, 'test');
     assert.ok(entry.usage && entry.usage.input_tokens > 0 && entry.usage.output_tokens === 10, JSON.stringify(entry));
+    const second = (await postJson(gw, '/v1/chat/completions', chatBody())).headers.get('x-request-id');
+    assert.notEqual(second, id);
+    assert.ok(second.slice(0, 12) >= id.slice(0, 12), `${second} sorts before ${id}`);
   });
 
   test('a caller-supplied x-request-id is echoed back and forwarded upstream', async () => {
