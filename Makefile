@@ -7,7 +7,7 @@ PRESET ?= release
 CONFIG ?= examples/quickstart.yaml
 JOBS ?= $(shell nproc)
 
-.PHONY: run build test test-asan test-tsan fuzz deps deps-test bench bench-limits gameday check-config format clean
+.PHONY: run build test test-asan test-tsan fuzz deps deps-test bench bench-limits bench-metering gameday check-config format clean
 
 deps:
 	scripts/install-deps.sh
@@ -49,6 +49,13 @@ bench-limits:
 	cmake --preset release >/dev/null
 	cmake --build --preset release -j $(JOBS)
 	bench/limits.sh
+
+# Cost of the access log and of metering (usage records into SQLite), one at a time (~4 minutes).
+bench-metering:
+	scripts/install-deps.sh --bench
+	cmake --preset release >/dev/null
+	cmake --build --preset release -j $(JOBS)
+	bench/metering.sh
 
 # Game day (bench/README.md): a provider returns 429, then 503, then stalls, then heals under
 # steady load; Sluice vs Portkey with fallback. About 16 minutes; GAMEDAY_ARGS=--quick for a

@@ -646,12 +646,13 @@ w("```")
 w("")
 
 # The "Game day" section is written by bench/gameday.sh (gameday_report.py) and the "Admission
-# by rate limits" one by bench/limits.sh, not by this run: keep the ones already in the file.
+# by rate limits" and "Metering and access log" ones by bench/limits.sh and bench/metering.sh,
+# not by this run: keep the ones already in the file.
 try:
     import re
     with open(results_file) as f:
         previous = f.read()
-    for title in ("Game day", "Admission by rate limits"):
+    for title in ("Game day", "Admission by rate limits", "Metering and access log"):
         m = re.search(r"^## " + re.escape(title) + r"\n.*?(?=^## |\Z)", previous,
                       flags=re.S | re.M)
         if m:

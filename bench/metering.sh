@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# What metering and the access log cost, one at a time: one Sluice (1 worker, core 1, its
+# usage writer thread on the same core) in front of sluice-mock-upstream (core 0), in rounds that
+# cycle through four configs, all with API-key auth:
+#   off     no access log, no store
+#   log     the access log to a file
+#   meter   a priced usage record per request through the usage sink into SQLite (WAL)
+#   on      both (what bench/run.sh calls "Sluice on")
+# wrk with bench/lua/chat.lua: c=1 for latency (p50/p99), c=64 for throughput. Raw output in
+# bench/out/metering-<run>/.
+#
+#   bench/metering.sh [--duration S] [--rounds N] [--build DIR] [--results FILE | --no-results]
+#
+# Writes (or replaces) the "Metering and access log" section of bench/RESULTS.md; the full bench
+# run (bench/run.sh) keeps that section when it rewrites the file.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BENCH_NAME=metering
+DURATION=8
+source bench/variants.sh "$@"
+KEY=sk-bench-metering-0000000001
+
+config() {  # config MODE -> YAML
+  local mode=$1
+  cat <<YAML
+version: 1
+listen: 127.0.0.1:0
+server: { workers: 1 }
+providers:
+  - { id: up, adapter: openai, base_url: "http://127.0.0.1:$MOCK_PORT/v1", api_key: sk-up }
+routes:
+  - { alias: bench-model, provider: up, model: gpt-4o-mini }
+keys:
+  - { name: bench, group: benchers, key: $KEY }
+YAML
+  case $mode in
+    log | on) echo "access_log: { enabled: true, path: $OUT/access-$mode.log }" ;;
+    *) echo "access_log: { enabled: false }" ;;
+  esac
+  case $mode in
+    # A fresh ledger per gateway start: every round writes into an empty database.
+    meter | on) echo "store: { sqlite: $OUT/usage-$mode-$RANDOM.db }" ;;
+  esac
+}
+
+run_variants off log meter on
+
+bench/variants_report.py "$OUT/results.jsonl" "$RESULTS" "Metering and access log" off,log,meter,on \
+  "Written by \`bench/metering.sh\` (run $RUN; $ROUNDS rounds of $DURATION s per cell, medians). \
+One Sluice worker on core 1 in front of \`sluice-mock-upstream\` on core 0, API-key auth in \
+every mode. \`log\` = the access log to a file; \`meter\` = a priced usage record per request \
+(gpt-4o-mini from the built-in catalogue) through the usage sink into SQLite, whose writer \
+thread shares core 1 with the worker; \`on\` = both. Added and ratio = against \`off\` in the \
+same run."
