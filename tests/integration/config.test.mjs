@@ -346,6 +346,28 @@ describe('access_log', () => {
     assert.equal(gw.listening.event, 'listening');
   });
 
+  test('a reload switches the access log off and on again', async (t) => {
+    const mock = await startMock();
+    t.after(() => mock.stop());
+    const gw = await startSluice(gatewayConfig(mock.baseUrl));
+    t.after(() => gw.stop());
+    const send = async (id) =>
+      assert.equal((await postJson(gw, '/v1/chat/completions', chatBody(), { headers: { 'x-request-id': id } })).status, 200);
+    const versionIs = (v) => waitFor(async () => (await getJson(gw, '/readyz', { key: null })).json.config_version === v,
+      { timeoutMs: 3000, message: `config_version ${v}` });
+    await send('log-on-1');
+    await gw.waitForLog((e) => e.request_id === 'log-on-1');
+    gw.reload(gatewayConfig(mock.baseUrl, { version: 2, access_log: { enabled: false } }));
+    await versionIs(2);
+    await send('log-off-1');
+    gw.reload(gatewayConfig(mock.baseUrl, { version: 3 }));
+    await versionIs(3);
+    await send('log-on-2');
+    await gw.waitForLog((e) => e.request_id === 'log-on-2');
+    // Lines are written in order per worker: log-off-1 would be there by now.
+    assert.ok(!gw.accessLog().some((e) => e.request_id === 'log-off-1'), 'a line while the log was off');
+  });
+
   test('access_log.enabled: false writes nothing', async (t) => {
     const mock = await startMock();
     t.after(() => mock.stop());
