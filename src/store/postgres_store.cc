@@ -407,6 +407,7 @@ Result<void> PostgresStore::insert_usage(std::span<const UsageRecord> records) {
     auto body = [&]() -> Result<void> {
       std::string sql;
       std::size_t sql_rows = 0;
+      SpendTally spend;
       for (std::size_t first = 0; first < records.size(); first += kRowsPerInsert) {
         const auto chunk = records.subspan(first, std::min(kRowsPerInsert, records.size() - first));
         Params p;
@@ -421,13 +422,34 @@ Result<void> PostgresStore::insert_usage(std::span<const UsageRecord> records) {
           }
         }
         if (sql_rows != chunk.size()) {
-          sql = usage_insert_sql(Dialect::kPostgres, chunk.size());
+          // The rows actually inserted come back (not those skipped as replays): their spend.
+          sql = usage_insert_sql(Dialect::kPostgres, chunk.size()) +
+                " RETURNING started_at_ms, key_group, key_name, priced, cost_micros";
           sql_rows = chunk.size();
         }
-        if (auto r = run(sql, &p); !r) {
+        auto r = run(sql, &p);
+        if (!r) {
           return Error(r.error().kind(),
                        fmt::format("{} (batch of {} records from {})", r.error().message(),
                                    records.size(), records.front().record_id));
+        }
+        const PGresult* res = r->get();
+        for (int row = 0; row < PQntuples(res); ++row) {
+          spend.add(integer_at(res, row, 0), text_at(res, row, 1), text_at(res, row, 2),
+                    *PQgetvalue(res, row, 3) == 't', integer_at(res, row, 4));
+        }
+      }
+      static const std::string upsert = spend_upsert_sql(Dialect::kPostgres);
+      for (const auto& [key, sum] : spend.sums()) {
+        const auto& [bucket, group, name] = key;
+        Params u;
+        u.add(std::to_string(bucket));
+        u.add(group);
+        u.add(name);
+        u.add(std::to_string(sum.cost_micros));
+        u.add(std::to_string(sum.records));
+        if (auto r = run(upsert, &u); !r) {
+          return r.error();
         }
       }
       return {};
@@ -471,6 +493,27 @@ Result<std::vector<UsageRow>> PostgresStore::query_usage(const UsageQuery& query
       rows.push_back(read_usage_row(
           query.group_by.size(), [&](int col) { return text_at(res, row, col); },
           [&](int col) { return integer_at(res, row, col); }));
+    }
+    return rows;
+  });
+}
+
+Result<std::vector<SpendRow>> PostgresStore::spend_since(std::int64_t from_ms) {
+  const SqlText text = spend_since_sql(Dialect::kPostgres, from_ms);
+  Params p;
+  for (const SqlParam& param : text.params) {
+    p.add(std::to_string(std::get<std::int64_t>(param)));
+  }
+  return with_connection<std::vector<SpendRow>>([&]() -> Result<std::vector<SpendRow>> {
+    auto r = run(text.sql, &p);
+    if (!r) {
+      return r.error();
+    }
+    const PGresult* res = r->get();
+    std::vector<SpendRow> rows;
+    rows.reserve(PQntuples(res));
+    for (int row = 0; row < PQntuples(res); ++row) {
+      rows.push_back({text_at(res, row, 0), text_at(res, row, 1), integer_at(res, row, 2)});
     }
     return rows;
   });

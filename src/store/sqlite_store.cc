@@ -267,6 +267,7 @@ Result<void> SqliteStore::insert_usage(std::span<const UsageRecord> records) {
   if (auto r = exec("BEGIN IMMEDIATE"); !r) {
     return r;
   }
+  SpendTally spend;
   auto run = [&]() -> Result<void> {
     for (const UsageRecord& record : records) {
       sqlite3_reset(*stmt);
@@ -281,8 +282,12 @@ Result<void> SqliteStore::insert_usage(std::span<const UsageRecord> records) {
       if (sqlite3_step(*stmt) != SQLITE_DONE) {
         return error(fmt::format("inserting record {}", record.record_id));
       }
+      if (sqlite3_changes(db_) > 0) {  // 0: a replay, already stored and counted
+        spend.add(record.started_at_ms, record.key_group, record.key_name, record.priced,
+                  record.cost_micros);
+      }
     }
-    return {};
+    return add_spend(spend);
   };
   auto r = run();
   sqlite3_reset(*stmt);
@@ -291,6 +296,51 @@ Result<void> SqliteStore::insert_usage(std::span<const UsageRecord> records) {
     return r;
   }
   return exec("COMMIT");
+}
+
+Result<void> SqliteStore::add_spend(const SpendTally& spend) {
+  static const std::string sql = spend_upsert_sql(Dialect::kSqlite);
+  auto stmt = cached(spend_upsert_, sql);
+  if (!stmt) {
+    return stmt.error();
+  }
+  for (const auto& [key, sum] : spend.sums()) {
+    const auto& [bucket, group, name] = key;
+    sqlite3_reset(*stmt);
+    sqlite3_bind_int64(*stmt, 1, bucket);
+    sqlite3_bind_text(*stmt, 2, group.data(), static_cast<int>(group.size()), SQLITE_STATIC);
+    sqlite3_bind_text(*stmt, 3, name.data(), static_cast<int>(name.size()), SQLITE_STATIC);
+    sqlite3_bind_int64(*stmt, 4, sum.cost_micros);
+    sqlite3_bind_int64(*stmt, 5, sum.records);
+    if (sqlite3_step(*stmt) != SQLITE_DONE) {
+      Error e = error("adding to usage_spend");
+      sqlite3_reset(*stmt);
+      return e;
+    }
+  }
+  sqlite3_reset(*stmt);
+  return {};
+}
+
+Result<std::vector<SpendRow>> SqliteStore::spend_since(std::int64_t from_ms) {
+  const SqlText text = spend_since_sql(Dialect::kSqlite, from_ms);
+  auto s = prepare(text.sql);
+  if (!s) {
+    return s.error();
+  }
+  for (std::size_t i = 0; i < text.params.size(); ++i) {
+    sqlite3_bind_int64(s->get(), static_cast<int>(i + 1), std::get<std::int64_t>(text.params[i]));
+  }
+  std::vector<SpendRow> rows;
+  int rc;
+  while ((rc = sqlite3_step(s->get())) == SQLITE_ROW) {
+    rows.push_back(
+        {column_text(s->get(), 0), column_text(s->get(), 1), sqlite3_column_int64(s->get(), 2)});
+  }
+  if (rc != SQLITE_DONE) {
+    return error("reading spend");
+  }
+  return rows;
 }
 
 Result<std::vector<UsageRow>> SqliteStore::query_usage(const UsageQuery& query) {

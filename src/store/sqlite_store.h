@@ -10,6 +10,8 @@ struct sqlite3_stmt;
 
 namespace sluice::store {
 
+class SpendTally;
+
 // The embedded store: one SQLite database file in WAL mode (readers such as `sluice usage` do
 // not block the gateway's writer), synchronous=NORMAL (a committed batch survives a process
 // crash; a power loss may lose the last batches, which the usage sink's spool covers) and a
@@ -33,6 +35,7 @@ class SqliteStore final : public Store {
   Result<std::vector<UsageRow>> query_usage(const UsageQuery& query) override;
   Result<std::optional<UsageRecord>> find_usage(std::string_view request_id) override;
   Result<std::uint64_t> count_usage() override;
+  Result<std::vector<SpendRow>> spend_since(std::int64_t from_ms) override;
   Result<TenancyState> load_tenancy() override;
   Result<std::uint64_t> tenancy_revision() override;
   Result<std::uint64_t> commit_tenancy(const TenancyCommit& commit) override;
@@ -63,7 +66,11 @@ class SqliteStore final : public Store {
   class TenancyAccess;
 
   sqlite3* db_;
+  // Adds a batch's spend to usage_spend (inside insert_usage's transaction).
+  Result<void> add_spend(const SpendTally& spend);
+
   Statement insert_;
+  Statement spend_upsert_;
   Statement find_;
   Statement count_;
 };

@@ -65,4 +65,21 @@ Result<std::unique_ptr<Store>> open_store(const config::StoreSettings& settings)
   return Error(ErrorKind::kInternal, "unknown store kind");
 }
 
+Result<std::vector<SpendRow>> Store::spend_since(std::int64_t from_ms) {
+  UsageQuery q;
+  q.from_ms = from_ms;
+  q.group_by = {Dimension::kKeyGroup, Dimension::kKey};
+  q.limit = UINT32_MAX;
+  auto rows = query_usage(q);
+  if (!rows) {
+    return std::move(rows).error();
+  }
+  std::vector<SpendRow> out;
+  out.reserve(rows->size());
+  for (UsageRow& row : *rows) {
+    out.push_back({std::move(row.group[0]), std::move(row.group[1]), row.cost_micros});
+  }
+  return out;
+}
+
 }  // namespace sluice::store

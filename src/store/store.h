@@ -57,6 +57,13 @@ struct UsageRow {
   std::uint64_t unaccounted = 0;  // records without a price (their cost is unknown)
 };
 
+// Spend of one (key group, key) over a period: priced records' cost in micro-units.
+struct SpendRow {
+  std::string key_group;
+  std::string key_name;
+  std::int64_t cost_micros = 0;
+};
+
 // The durable store: usage ledger now; keys, key groups, allocations, budgets, prices and
 // audit (admission issue) next to it. Every call blocks and may take as long as the database
 // does: call only from background threads (the usage writer, the admin listener's store
@@ -77,6 +84,10 @@ class Store {
   // The full record (attempts included) of one request id; the newest if the id was reused.
   virtual Result<std::optional<UsageRecord>> find_usage(std::string_view request_id) = 0;
   virtual Result<std::uint64_t> count_usage() = 0;
+  // Spend per key group and key of the records started at or after `from_ms` (budgets). The
+  // SQL stores read a per-quarter-hour rollup kept by insert_usage, so the cost does not grow
+  // with the ledger; this default sums the ledger through query_usage.
+  virtual Result<std::vector<SpendRow>> spend_since(std::int64_t from_ms);
 
   // Tenancy (store/tenancy.h). The whole state in one consistent read.
   virtual Result<TenancyState> load_tenancy() = 0;

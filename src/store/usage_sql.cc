@@ -142,4 +142,41 @@ Result<SqlText> usage_query_sql(Dialect dialect, const UsageQuery& query) {
   return out;
 }
 
+void SpendTally::add(std::int64_t started_at_ms, const std::string& key_group,
+                     const std::string& key_name, bool priced, std::int64_t cost_micros) {
+  // Truncating division, as the SQL's started_at_ms / 900000 * 900000.
+  Sum& sum = sums_[Key{started_at_ms / kSpendBucketMs * kSpendBucketMs, key_group, key_name}];
+  sum.cost_micros += priced ? cost_micros : 0;
+  ++sum.records;
+}
+
+std::string spend_upsert_sql(Dialect dialect) {
+  return fmt::format(
+      "INSERT INTO usage_spend (bucket_ms, key_group, key_name, cost_micros, records) "
+      "VALUES ({}, {}, {}, {}, {}) ON CONFLICT (bucket_ms, key_group, key_name) DO UPDATE SET "
+      "cost_micros = usage_spend.cost_micros + excluded.cost_micros, "
+      "records = usage_spend.records + excluded.records",
+      placeholder(dialect, 1), placeholder(dialect, 2), placeholder(dialect, 3),
+      placeholder(dialect, 4), placeholder(dialect, 5));
+}
+
+SqlText spend_since_sql(Dialect dialect, std::int64_t from_ms) {
+  // The first bucket boundary at or after from_ms (from_ms itself when it is one).
+  std::int64_t boundary = from_ms / kSpendBucketMs * kSpendBucketMs;
+  if (boundary < from_ms) {
+    boundary += kSpendBucketMs;
+  }
+  SqlText out;
+  out.sql = fmt::format(
+      "SELECT key_group, key_name, CAST(SUM(cost) AS BIGINT) FROM ("
+      "SELECT key_group, key_name, cost_micros AS cost FROM usage_spend WHERE bucket_ms >= {} "
+      "UNION ALL "
+      "SELECT key_group, key_name, CASE WHEN priced THEN cost_micros ELSE 0 END FROM "
+      "usage_records WHERE started_at_ms >= {} AND started_at_ms < {}"
+      ") AS spend GROUP BY key_group, key_name",
+      placeholder(dialect, 1), placeholder(dialect, 2), placeholder(dialect, 3));
+  out.params = {boundary, from_ms, boundary};
+  return out;
+}
+
 }  // namespace sluice::store

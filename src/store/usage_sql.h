@@ -1,7 +1,9 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
+#include <tuple>
 #include <variant>
 #include <vector>
 
@@ -30,6 +32,37 @@ std::string usage_find_sql(Dialect dialect);
 // requests, failed, input, output, cache read, cache write and reasoning tokens, cost_micros,
 // unaccounted (all integers). Errors (kBadRequest) for a filter on kDay/kHour.
 Result<SqlText> usage_query_sql(Dialect dialect, const UsageQuery& query);
+
+// Spend per key per quarter hour (usage_spend, sql/*/003_spend.sql), kept next to the ledger by
+// insert_usage so budgets never scan the ledger.
+inline constexpr std::int64_t kSpendBucketMs = 900'000;
+
+// What one insert_usage batch added, per (bucket, key group, key): the records actually
+// inserted (a replayed record_id adds nothing), priced ones with their cost.
+class SpendTally {
+ public:
+  void add(std::int64_t started_at_ms, const std::string& key_group, const std::string& key_name,
+           bool priced, std::int64_t cost_micros);
+  bool empty() const { return sums_.empty(); }
+
+  struct Sum {
+    std::int64_t cost_micros = 0;
+    std::int64_t records = 0;
+  };
+  using Key = std::tuple<std::int64_t, std::string, std::string>;  // bucket_ms, group, key
+  const std::map<Key, Sum>& sums() const { return sums_; }
+
+ private:
+  std::map<Key, Sum> sums_;
+};
+
+// Adds one SpendTally entry: $1 bucket_ms, $2 key_group, $3 key_name, $4 cost, $5 records.
+std::string spend_upsert_sql(Dialect dialect);
+// Spend per key group and key of the records started at or after `from_ms`. Result columns:
+// key_group, key_name, cost_micros. Whole buckets come from usage_spend; when `from_ms` is not
+// on a bucket boundary, the ledger's records before the next boundary are added (a short range
+// on its started_at_ms index).
+SqlText spend_since_sql(Dialect dialect, std::int64_t from_ms);
 
 // Number of integer columns after the group columns in usage_query_sql's result.
 inline constexpr int kUsageAggregateColumns = 9;

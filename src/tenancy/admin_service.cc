@@ -521,16 +521,14 @@ Result<std::int64_t> AdminService::consumed(const store::Budget& budget, store::
   if (!zone) {
     return failure(500, "invalid_time_zone", zone.error().message());
   }
-  store::UsageQuery q;
-  q.from_ms = budget_period(budget, *zone, options_.now_ms()).start_ms;
-  q.where = {{dimension, value}};
-  auto rows = store_.query_usage(q);
+  auto rows = store_.spend_since(budget_period(budget, *zone, options_.now_ms()).start_ms);
   if (!rows) {
     return store_failure(rows.error());
   }
   std::int64_t sum = 0;
-  for (const store::UsageRow& row : *rows) {
-    sum += row.cost_micros;
+  for (const store::SpendRow& row : *rows) {
+    const std::string& of = dimension == store::Dimension::kKey ? row.key_name : row.key_group;
+    sum += of == value ? row.cost_micros : 0;
   }
   return sum;
 }

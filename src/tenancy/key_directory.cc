@@ -176,26 +176,23 @@ void KeyDirectory::refresh_spend() {
     next_spend_ = options_.clock->now() + options_.settings.spend_refresh;
     return;
   }
-  // One query per distinct period start: spend per (group, key) since then.
+  // One query per distinct period start: spend per (group, key) since then, read from the
+  // store's per-quarter-hour rollup (a month of records is never scanned).
   std::map<std::int64_t, std::vector<BudgetAccount*>> by_start;
   for (const auto& a : set_->accounts()) {
     by_start[a->period().start_ms].push_back(a.get());
   }
   for (const auto& [start, accounts] : by_start) {
-    store::UsageQuery q;
-    q.from_ms = start;
-    q.group_by = {store::Dimension::kKeyGroup, store::Dimension::kKey};
-    q.limit = UINT32_MAX;
-    auto rows = store_->query_usage(q);
+    auto rows = store_->spend_since(start);
     if (!rows) {
       failed(rows.error());
       return;  // next tick tries again
     }
     std::map<std::string, std::int64_t, std::less<>> group_total;
     std::map<std::pair<std::string, std::string>, std::int64_t> by_key;
-    for (const store::UsageRow& row : *rows) {
-      group_total[row.group[0]] += row.cost_micros;
-      by_key[{row.group[0], row.group[1]}] += row.cost_micros;
+    for (const store::SpendRow& row : *rows) {
+      group_total[row.key_group] += row.cost_micros;
+      by_key[{row.key_group, row.key_name}] += row.cost_micros;
     }
     // The pool is the group's spend minus what its allocated keys spent.
     std::map<std::string, std::int64_t, std::less<>> allocated_spend;

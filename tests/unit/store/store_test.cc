@@ -520,6 +520,56 @@ TEST_P(StoreTest, UnaccountedRecordsAreCountedNeverSummedIntoCost) {
   EXPECT_EQ(rows[1].unaccounted, 1u);
 }
 
+// Budgets read spend from the per-quarter-hour rollup that insert_usage keeps; it must equal a
+// sum over the ledger (Store::spend_since, the base version) for any start, aligned or not.
+TEST_P(StoreTest, SpendSinceEqualsTheLedgerAndCountsEachRecordOnce) {
+  constexpr std::int64_t kMin = 60'000;
+  auto spent = [](std::string id, std::int64_t at, std::string group, std::string key,
+                  std::int64_t micros) {
+    UsageRecord r = record(std::move(id), at);
+    r.key_group = std::move(group);
+    r.key_name = std::move(key);
+    r.cost_micros = micros;
+    return r;
+  };
+  UsageRecord unpriced = spent("u", kNov30 + 11 * kMin, "g1", "a", 999);
+  unpriced.priced = false;
+  const std::vector<UsageRecord> batch = {
+      spent("old", kNov30 - kMin, "g1", "a", 7),
+      spent("a1", kNov30 + 10 * kMin, "g1", "a", 1000),
+      spent("a2", kNov30 + 40 * kMin, "g1", "a", 30),
+      spent("b1", kNov30 + 20 * kMin, "g1", "b", 500),
+      spent("c1", kNov30 + 10 * kMin, "g2", "c", 2),
+      unpriced,
+  };
+  insert(batch);
+  insert(batch);  // a replay: stored once, counted once
+  insert({spent("a1", kNov30 + 10 * kMin, "g1", "a", 1000),
+          spent("a3", kNov30 + 14 * kMin + 59'999, "g1", "a", 4)});
+
+  using Totals = std::map<std::pair<std::string, std::string>, std::int64_t>;
+  auto totals = [](const Result<std::vector<SpendRow>>& rows) {
+    Totals out;
+    EXPECT_TRUE(rows) << rows.error().message();
+    for (const SpendRow& r : rows ? *rows : std::vector<SpendRow>{}) {
+      out[{r.key_group, r.key_name}] += r.cost_micros;
+    }
+    return out;
+  };
+  const Totals from_nov30 = totals(store_->spend_since(kNov30));
+  EXPECT_EQ(from_nov30, (Totals{{{"g1", "a"}, 1034}, {{"g1", "b"}, 500}, {{"g2", "c"}, 2}}));
+  // Every start: on a quarter hour, inside one (the ledger supplies the partial bucket), at a
+  // record's own millisecond, just after it.
+  for (std::int64_t from : {kNov30 - kDay, kNov30 - kMin, kNov30, kNov30 + 5 * kMin,
+                            kNov30 + 10 * kMin, kNov30 + 10 * kMin + 1, kNov30 + 14 * kMin + 59'999,
+                            kNov30 + 15 * kMin, kNov30 + 21 * kMin, kNov30 + kDay}) {
+    EXPECT_EQ(totals(store_->spend_since(from)), totals(store_->Store::spend_since(from)))
+        << "from " << from - kNov30 << " ms after Nov 30";
+  }
+  EXPECT_EQ(totals(store_->spend_since(kNov30 + 15 * kMin)),
+            (Totals{{{"g1", "a"}, 30}, {{"g1", "b"}, 500}}));
+}
+
 TEST_P(StoreTest, DayAndHourBucketsAreUtc) {
   insert({record("late", kNov30 - 1), record("midnight", kNov30),
           record("one", kNov30 + 3'600'000 + 59'999)});
