@@ -51,6 +51,16 @@ std::string camel_of(std::string_view key) {
   return out;
 }
 
+// camel_of without a copy for the usual key, which has no '_': the key itself, else its
+// conversion kept in `scratch`.
+std::string_view camel_view(std::string_view key, std::string& scratch) {
+  if (key.find('_') == std::string_view::npos) {
+    return key;
+  }
+  scratch = camel_of(key);
+  return scratch;
+}
+
 bool one_of(std::string_view key, std::span<const std::string_view> names) {
   for (std::string_view n : names) {
     if (n == key) {
@@ -191,8 +201,10 @@ class RequestDecoder final : public parts::CallIds {
     static constexpr std::array<std::string_view, 8> kKnown = {
         "contents",         "systemInstruction", "tools", "toolConfig",
         "generationConfig", "cachedContent",     "model", "safetySettings"};
+    std::string scratch;
     for (const json::key_value_pair& kv : root) {
-      const std::string key = camel_of(std::string_view(kv.key().data(), kv.key().size()));
+      const std::string_view key =
+          camel_view(std::string_view(kv.key().data(), kv.key().size()), scratch);
       if ((!one_of(key, kKnown) || key == "safetySettings") && !kv.value().is_null()) {
         if (auto r = ignore("", key); !r) {
           return r;
@@ -243,7 +255,7 @@ class RequestDecoder final : public parts::CallIds {
 
  private:
   // A field the IR cannot carry (`camel` under `base`): counted, or an error when strict.
-  Result<void> ignore(const std::string& base, const std::string& camel) {
+  Result<void> ignore(std::string_view base, std::string_view camel) {
     if (options_.strict) {
       std::string snake;
       for (char c : camel) {
@@ -345,8 +357,10 @@ class RequestDecoder final : public parts::CallIds {
       if (!arr[i].is_object()) {
         return bad(path, "Invalid value, expected a Tool object");
       }
+      std::string scratch;
       for (const json::key_value_pair& kv : arr[i].get_object()) {
-        const std::string key = camel_of(std::string_view(kv.key().data(), kv.key().size()));
+        const std::string_view key =
+            camel_view(std::string_view(kv.key().data(), kv.key().size()), scratch);
         if (key != "functionDeclarations" && !kv.value().is_null()) {
           return untranslatable(join(path, key), key);
         }
@@ -469,9 +483,9 @@ class RequestDecoder final : public parts::CallIds {
     if (v == nullptr) {
       return {};
     }
-    const std::string base = "generation_config";
+    constexpr std::string_view base = "generation_config";
     if (!v->is_object()) {
-      return bad(base, "Invalid value, expected a GenerationConfig object");
+      return bad(std::string(base), "Invalid value, expected a GenerationConfig object");
     }
     const json::object& g = v->get_object();
     if (const json::value* n = member(g, "maxOutputTokens")) {
@@ -528,8 +542,10 @@ class RequestDecoder final : public parts::CallIds {
         "maxOutputTokens",  "temperature",    "topP",           "topK",
         "stopSequences",    "candidateCount", "responseMimeType", "responseSchema",
         "responseJsonSchema", "thinkingConfig"};
+    std::string scratch;
     for (const json::key_value_pair& kv : g) {
-      const std::string key = camel_of(std::string_view(kv.key().data(), kv.key().size()));
+      const std::string_view key =
+          camel_view(std::string_view(kv.key().data(), kv.key().size()), scratch);
       if (!one_of(key, kKnown) && !kv.value().is_null()) {
         if (auto r = ignore(base, key); !r) {
           return r;
@@ -541,13 +557,14 @@ class RequestDecoder final : public parts::CallIds {
 
   // responseMimeType with responseJsonSchema (JSON Schema, as it is) or responseSchema (Gemini's
   // Schema, converted) -> response_format.
-  static Result<void> response_format(const json::object& g, const std::string& base,
+  static Result<void> response_format(const json::object& g, std::string_view base,
                                       ir::Request& out) {
-    const std::string mime_path = join(base, "response_mime_type");
+    // Paths are spelt only for an error: this runs for every translated Gemini request.
+    auto mime_path = [base] { return join(base, "response_mime_type"); };
     std::string_view mime = "text/plain";
     if (const json::value* m = member(g, "responseMimeType"); m != nullptr && !m->is_null()) {
       if (!m->is_string()) {
-        return bad(mime_path, "Invalid value, expected a string");
+        return bad(mime_path(), "Invalid value, expected a string");
       }
       mime = std::string_view(m->get_string().data(), m->get_string().size());
     }
@@ -559,11 +576,12 @@ class RequestDecoder final : public parts::CallIds {
       return bad(join(base, "response_schema"),
                  "response_schema and response_json_schema are mutually exclusive");
     }
-    const std::string schema_path =
-        join(base, schema != nullptr ? "response_schema" : "response_json_schema");
+    auto schema_path = [base, schema] {
+      return join(base, schema != nullptr ? "response_schema" : "response_json_schema");
+    };
     if (mime == "text/plain" || mime.empty()) {
       if (schema != nullptr || json_schema != nullptr) {
-        return bad(schema_path,
+        return bad(schema_path(),
                    "a response schema requires response_mime_type \"application/json\"");
       }
       out.response_format.kind = ir::ResponseFormat::Kind::kText;
@@ -571,7 +589,7 @@ class RequestDecoder final : public parts::CallIds {
     }
     if (mime != "application/json") {
       // text/x.enum and other types constrain the answer in ways no other provider can.
-      return untranslatable(mime_path, "responseMimeType " + std::string(mime));
+      return untranslatable(mime_path(), "responseMimeType " + std::string(mime));
     }
     ir::ResponseFormat& f = out.response_format;
     if (schema == nullptr && json_schema == nullptr) {
@@ -580,8 +598,8 @@ class RequestDecoder final : public parts::CallIds {
     }
     const json::value& given = schema != nullptr ? *schema : *json_schema;
     if (!given.is_object()) {
-      return bad(schema_path, schema != nullptr ? "Invalid value, expected a Schema object"
-                                                : "Invalid value, expected an object");
+      return bad(schema_path(), schema != nullptr ? "Invalid value, expected a Schema object"
+                                                  : "Invalid value, expected an object");
     }
     f.kind = ir::ResponseFormat::Kind::kJsonSchema;
     f.schema.clear();
@@ -595,12 +613,12 @@ class RequestDecoder final : public parts::CallIds {
     return {};
   }
 
-  Result<void> thinking(const json::object& g, const std::string& base, ir::Request& out) {
+  Result<void> thinking(const json::object& g, std::string_view base, ir::Request& out) {
     bool bad_type = false;
     const json::object* t = wire::object_member(g, "thinkingConfig", bad_type);
-    const std::string path = join(base, "thinking_config");
+    auto path = [base] { return join(base, "thinking_config"); };
     if (bad_type) {
-      return bad(path, "Invalid value, expected a ThinkingConfig object");
+      return bad(path(), "Invalid value, expected a ThinkingConfig object");
     }
     if (t == nullptr) {
       return {};
@@ -608,7 +626,7 @@ class RequestDecoder final : public parts::CallIds {
     ir::Reasoning& r = out.reasoning;
     if (const json::value* inc = member(*t, "includeThoughts")) {
       if (!inc->is_bool()) {
-        return bad(join(path, "include_thoughts"), "Invalid value, expected a boolean");
+        return bad(join(path(), "include_thoughts"), "Invalid value, expected a boolean");
       }
       r.enabled = inc->get_bool();
     }
@@ -616,7 +634,7 @@ class RequestDecoder final : public parts::CallIds {
       static constexpr std::array<std::string_view, 4> kLevels = {"MINIMAL", "LOW", "MEDIUM",
                                                                   "HIGH"};
       if (!one_of(*level, kLevels)) {
-        return bad(join(path, "thinking_level"),
+        return bad(join(path(), "thinking_level"),
                    "Invalid value, expected MINIMAL, LOW, MEDIUM or HIGH");
       }
       r.enabled = true;
@@ -628,7 +646,7 @@ class RequestDecoder final : public parts::CallIds {
     if (const json::value* b = member(*t, "thinkingBudget")) {
       auto n = integer(*b);
       if (!n || *n < -1 || *n > std::numeric_limits<std::uint32_t>::max()) {
-        return bad(join(path, "thinking_budget"), "Invalid value, expected -1, 0 or a budget");
+        return bad(join(path(), "thinking_budget"), "Invalid value, expected -1, 0 or a budget");
       }
       if (*n == 0) {
         r.enabled = false;
@@ -1009,7 +1027,9 @@ class RequestEncoder {
 
 Result<ir::Request> decode_request(std::string_view body, DecodeStats* stats,
                                    const DecodeOptions& options) {
-  json::monotonic_resource mr;
+  // A small document is built on the stack; a larger one continues on the heap.
+  unsigned char stack[4096];
+  json::monotonic_resource mr(stack, sizeof stack);
   boost::system::error_code ec;
   json::value doc = codec::parse_json(body, ec, &mr, kMaxJsonDepth);
   if (ec) {

@@ -103,7 +103,9 @@ std::string item_id(std::string_view prefix, std::string_view response_id, std::
 }
 
 Result<ir::Response> decode_response(std::string_view body) {
-  json::monotonic_resource mr;
+  // A small document is built on the stack; a larger one continues on the heap.
+  unsigned char stack[4096];
+  json::monotonic_resource mr(stack, sizeof stack);
   boost::system::error_code ec;
   json::value doc = codec::parse_json(body, ec, &mr, kMaxJsonDepth);
   if (ec) {
