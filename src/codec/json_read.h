@@ -6,6 +6,7 @@
 #include <string_view>
 #include <utility>
 
+#include <boost/json/monotonic_resource.hpp>
 #include <boost/json/parse.hpp>
 #include <boost/json/storage_ptr.hpp>
 #include <boost/json/value.hpp>
@@ -18,6 +19,14 @@ namespace sluice::codec {
 // The nesting limit for untrusted JSON (client bodies, upstream bytes) unless a caller has its
 // own; Boost.JSON's default is 32.
 inline constexpr std::size_t kMaxJsonDepth = 64;
+
+// Storage for one parsed document: its first 4 KiB on the stack of whoever declares it, the
+// rest on the heap, so the small bodies of most requests and answers never reach malloc. Pass
+// &arena.resource to parse_json; the document must not outlive the arena.
+struct SmallDocumentArena {
+  unsigned char stack[4096];
+  boost::json::monotonic_resource resource{stack, sizeof stack};
+};
 
 // json::parse with a depth bound: more than `max_depth` levels fails with
 // boost::json::error::too_deep. The value allocates from `storage` (the default resource when

@@ -109,11 +109,9 @@ Result<std::string> encode_response(const ir::Response& response, bool* usage_cl
 }
 
 Result<ir::Response> decode_response(std::string_view body) {
-  // A small document is built on the stack; a larger one continues on the heap.
-  unsigned char stack[4096];
-  json::monotonic_resource mr(stack, sizeof stack);
+  codec::SmallDocumentArena arena;
   boost::system::error_code ec;
-  json::value doc = codec::parse_json(body, ec, &mr, kMaxJsonDepth);
+  json::value doc = codec::parse_json(body, ec, &arena.resource, kMaxJsonDepth);
   if (ec) {
     return protocol_error("upstream message is not valid JSON: " + ec.message());
   }

@@ -41,11 +41,9 @@ class AnswerIds final : public parts::CallIds {
 }  // namespace
 
 Result<ir::Response> decode_response(std::string_view body) {
-  // A small document is built on the stack; a larger one continues on the heap.
-  unsigned char stack[4096];
-  json::monotonic_resource mr(stack, sizeof stack);
+  codec::SmallDocumentArena arena;
   boost::system::error_code ec;
-  json::value doc = codec::parse_json(body, ec, &mr, kMaxJsonDepth);
+  json::value doc = codec::parse_json(body, ec, &arena.resource, kMaxJsonDepth);
   if (ec || !doc.is_object()) {
     return protocol_error("upstream GenerateContentResponse is not a JSON object" +
                           (ec ? ": " + ec.message() : std::string()));

@@ -706,11 +706,9 @@ Result<void> refuse_untranslatable(const json::object& root) {
 
 Result<ir::Request> decode_request(std::string_view body, DecodeStats* stats,
                                    const DecodeOptions& options) {
-  // A small document is built on the stack; a larger one continues on the heap.
-  unsigned char stack[4096];
-  json::monotonic_resource mr(stack, sizeof stack);
+  codec::SmallDocumentArena arena;
   boost::system::error_code ec;
-  json::value doc = codec::parse_json(body, ec, &mr);
+  json::value doc = codec::parse_json(body, ec, &arena.resource);
   if (ec) {
     return bad("request body is not valid JSON: " + ec.message(), "");
   }

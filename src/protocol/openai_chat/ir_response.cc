@@ -111,11 +111,9 @@ Error error_from_openai(std::string_view message, std::string_view type, std::st
 }
 
 Result<ir::Response> decode_response(std::string_view body) {
-  // A small document is built on the stack; a larger one continues on the heap.
-  unsigned char stack[4096];
-  json::monotonic_resource mr(stack, sizeof stack);
+  codec::SmallDocumentArena arena;
   boost::system::error_code ec;
-  json::value doc = codec::parse_json(body, ec, &mr);
+  json::value doc = codec::parse_json(body, ec, &arena.resource);
   if (ec) {
     return protocol_error("invalid JSON: " + ec.message());
   }

@@ -780,11 +780,9 @@ void write_reasoning(JsonWriter& w, const ir::Reasoning& r, EncodeStats& stats) 
 
 Result<ir::Request> decode_request(std::string_view body, DecodeStats* stats,
                                    const DecodeOptions& options) {
-  // A small document is built on the stack; a larger one continues on the heap.
-  unsigned char stack[4096];
-  json::monotonic_resource mr(stack, sizeof stack);
+  codec::SmallDocumentArena arena;
   boost::system::error_code ec;
-  json::value doc = codec::parse_json(body, ec, &mr, kMaxJsonDepth);
+  json::value doc = codec::parse_json(body, ec, &arena.resource, kMaxJsonDepth);
   if (ec) {
     return bad("We could not parse the JSON body of your request: " + ec.message(), "");
   }

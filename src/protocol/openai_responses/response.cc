@@ -103,11 +103,9 @@ std::string item_id(std::string_view prefix, std::string_view response_id, std::
 }
 
 Result<ir::Response> decode_response(std::string_view body) {
-  // A small document is built on the stack; a larger one continues on the heap.
-  unsigned char stack[4096];
-  json::monotonic_resource mr(stack, sizeof stack);
+  codec::SmallDocumentArena arena;
   boost::system::error_code ec;
-  json::value doc = codec::parse_json(body, ec, &mr, kMaxJsonDepth);
+  json::value doc = codec::parse_json(body, ec, &arena.resource, kMaxJsonDepth);
   if (ec) {
     return protocol_error("upstream response is not valid JSON: " + ec.message());
   }
