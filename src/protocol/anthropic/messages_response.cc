@@ -4,10 +4,10 @@
 
 #include "codec/json_read.h"
 #include "codec/json_writer.h"
-#include "protocol/drift.h"
 #include "protocol/anthropic/conventions.h"
 #include "protocol/anthropic/errors.h"
 #include "protocol/anthropic/wire_json.h"
+#include "protocol/drift.h"
 
 namespace sluice::protocol::anthropic {
 namespace json = boost::json;

@@ -123,7 +123,8 @@ void to_json_schema(json::value& v) {
   o->erase("propertyOrdering");
   o->erase("property_ordering");
   if (json::value* type = o->if_contains("type");
-      type != nullptr && type->is_string() && one_of(std::string_view(type->get_string()), kTypes)) {
+      type != nullptr && type->is_string() &&
+      one_of(std::string_view(type->get_string()), kTypes)) {
     std::string lower(type->get_string().data(), type->get_string().size());
     for (char& c : lower) {
       c = static_cast<char>(c - 'A' + 'a');
@@ -330,8 +331,7 @@ class RequestDecoder final : public parts::CallIds {
     }
     const json::array& arr = parts->get_array();
     for (std::size_t i = 0; i < arr.size(); ++i) {
-      const json::value* text =
-          arr[i].is_object() ? member(arr[i].get_object(), "text") : nullptr;
+      const json::value* text = arr[i].is_object() ? member(arr[i].get_object(), "text") : nullptr;
       if (text == nullptr || !text->is_string()) {
         return bad(index(join(path, "parts"), i),
                    "only text parts can be translated in a system instruction");
@@ -495,9 +495,8 @@ class RequestDecoder final : public parts::CallIds {
       }
       out.max_tokens = *c;
     }
-    for (auto [key, field, target] :
-         {std::tuple{"temperature", "temperature", &out.temperature},
-          std::tuple{"topP", "top_p", &out.top_p}}) {
+    for (auto [key, field, target] : {std::tuple{"temperature", "temperature", &out.temperature},
+                                      std::tuple{"topP", "top_p", &out.top_p}}) {
       if (const json::value* n = member(g, key)) {
         if (!n->is_number()) {
           return bad(join(base, field), "Invalid value, expected a number");
@@ -538,10 +537,16 @@ class RequestDecoder final : public parts::CallIds {
     if (auto r = thinking(g, base, out); !r) {
       return r;
     }
-    static constexpr std::array<std::string_view, 10> kKnown = {
-        "maxOutputTokens",  "temperature",    "topP",           "topK",
-        "stopSequences",    "candidateCount", "responseMimeType", "responseSchema",
-        "responseJsonSchema", "thinkingConfig"};
+    static constexpr std::array<std::string_view, 10> kKnown = {"maxOutputTokens",
+                                                                "temperature",
+                                                                "topP",
+                                                                "topK",
+                                                                "stopSequences",
+                                                                "candidateCount",
+                                                                "responseMimeType",
+                                                                "responseSchema",
+                                                                "responseJsonSchema",
+                                                                "thinkingConfig"};
     std::string scratch;
     for (const json::key_value_pair& kv : g) {
       const std::string_view key =
@@ -694,8 +699,7 @@ class RequestEncoder {
     }
     if (contents == 0) {
       return encode_error(
-          "the request has no message with content; Gemini needs at least one Content",
-          "messages");
+          "the request has no message with content; Gemini needs at least one Content", "messages");
     }
     w_.ch(']');
     if (auto r = system(leading_system); !r) {
@@ -1018,9 +1022,9 @@ class RequestEncoder {
   codec::JsonWriter w_;
   // IR id -> (function name, where the call is), calls seen so far.
   std::unordered_map<std::string, std::pair<std::string, CallAt>> calls_;
-  std::size_t message_ = 0;  // index of the message being written
+  std::size_t message_ = 0;                                    // index of the message being written
   std::unordered_map<std::string, std::string> result_names_;  // this message's results
-  std::unordered_set<std::string> answered_;                    // call ids answered so far
+  std::unordered_set<std::string> answered_;                   // call ids answered so far
 };
 
 }  // namespace

@@ -28,8 +28,7 @@ class AnswerIds final : public parts::CallIds {
     const std::size_t k = calls_++;
     return given.empty() ? answer_call_id(response_id_, k) : std::string(given);
   }
-  Result<std::string> response_id(std::string_view, std::string_view,
-                                  const std::string&) override {
+  Result<std::string> response_id(std::string_view, std::string_view, const std::string&) override {
     return protocol_error("an answer cannot contain a functionResponse");
   }
 
@@ -72,7 +71,8 @@ Result<ir::Response> decode_response(std::string_view body) {
   if (candidates == nullptr || candidates->get_array().empty()) {
     bool bad = false;
     const json::object* feedback = wire::object_member(o, "promptFeedback", bad);
-    const auto reason = feedback != nullptr ? string_member(*feedback, "blockReason") : std::nullopt;
+    const auto reason =
+        feedback != nullptr ? string_member(*feedback, "blockReason") : std::nullopt;
     out.finish = reason ? block_reason(*reason) : ir::FinishReason::kOther;
     out.unknown_fields = drift.count();
     return out;

@@ -315,7 +315,8 @@ std::string encode_request(const ir::Request& request, std::string_view upstream
   } else if (request.reasoning.enabled && request.reasoning.budget_tokens &&
              *request.reasoning.budget_tokens > 0) {
     // A thinking budget (Anthropic, Gemini callers) becomes the effort that budget buys.
-    w.raw(R"(,"reasoning_effort":)").string(ir::effort_for_budget(*request.reasoning.budget_tokens));
+    w.raw(R"(,"reasoning_effort":)")
+        .string(ir::effort_for_budget(*request.reasoning.budget_tokens));
   }
   write_response_format(w, request.response_format);
   if (stream) {
@@ -643,11 +644,23 @@ Result<void> decode_response_format(const json::value& v, ir::ResponseFormat& ou
 
 // Top-level fields decode_request maps into the IR, or that the ingress reads (stream_options).
 bool mapped_field(std::string_view key) {
-  static constexpr std::array<std::string_view, 17> kMapped = {
-      "model",       "messages",    "tools",          "tool_choice",      "parallel_tool_calls",
-      "max_tokens",  "max_completion_tokens",         "temperature",      "top_p",
-      "stop",        "stream",      "stream_options", "user",             "safety_identifier",
-      "reasoning_effort",           "response_format", "n"};
+  static constexpr std::array<std::string_view, 17> kMapped = {"model",
+                                                               "messages",
+                                                               "tools",
+                                                               "tool_choice",
+                                                               "parallel_tool_calls",
+                                                               "max_tokens",
+                                                               "max_completion_tokens",
+                                                               "temperature",
+                                                               "top_p",
+                                                               "stop",
+                                                               "stream",
+                                                               "stream_options",
+                                                               "user",
+                                                               "safety_identifier",
+                                                               "reasoning_effort",
+                                                               "response_format",
+                                                               "n"};
   return std::find(kMapped.begin(), kMapped.end(), key) != kMapped.end();
 }
 
