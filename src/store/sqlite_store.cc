@@ -156,10 +156,14 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::open(const std::string& path) 
 }
 
 SqliteStore::~SqliteStore() {
+  // Every cached statement is finalized before the connection closes: sqlite3_close refuses
+  // (SQLITE_BUSY) while one is outstanding and the connection would leak. close_v2 would wait
+  // for a forgotten statement instead of failing, so a new slot left out here cannot leak it.
   insert_.reset();
+  spend_upsert_.reset();
   find_.reset();
   count_.reset();
-  sqlite3_close(db_);
+  sqlite3_close_v2(db_);
 }
 
 Error SqliteStore::error(std::string_view doing) const {
