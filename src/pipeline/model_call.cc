@@ -628,6 +628,11 @@ Awaitable<void> ModelCall::relay_stream(providers::Exchange& exchange, StreamTra
   std::optional<Error> failure;
   bool gone = false;
   bool ended = false;
+  // The caller has been sent the whole answer, its terminator included ([DONE], message_stop,
+  // response.completed): what happens after it (the caller hangs up at once, as the OpenAI SDK
+  // does after [DONE]; the upstream stalls or resets before its body's end) does not make the
+  // answer incomplete.
+  bool answered = false;
   auto forward_events = [&](codec::SseParser::Status status, codec::SseEvent& ev, bool at_end) {
     while (status == codec::SseParser::Status::kEvent && !transform.failed()) {
       transform.on_event(ev, at_end, out);
@@ -700,13 +705,36 @@ Awaitable<void> ModelCall::relay_stream(providers::Exchange& exchange, StreamTra
         cancel_.cancel();
         break;
       }
+      answered = committed && transform.complete() && !transform.failed();
     }
     if (stopping) {
       break;
     }
   }
   transform.report(ctx_);
+  if (answered) {
+    co_await end_answered_stream(failure, gone, ended);
+    co_return;
+  }
   co_await end_stream_with(transform, std::move(failure), gone);
+}
+
+Awaitable<void> ModelCall::end_answered_stream(const std::optional<Error>& failure, bool gone,
+                                               bool ended) {
+  ctx_.outcome = ctx_.finish_reason == "length" ? Outcome::kTruncated : Outcome::kComplete;
+  if (gone || downstream_.client_gone() || (failure && failure->kind() == ErrorKind::kClientGone)) {
+    if (!ended) {
+      cancel_.cancel();  // the upstream's unread end: its connection is closed, not pooled
+    }
+    co_return;
+  }
+  if (failure) {
+    // The upstream broke after its final answer: nothing to add to a finished stream, and the
+    // attempt keeps the error (the connection is not reused).
+    cancel_.cancel();
+    ctx_.attempts.back().error = *failure;
+  }
+  co_await downstream_.end_stream(ctx_);
 }
 
 Awaitable<void> ModelCall::end_stream_with(StreamTransform& transform, std::optional<Error> failure,

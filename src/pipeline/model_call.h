@@ -89,6 +89,9 @@ class ModelCall final : private routing::RequestFacts {
   // its prelude is held back, and a failure may still go to the next attempt instead.
   Awaitable<void> relay_stream(providers::Exchange& exchange, StreamTransform& transform,
                                const ResponseHead& head);
+  // The stream's end once the caller has had the whole answer: complete (or truncated by
+  // length) whatever the client or the upstream does after it.
+  Awaitable<void> end_answered_stream(const std::optional<Error>& failure, bool gone, bool ended);
   // The terminal error event and the stream's end after a failure: what relay_stream ends with.
   Awaitable<void> end_stream_with(StreamTransform& transform, std::optional<Error> failure,
                                   bool gone);

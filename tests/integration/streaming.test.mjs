@@ -29,8 +29,8 @@ let mock;
 
 useStack(undefined, (s) => ({ gw, mock } = s));
 
-function stream(body, headers = {}, signal) {
-  return fetch(`${gw.url}/v1/chat/completions`, {
+function stream(body, headers = {}, signal, url = gw.url) {
+  return fetch(`${url}/v1/chat/completions`, {
     method: 'POST',
     headers: { authorization: `Bearer ${GATEWAY_KEY}`, 'content-type': 'application/json', ...headers },
     body: JSON.stringify(chatBody({ stream: true, ...body })),
@@ -360,16 +360,7 @@ describe('upstream total timeout', () => {
       config: { provider: { timeout: { first_byte_ms: 500, total_ms: 700 } } },
     });
     t.after(() => s.stop());
-    const res = await fetch(`${s.gw.url}/v1/chat/completions`, {
-      method: 'POST',
-      headers: {
-        authorization: `Bearer ${GATEWAY_KEY}`,
-        'content-type': 'application/json',
-        'x-mock-events': '20',
-        'x-mock-pace-ms': '100',
-      },
-      body: JSON.stringify(chatBody({ stream: true })),
-    });
+    const res = await stream({}, { 'x-mock-events': '20', 'x-mock-pace-ms': '100' }, undefined, s.gw.url);
     assert.equal(res.status, 200);
     const id = res.headers.get('x-request-id');
     const started = performance.now();
@@ -385,6 +376,56 @@ describe('upstream total timeout', () => {
       timeoutMs: 2000,
       message: 'mock to see the timed-out upstream stream closed',
     });
+  });
+});
+
+describe('after the final answer', () => {
+  // The OpenAI SDK stops reading and aborts the connection at [DONE], before the body's end:
+  // the caller had everything, so the request is complete, not client_gone.
+  test('a client that hangs up right after [DONE] got a complete answer', async () => {
+    const controller = new AbortController();
+    const res = await stream({}, { 'x-mock-events': '3', 'x-mock-end-delay-ms': '10000' }, controller.signal);
+    const id = res.headers.get('x-request-id');
+    let done = false;
+    try {
+      for await (const ev of sseEvents(res)) {
+        if (ev.data === '[DONE]') {
+          done = true;
+          controller.abort();
+          break;
+        }
+      }
+    } catch {
+      // the abort surfaces as an error from the reader
+    }
+    assert.ok(done, 'the stream reached [DONE]');
+    await waitFor(
+      async () => {
+        const s = await mock.stats();
+        return s.streams_aborted >= 1 && s.active_streams === 0;
+      },
+      { timeoutMs: 2000, message: 'mock to see the held upstream stream closed' },
+    );
+    const entry = await gw.waitForLog((e) => e.request_id === id);
+    assert.equal(entry.outcome, 'complete');
+    assert.equal(entry.status, 200);
+    assert.equal(entry.usage?.output_tokens, 5);
+  });
+
+  test('an upstream that stalls after its final answer: the stream ends complete, no error event', async (t) => {
+    const s = await startStack({ config: { provider: { timeout: { idle_ms: 300 } } } });
+    t.after(() => s.stop());
+    const res = await stream({}, { 'x-mock-events': '3', 'x-mock-end-delay-ms': '10000' }, undefined, s.gw.url);
+    assert.equal(res.status, 200);
+    const id = res.headers.get('x-request-id');
+    const { events, text } = await collectSse(res);
+    assert.equal(events.at(-1).data, '[DONE]', text);
+    assert.ok(!text.includes('"error"'), text);
+    const entry = await s.gw.waitForLog((e) => e.request_id === id);
+    assert.equal(entry.outcome, 'complete');
+    assert.equal(entry.error, undefined, 'the caller was not failed');
+    // The attempt says what the upstream did: its body never ended.
+    assert.ok(entry.upstream.at(-1).error, JSON.stringify(entry.upstream));
   });
 });
 

@@ -190,6 +190,7 @@ Result<Faults> parse_faults(const HeaderList& headers, const Faults& defaults) {
       {"x-mock-latency-ms", &Faults::latency_ms},
       {"x-mock-first-byte-ms", &Faults::first_byte_ms},
       {"x-mock-pace-ms", &Faults::pace_ms},
+      {"x-mock-end-delay-ms", &Faults::end_delay_ms},
       {"x-mock-events", &Faults::events},
   };
   if (auto read = read_fields(headers, kNumbers, parse_fault_number, f); !read) {

@@ -31,6 +31,9 @@ struct Faults {
   std::uint32_t latency_ms = 0;
   std::uint32_t first_byte_ms = 0;
   std::uint32_t pace_ms = 0;
+  // x-mock-end-delay-ms: streams hold the body's end (its last chunk) this long after the last
+  // event, as an upstream that keeps the connection open after its final answer.
+  std::uint32_t end_delay_ms = 0;
   std::uint32_t events = 8;
   std::optional<std::uint32_t> stall_after;
   std::optional<std::uint32_t> disconnect_after;

@@ -346,6 +346,13 @@ struct Connection {
         ++counted;
       }
     }
+    if (f.end_delay_ms > 0) {
+      WaitResult r = co_await wait_for(stream, buffer, timer, f.end_delay_ms);
+      if (r == WaitResult::kPeerClosed) {
+        bump(aborted);
+        co_return false;
+      }
+    }
     out.assign(kLastChunk);
     out += reply.trailing;
     bool end_sent = co_await write_out();
