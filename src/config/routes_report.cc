@@ -152,7 +152,7 @@ std::size_t leaf_count(const PolicyNode& node) {
 
 std::string ms(Millis m) { return std::to_string(m.count()) + " ms"; }
 
-// "key in [a, b], stream = true, max_tokens > 4000, header x-tier = gold"
+// "key in [a, b], key_group exists, stream = true, max_tokens > 4000, header x-tier = gold"
 std::string describe(const std::vector<Condition>& tests) {
   std::string out;
   for (const Condition& c : tests) {
@@ -162,6 +162,9 @@ std::string describe(const std::vector<Condition>& tests) {
     switch (c.field) {
       case Condition::Field::kKey:
         out += "key";
+        break;
+      case Condition::Field::kKeyGroup:
+        out += "key_group";
         break;
       case Condition::Field::kHeader:
         out += "header " + c.header;

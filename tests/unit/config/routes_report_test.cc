@@ -91,6 +91,36 @@ TEST(RoutesReportTest, PrintsTheTreeTheRetrySettingsAndTheBound) {
             "only for local development\n");
 }
 
+// Every kind of test a conditional rule can hold is named in the printed tree.
+TEST(RoutesReportTest, ConditionalRulesNameEachTest) {
+  const auto config = load_ok(R"y(version: 1
+auth: none
+providers:
+  - { id: a, adapter: mock }
+routes:
+  - alias: chat
+    policy:
+      conditional:
+        rules:
+          - when: { key: { in: [batch, nightly] } }
+            then: { provider: a, model: m1 }
+          - when: { key_group: research }
+            then: { provider: a, model: m2 }
+          - when: { key_group: { exists: false }, stream: true, max_tokens: { gt: 4000 } }
+            then: { provider: a, model: m3 }
+          - when: { headers: { x-tier: gold } }
+            then: { provider: a, model: m4 }
+        default: { provider: a, model: m5 }
+)y");
+  const std::string text = describe_routes(*config);
+  EXPECT_NE(text.find("when key in [batch, nightly]"), std::string::npos) << text;
+  EXPECT_NE(text.find("when key_group = research"), std::string::npos) << text;
+  EXPECT_NE(text.find("when key_group absent, stream = true, max_tokens > 4000"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("when header x-tier = gold"), std::string::npos) << text;
+  EXPECT_NE(text.find("default"), std::string::npos) << text;
+}
+
 TEST(RoutesReportTest, TheBoundAddsEveryAttemptAndTheLongestWaitBeforeEachRetry) {
   const auto config = load_ok(kNested);
   // Every target twice (4000, 2000 and 4000 ms totals), a 300 ms wait (retry_after_max, above
