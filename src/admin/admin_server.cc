@@ -9,6 +9,7 @@
 #include <openssl/crypto.h>
 
 #include "config/scalars.h"
+#include "core/thread_name.h"
 #include "spdlog/spdlog.h"
 
 namespace sluice::admin {
@@ -76,7 +77,10 @@ void AdminServer::start() {
       }
     }
   });
-  thread_ = std::thread([this] { ioc_.run(); });
+  thread_ = std::thread([this] {
+    name_this_thread("admin");
+    ioc_.run();
+  });
 }
 
 void AdminServer::stop() {

@@ -11,6 +11,7 @@
 #include <boost/beast/http/write.hpp>
 #include <boost/beast/ssl/ssl_stream.hpp>
 
+#include "core/thread_name.h"
 #include "core/version.h"
 #include "http/net.h"
 #include "http/resolve.h"
@@ -235,6 +236,7 @@ bool OtlpExporter::wait(milliseconds delay, bool interruptible) {
 }
 
 void OtlpExporter::run() {
+  name_this_thread("otlp-export");
   auto next_export = Clock::now() + settings_.export_interval;
   while (true) {
     const bool running = wait(std::min(kPoll, settings_.export_interval), true);

@@ -5,6 +5,7 @@
 #include <random>
 #include <stdexcept>
 
+#include "core/thread_name.h"
 #include "spdlog/spdlog.h"
 
 namespace sluice::metering {
@@ -132,6 +133,7 @@ std::uint64_t UsageSink::dropped() const {
 }
 
 void UsageSink::run() {
+  name_this_thread("usage-writer");
   const auto poll = std::clamp(options_.flush_interval / 4, milliseconds(1), milliseconds(50));
   std::unique_lock lock(wake_mu_);
   while (!stop_) {

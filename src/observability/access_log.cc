@@ -3,6 +3,8 @@
 #include <chrono>
 #include <stdexcept>
 
+#include "core/thread_name.h"
+
 namespace sluice::observability {
 
 AccessLog::AccessLog(const std::string& path, std::size_t workers, std::size_t queue_capacity)
@@ -78,6 +80,7 @@ std::size_t AccessLog::drain_once() {
 }
 
 void AccessLog::run() {
+  name_this_thread("access-log");
   std::unique_lock lock(wake_mu_);
   while (!stop_) {
     lock.unlock();

@@ -2,6 +2,7 @@
 
 #include <sys/socket.h>
 
+#include "core/thread_name.h"
 #include "server/session.h"
 #include "spdlog/spdlog.h"
 
@@ -105,6 +106,7 @@ std::uint16_t Worker::bind(const tcp::endpoint& endpoint) {
 }
 
 void Worker::run() {
+  name_this_thread("sluice-w" + std::to_string(index_));
   if (limits_admission_) {
     limits_admission_->start();  // on this thread: the Redis connection lives on ioc_
   }

@@ -1,5 +1,6 @@
 #include "tenancy/budget_notifier.h"
 
+#include "core/thread_name.h"
 #include "spdlog/spdlog.h"
 
 namespace sluice::tenancy {
@@ -52,6 +53,7 @@ void BudgetNotifier::push(std::string event_json) {
 }
 
 void BudgetNotifier::run() {
+  name_this_thread("budget-notify");
   std::unique_lock lock(mu_);
   while (true) {
     wake_.wait(lock, [this] { return stop_ || !queue_.empty(); });

@@ -2,6 +2,7 @@
 
 #include <set>
 
+#include "core/thread_name.h"
 #include "spdlog/spdlog.h"
 
 namespace sluice::tenancy {
@@ -41,6 +42,7 @@ void KeyDirectory::stop() {
 }
 
 void KeyDirectory::run() {
+  name_this_thread("key-directory");
   std::unique_lock lock(mu_);
   while (!stop_) {
     lock.unlock();
