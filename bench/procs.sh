@@ -12,16 +12,17 @@ alive() {
 }
 cleanup() {
   local pid
-  for pid in "${PIDS[@]}"; do kill -TERM "$pid" 2>/dev/null; done
+  # `|| true`: a pid that has already exited makes kill fail, and under the sourcing script's
+  # `set -e` that failure would end the trap (and the script) with status 1.
+  for pid in "${PIDS[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
   for _ in $(seq 50); do
     local alive=0
     for pid in "${PIDS[@]}"; do alive "$pid" && alive=1; done
     [[ $alive == 0 ]] && break
     sleep 0.1
   done
-  for pid in "${PIDS[@]}"; do kill -KILL "$pid" 2>/dev/null; done
+  for pid in "${PIDS[@]}"; do kill -KILL "$pid" 2>/dev/null || true; done
   PIDS=()
-  return 0  # the last kill of an exited pid fails: not the script's status
 }
 trap cleanup EXIT
 trap 'log "interrupted"; exit 130' INT TERM
