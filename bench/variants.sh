@@ -3,7 +3,8 @@
 # cycle through the modes so machine noise hits each alike. The caller sets BENCH_NAME and a
 # default DURATION, runs `source bench/variants.sh "$@"` (which parses the common options, makes
 # OUT=bench/out/BENCH_NAME-RUN and starts the upstream at MOCK_PORT), sets KEY, defines
-# `config MODE` (prints the YAML) and calls run_variants MODE... -> $OUT/results.jsonl.
+# `config MODE` (prints the YAML), optionally `after_start MODE PID` (runs once the gateway
+# listens), and calls run_variants MODE... -> $OUT/results.jsonl.
 #
 #   options: [--duration S] [--rounds N] [--build DIR] [--results FILE | --no-results]
 # shellcheck shell=bash
@@ -40,6 +41,7 @@ measure_variant() {  # measure_variant MODE ROUND
   start_bg GW_PID "$OUT/gw-$mode-$round" "${PIN_GW[@]}" "$BUILD/sluice" serve --config "$OUT/$mode.yaml"
   local port
   port=$(wait_listening_json "$OUT/gw-$mode-$round.out" 10 "$GW_PID")
+  if declare -F after_start >/dev/null; then after_start "$mode" "$GW_PID"; fi
   local url=http://127.0.0.1:$port
   export BENCH_HEADERS="Authorization: Bearer $KEY"
   "${PIN_LOAD[@]}" wrk -t1 -c8 -d2s -s bench/lua/chat.lua "$url" >/dev/null  # warm-up
