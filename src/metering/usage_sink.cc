@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "core/thread_name.h"
+#include "metering/record_bytes.h"
 #include "spdlog/spdlog.h"
 
 namespace sluice::metering {
@@ -18,6 +19,10 @@ using std::chrono::milliseconds;
 // Records replayed from the spool per writer pass, in batches: bounded so fresh records are
 // not held back behind a long replay.
 constexpr std::size_t kReplayBatchesPerPass = 4;
+
+// A queue buffer larger than this (a burst, a writer that fell behind) is released after its
+// records are taken instead of being handed back to the worker.
+constexpr std::size_t kMaxSpareBytes = 4 << 20;
 
 std::string random_instance_id() {
   std::random_device rd;
@@ -90,14 +95,15 @@ bool UsageSink::submit(std::size_t worker, store::UsageRecord record) {
     return false;
   }
   std::lock_guard lock(q.mu);
-  if (q.records.size() >= per_worker_capacity_) {
+  if (q.count >= per_worker_capacity_) {
     q.dropped.fetch_add(1, std::memory_order_relaxed);
     return false;
   }
-  q.records.push_back(std::move(record));
-  q.depth.store(q.records.size(), std::memory_order_relaxed);
+  append_record_bytes(q.bytes, record);
+  ++q.count;
+  q.depth.store(q.count, std::memory_order_relaxed);
   return true;
-}
+}  // `record` is freed here, on the worker that allocated it
 
 void UsageSink::stop(std::chrono::milliseconds deadline) {
   if (stopped_.exchange(true)) {
@@ -148,22 +154,36 @@ void UsageSink::run() {
 }
 
 void UsageSink::collect() {
-  std::vector<store::UsageRecord> taken;
   for (auto& q : queues_) {
+    std::string& taken = q->spare;
+    std::size_t count = 0;
     {
       std::lock_guard lock(q->mu);
-      taken.swap(q->records);
+      if (q->count == 0) {
+        continue;
+      }
+      taken.swap(q->bytes);  // the worker gets the emptied buffer of the previous collect
+      count = q->count;
+      q->count = 0;
       q->depth.store(0, std::memory_order_relaxed);
-    }
-    if (taken.empty()) {
-      continue;
     }
     if (pending_.empty()) {
       pending_since_ = clock_.now();
     }
-    pending_.insert(pending_.end(), std::make_move_iterator(taken.begin()),
-                    std::make_move_iterator(taken.end()));
+    std::string_view in = taken;
+    for (std::size_t i = 0; i < count; ++i) {
+      if (!read_record_bytes(in, pending_.emplace_back())) {
+        // Cannot happen (the buffer is this process's own); if it did, say so and count them.
+        pending_.pop_back();
+        lost_.fetch_add(count - i, std::memory_order_relaxed);
+        spdlog::error("usage sink: {} queued records unreadable", count - i);
+        break;
+      }
+    }
     taken.clear();
+    if (taken.capacity() > kMaxSpareBytes) {
+      std::string().swap(taken);  // a burst's buffer is not kept for ever
+    }
   }
 }
 

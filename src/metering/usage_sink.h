@@ -89,11 +89,16 @@ class UsageSink {
   void run_once_for_test(bool final = false) { pass(final); }
 
  private:
+  // A worker's records, encoded by append_record_bytes into one buffer: the worker frees each
+  // record itself, and the writer hands back its emptied buffer, so in steady state nothing is
+  // allocated on one thread and freed on the other.
   struct alignas(64) Queue {
     std::mutex mu;
-    std::vector<store::UsageRecord> records;
+    std::string bytes;      // guarded by mu
+    std::size_t count = 0;  // records in bytes; guarded by mu
     std::atomic<std::size_t> depth{0};
     std::atomic<std::uint64_t> dropped{0};
+    std::string spare;  // writer thread only: the buffer swapped in at the next collect
   };
 
   void run();

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include "metering/record_bytes.h"
 #include "metering/record_json.h"
 #include "metering/spool.h"
 
@@ -404,7 +405,8 @@ TEST_F(SpoolTest, DamagedFrameInTheMiddleIsSkippedNotTheRest) {
   EXPECT_EQ(ids(), (std::vector<std::string>{"test-1", "test-3"}));
 }
 
-TEST(RecordJson, EveryFieldRoundTrips) {
+// A record with every field away from its default, two attempts.
+store::UsageRecord full_record() {
   store::UsageRecord r;
   r.record_id = "abc-1-7";
   r.request_id = "req";
@@ -452,14 +454,52 @@ TEST(RecordJson, EveryFieldRoundTrips) {
   a.duration_us = 3;
   a.backoff_ms = 4;
   a.reused_connection = true;
+  store::AttemptRecord& b = r.attempts.emplace_back();
+  b.provider = "q";
+  b.model = "n";
+  b.path = "1";
+  b.status = 200;
+  return r;
+}
+
+TEST(RecordJson, EveryFieldRoundTrips) {
+  const store::UsageRecord r = full_record();
   auto back = record_from_json(record_to_json(r));
   ASSERT_TRUE(back);
   EXPECT_EQ(record_to_json(*back), record_to_json(r));
-  EXPECT_EQ(back->attempts.size(), 1u);
+  EXPECT_EQ(back->attempts.size(), 2u);
   EXPECT_EQ(back->attempts[0].backoff_ms, 4);
   EXPECT_EQ(back->cost_items, r.cost_items);
   EXPECT_FALSE(record_from_json("[]"));
   EXPECT_FALSE(record_from_json(R"({"record_id":"x","status":"two hundred"})"));
+}
+
+// The sink's queue encoding: every field comes back, records follow each other in one buffer,
+// and a buffer cut anywhere inside a record reads as an error, never as a record.
+TEST(RecordBytes, EveryFieldRoundTripsAndRecordsFollowEachOther) {
+  const store::UsageRecord r = full_record();
+  store::UsageRecord plain;
+  plain.record_id = "plain";
+  std::string bytes;
+  append_record_bytes(bytes, r);
+  const std::size_t first = bytes.size();
+  append_record_bytes(bytes, plain);
+
+  std::string_view in = bytes;
+  store::UsageRecord back;
+  ASSERT_TRUE(read_record_bytes(in, back));
+  EXPECT_EQ(record_to_json(back), record_to_json(r));
+  EXPECT_EQ(in.size(), bytes.size() - first);
+  store::UsageRecord back2;
+  ASSERT_TRUE(read_record_bytes(in, back2));
+  EXPECT_EQ(record_to_json(back2), record_to_json(plain));
+  EXPECT_TRUE(in.empty());
+
+  for (std::size_t cut = 0; cut < first; ++cut) {
+    std::string_view torn(bytes.data(), cut);
+    store::UsageRecord partial;
+    EXPECT_FALSE(read_record_bytes(torn, partial)) << "cut at " << cut;
+  }
 }
 
 }  // namespace
