@@ -2,6 +2,8 @@
 
 #include <charconv>
 #include <limits>
+#include <tuple>
+#include <type_traits>
 
 #include <fmt/format.h>
 #include <libpq-fe.h>
@@ -408,6 +410,7 @@ Result<void> PostgresStore::insert_usage(std::span<const UsageRecord> records) {
       std::string sql;
       std::size_t sql_rows = 0;
       SpendTally spend;
+      RollupTally rollup;
       for (std::size_t first = 0; first < records.size(); first += kRowsPerInsert) {
         const auto chunk = records.subspan(first, std::min(kRowsPerInsert, records.size() - first));
         Params p;
@@ -422,9 +425,12 @@ Result<void> PostgresStore::insert_usage(std::span<const UsageRecord> records) {
           }
         }
         if (sql_rows != chunk.size()) {
-          // The rows actually inserted come back (not those skipped as replays): their spend.
+          // The rows actually inserted come back (not those skipped as replays): what they
+          // add to usage_spend and usage_rollup.
           sql = usage_insert_sql(Dialect::kPostgres, chunk.size()) +
-                " RETURNING started_at_ms, key_group, key_name, priced, cost_micros";
+                " RETURNING started_at_ms, key_group, key_name, priced, cost_micros, tenant, "
+                "feature, alias, provider, model, outcome, input_tokens, output_tokens, "
+                "cache_read_tokens, cache_write_tokens, reasoning_tokens";
           sql_rows = chunk.size();
         }
         auto r = run(sql, &p);
@@ -435,8 +441,26 @@ Result<void> PostgresStore::insert_usage(std::span<const UsageRecord> records) {
         }
         const PGresult* res = r->get();
         for (int row = 0; row < PQntuples(res); ++row) {
-          spend.add(integer_at(res, row, 0), text_at(res, row, 1), text_at(res, row, 2),
-                    *PQgetvalue(res, row, 3) == 't', integer_at(res, row, 4));
+          UsageRecord added;
+          added.started_at_ms = integer_at(res, row, 0);
+          added.key_group = text_at(res, row, 1);
+          added.key_name = text_at(res, row, 2);
+          added.priced = *PQgetvalue(res, row, 3) == 't';
+          added.cost_micros = integer_at(res, row, 4);
+          added.tenant = text_at(res, row, 5);
+          added.feature = text_at(res, row, 6);
+          added.alias = text_at(res, row, 7);
+          added.provider = text_at(res, row, 8);
+          added.model = text_at(res, row, 9);
+          added.outcome = text_at(res, row, 10);
+          added.input_tokens = static_cast<std::uint64_t>(integer_at(res, row, 11));
+          added.output_tokens = static_cast<std::uint64_t>(integer_at(res, row, 12));
+          added.cache_read_tokens = static_cast<std::uint64_t>(integer_at(res, row, 13));
+          added.cache_write_tokens = static_cast<std::uint64_t>(integer_at(res, row, 14));
+          added.reasoning_tokens = static_cast<std::uint64_t>(integer_at(res, row, 15));
+          spend.add(added.started_at_ms, added.key_group, added.key_name, added.priced,
+                    added.cost_micros);
+          rollup.add(added);
         }
       }
       static const std::string upsert = spend_upsert_sql(Dialect::kPostgres);
@@ -449,6 +473,28 @@ Result<void> PostgresStore::insert_usage(std::span<const UsageRecord> records) {
         u.add(std::to_string(sum.cost_micros));
         u.add(std::to_string(sum.records));
         if (auto r = run(upsert, &u); !r) {
+          return r.error();
+        }
+      }
+      static const std::string rollup_upsert = rollup_upsert_sql(Dialect::kPostgres);
+      for (const auto& [key, sums] : rollup.sums()) {
+        Params u;
+        std::apply(
+            [&](const auto&... field) {
+              auto add = [&](const auto& v) {
+                if constexpr (std::is_same_v<std::decay_t<decltype(v)>, std::string>) {
+                  u.add(v);
+                } else {
+                  u.add(std::to_string(v));
+                }
+              };
+              (add(field), ...);
+            },
+            key);
+        for (std::int64_t sum : sums) {
+          u.add(std::to_string(sum));
+        }
+        if (auto r = run(rollup_upsert, &u); !r) {
           return r.error();
         }
       }

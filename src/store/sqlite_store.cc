@@ -2,6 +2,8 @@
 
 #include <chrono>
 #include <limits>
+#include <tuple>
+#include <type_traits>
 
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -161,6 +163,7 @@ SqliteStore::~SqliteStore() {
   // for a forgotten statement instead of failing, so a new slot left out here cannot leak it.
   insert_.reset();
   spend_upsert_.reset();
+  rollup_upsert_.reset();
   find_.reset();
   count_.reset();
   sqlite3_close_v2(db_);
@@ -272,6 +275,7 @@ Result<void> SqliteStore::insert_usage(std::span<const UsageRecord> records) {
     return r;
   }
   SpendTally spend;
+  RollupTally rollup;
   auto run = [&]() -> Result<void> {
     for (const UsageRecord& record : records) {
       sqlite3_reset(*stmt);
@@ -289,9 +293,13 @@ Result<void> SqliteStore::insert_usage(std::span<const UsageRecord> records) {
       if (sqlite3_changes(db_) > 0) {  // 0: a replay, already stored and counted
         spend.add(record.started_at_ms, record.key_group, record.key_name, record.priced,
                   record.cost_micros);
+        rollup.add(record);
       }
     }
-    return add_spend(spend);
+    if (auto added = add_spend(spend); !added) {
+      return added;
+    }
+    return add_rollup(rollup);
   };
   auto r = run();
   sqlite3_reset(*stmt);
@@ -318,6 +326,41 @@ Result<void> SqliteStore::add_spend(const SpendTally& spend) {
     sqlite3_bind_int64(*stmt, 5, sum.records);
     if (sqlite3_step(*stmt) != SQLITE_DONE) {
       Error e = error("adding to usage_spend");
+      sqlite3_reset(*stmt);
+      return e;
+    }
+  }
+  sqlite3_reset(*stmt);
+  return {};
+}
+
+Result<void> SqliteStore::add_rollup(const RollupTally& rollup) {
+  static const std::string sql = rollup_upsert_sql(Dialect::kSqlite);
+  auto stmt = cached(rollup_upsert_, sql);
+  if (!stmt) {
+    return stmt.error();
+  }
+  for (const auto& [key, sums] : rollup.sums()) {
+    sqlite3_reset(*stmt);
+    int index = 0;
+    std::apply(
+        [&](const auto&... field) {
+          auto bind = [&](const auto& v) {
+            if constexpr (std::is_same_v<std::decay_t<decltype(v)>, std::string>) {
+              sqlite3_bind_text(*stmt, ++index, v.data(), static_cast<int>(v.size()),
+                                SQLITE_STATIC);
+            } else {
+              sqlite3_bind_int64(*stmt, ++index, v);
+            }
+          };
+          (bind(field), ...);
+        },
+        key);
+    for (std::int64_t sum : sums) {
+      sqlite3_bind_int64(*stmt, ++index, sum);
+    }
+    if (sqlite3_step(*stmt) != SQLITE_DONE) {
+      Error e = error("adding to usage_rollup");
       sqlite3_reset(*stmt);
       return e;
     }

@@ -11,6 +11,7 @@ struct sqlite3_stmt;
 namespace sluice::store {
 
 class SpendTally;
+class RollupTally;
 
 // The embedded store: one SQLite database file in WAL mode (readers such as `sluice usage` do
 // not block the gateway's writer), synchronous=NORMAL (a committed batch survives a process
@@ -68,9 +69,12 @@ class SqliteStore final : public Store {
   sqlite3* db_;
   // Adds a batch's spend to usage_spend (inside insert_usage's transaction).
   Result<void> add_spend(const SpendTally& spend);
+  // Adds a batch's usage to usage_rollup (inside insert_usage's transaction).
+  Result<void> add_rollup(const RollupTally& rollup);
 
   Statement insert_;
   Statement spend_upsert_;
+  Statement rollup_upsert_;
   Statement find_;
   Statement count_;
 };

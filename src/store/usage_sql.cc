@@ -1,5 +1,8 @@
 #include "store/usage_sql.h"
 
+#include <algorithm>
+#include <climits>
+
 #include <fmt/format.h>
 
 #include "store/usage_fields.h"
@@ -107,32 +110,65 @@ Result<SqlText> usage_query_sql(Dialect dialect, const UsageQuery& query) {
     select += group_expression(dialect, query.group_by[i]) + ", ";
     positions += fmt::format("{}{}", i == 0 ? "" : ", ", i + 1);
   }
-  // Unaccounted records have no known cost: they are counted, never summed as zero spend.
   select +=
-      "COUNT(*), "
-      "CAST(COALESCE(SUM(CASE WHEN outcome IN ('upstream_error', 'midstream_error') THEN 1 ELSE 0 "
-      "END), 0) AS BIGINT), "
+      "CAST(COALESCE(SUM(requests), 0) AS BIGINT), "
+      "CAST(COALESCE(SUM(failed), 0) AS BIGINT), "
       "CAST(COALESCE(SUM(input_tokens), 0) AS BIGINT), "
       "CAST(COALESCE(SUM(output_tokens), 0) AS BIGINT), "
       "CAST(COALESCE(SUM(cache_read_tokens), 0) AS BIGINT), "
       "CAST(COALESCE(SUM(cache_write_tokens), 0) AS BIGINT), "
       "CAST(COALESCE(SUM(reasoning_tokens), 0) AS BIGINT), "
-      "CAST(COALESCE(SUM(CASE WHEN priced THEN cost_micros ELSE 0 END), 0) AS BIGINT), "
-      "CAST(COALESCE(SUM(CASE WHEN priced THEN 0 ELSE 1 END), 0) AS BIGINT)";
-  // One placeholder per statement: the order of function arguments' evaluation is unspecified.
-  std::string where = "started_at_ms >= " + param(query.from_ms);
-  where += " AND started_at_ms < " + param(query.to_ms);
+      "CAST(COALESCE(SUM(cost_micros), 0) AS BIGINT), "
+      "CAST(COALESCE(SUM(unaccounted), 0) AS BIGINT)";
+  std::string filters;
   for (const auto& [dimension, value] : query.where) {
-    const std::string_view column = dimension_column(dimension);
-    if (column.empty()) {
+    if (dimension_column(dimension).empty()) {
       return Error(ErrorKind::kBadRequest,
                    fmt::format("cannot filter on {}: use the time range", to_string(dimension)));
     }
-    where += fmt::format(" AND {} = {}", column, param(value));
   }
+  auto add_filters = [&](std::string& where) {
+    for (const auto& [dimension, value] : query.where) {
+      where += fmt::format(" AND {} = {}", dimension_column(dimension), param(value));
+    }
+  };
+  // [first, last): the range's whole minutes. Records before `first` or from `last` on come
+  // from the ledger; when the range holds no whole minute, all of it does.
+  const std::int64_t from = query.from_ms;
+  const std::int64_t to = query.to_ms;
+  std::int64_t first = rollup_bucket(std::max<std::int64_t>(from, 0));
+  if (first < from) {
+    first = from > INT64_MAX - kRollupBucketMs ? to : first + kRollupBucketMs;
+  }
+  std::int64_t last = rollup_bucket(std::max<std::int64_t>(to, 0));
+  if (first >= last || from >= to) {
+    first = from;
+    last = from;
+  }
+  // One placeholder per value, in the order they appear (SQLite's ? are positional).
+  std::string rollup_where = "bucket_ms >= " + param(first);
+  rollup_where += " AND bucket_ms < " + param(last);
+  add_filters(rollup_where);
+  std::string ledger_where = "((started_at_ms >= " + param(from);
+  ledger_where += " AND started_at_ms < " + param(first);
+  ledger_where += ") OR (started_at_ms >= " + param(last);
+  ledger_where += " AND started_at_ms < " + param(to) + "))";
+  add_filters(ledger_where);
+  // Unaccounted records have no known cost: they are counted, never summed as zero spend.
+  out.sql = fmt::format(
+      "SELECT {} FROM ("
+      "SELECT bucket_ms AS started_at_ms, key_name, key_group, tenant, feature, alias, provider, "
+      "model, outcome, requests, failed, input_tokens, output_tokens, cache_read_tokens, "
+      "cache_write_tokens, reasoning_tokens, cost_micros, unaccounted FROM usage_rollup WHERE {} "
+      "UNION ALL "
+      "SELECT started_at_ms, key_name, key_group, tenant, feature, alias, provider, model, "
+      "outcome, 1, CASE WHEN outcome IN ('upstream_error', 'midstream_error') THEN 1 ELSE 0 END, "
+      "input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, reasoning_tokens, "
+      "CASE WHEN priced THEN cost_micros ELSE 0 END, CASE WHEN priced THEN 0 ELSE 1 END "
+      "FROM usage_records WHERE {}) AS u",
+      select, rollup_where, ledger_where);
   const std::size_t cost = query.group_by.size() + 8;
   const std::size_t requests = query.group_by.size() + 1;
-  out.sql = fmt::format("SELECT {} FROM usage_records WHERE {}", select, where);
   if (!query.group_by.empty()) {
     out.sql += fmt::format(" GROUP BY {}", positions);
   }
@@ -140,6 +176,48 @@ Result<SqlText> usage_query_sql(Dialect dialect, const UsageQuery& query) {
                          positions.empty() ? "" : ", ", positions,
                          param(static_cast<std::int64_t>(query.limit)));
   return out;
+}
+
+void RollupTally::add(const UsageRecord& r) {
+  Sums& sum = sums_[Key{rollup_bucket(r.started_at_ms), r.key_name, r.key_group, r.tenant,
+                        r.feature, r.alias, r.provider, r.model, r.outcome}];
+  const bool failed = r.outcome == "upstream_error" || r.outcome == "midstream_error";
+  const std::int64_t add[] = {1,
+                              failed ? 1 : 0,
+                              static_cast<std::int64_t>(r.input_tokens),
+                              static_cast<std::int64_t>(r.output_tokens),
+                              static_cast<std::int64_t>(r.cache_read_tokens),
+                              static_cast<std::int64_t>(r.cache_write_tokens),
+                              static_cast<std::int64_t>(r.reasoning_tokens),
+                              r.priced ? r.cost_micros : 0,
+                              r.priced ? 0 : 1};
+  for (std::size_t i = 0; i < sum.size(); ++i) {
+    sum[i] += add[i];
+  }
+}
+
+std::string rollup_upsert_sql(Dialect dialect) {
+  static constexpr const char* kSums[] = {"requests",          "failed",
+                                          "input_tokens",      "output_tokens",
+                                          "cache_read_tokens", "cache_write_tokens",
+                                          "reasoning_tokens",  "cost_micros",
+                                          "unaccounted"};
+  std::string values;
+  for (std::size_t i = 1; i <= 18; ++i) {
+    values += (i > 1 ? ", " : "") + placeholder(dialect, i);
+  }
+  std::string sums;
+  std::string updates;
+  for (const char* column : kSums) {
+    sums += fmt::format(", {}", column);
+    updates += fmt::format("{}{} = usage_rollup.{} + excluded.{}", updates.empty() ? "" : ", ",
+                           column, column, column);
+  }
+  return fmt::format(
+      "INSERT INTO usage_rollup (bucket_ms, key_name, key_group, tenant, feature, alias, "
+      "provider, model, outcome{}) VALUES ({}) ON CONFLICT (bucket_ms, key_name, key_group, "
+      "tenant, feature, alias, provider, model, outcome) DO UPDATE SET {}",
+      sums, values, updates);
 }
 
 void SpendTally::add(std::int64_t started_at_ms, const std::string& key_group,

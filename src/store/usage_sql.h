@@ -1,5 +1,6 @@
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -30,7 +31,9 @@ std::string usage_insert_sql(Dialect dialect, std::size_t rows = 1);
 std::string usage_find_sql(Dialect dialect);
 // The UsageQuery as one SELECT. Result columns: one text column per group_by entry, then
 // requests, failed, input, output, cache read, cache write and reasoning tokens, cost_micros,
-// unaccounted (all integers). Errors (kBadRequest) for a filter on kDay/kHour.
+// unaccounted (all integers). Errors (kBadRequest) for a filter on kDay/kHour. The whole
+// minutes of the range are read from usage_rollup, the records of the partial minutes at its
+// ends from the ledger (on its started_at_ms index): the same rows as summing the ledger.
 Result<SqlText> usage_query_sql(Dialect dialect, const UsageQuery& query);
 
 // Spend per key per quarter hour (usage_spend, sql/*/003_spend.sql), kept next to the ledger by
@@ -63,6 +66,36 @@ std::string spend_upsert_sql(Dialect dialect);
 // on a bucket boundary, the ledger's records before the next boundary are added (a short range
 // on its started_at_ms index).
 SqlText spend_since_sql(Dialect dialect, std::int64_t from_ms);
+
+// Usage per minute and dimension tuple (usage_rollup, sql/*/004_rollup.sql), kept next to the
+// ledger by insert_usage: usage_query_sql reads it for a range's whole minutes.
+inline constexpr std::int64_t kRollupBucketMs = 60'000;
+// The minute a record counts in: started_at_ms floored (also below zero), as the migration's SQL.
+inline std::int64_t rollup_bucket(std::int64_t started_at_ms) {
+  const std::int64_t r = started_at_ms % kRollupBucketMs;
+  return started_at_ms - (r < 0 ? r + kRollupBucketMs : r);
+}
+
+// What one insert_usage batch added to usage_rollup: the records actually inserted.
+class RollupTally {
+ public:
+  void add(const UsageRecord& record);
+  bool empty() const { return sums_.empty(); }
+
+  // bucket_ms, key_name, key_group, tenant, feature, alias, provider, model, outcome
+  using Key = std::tuple<std::int64_t, std::string, std::string, std::string, std::string,
+                         std::string, std::string, std::string, std::string>;
+  // requests, failed, input, output, cache read, cache write, reasoning, cost_micros,
+  // unaccounted: usage_rollup's columns in order.
+  using Sums = std::array<std::int64_t, 9>;
+  const std::map<Key, Sums>& sums() const { return sums_; }
+
+ private:
+  std::map<Key, Sums> sums_;
+};
+
+// Adds one RollupTally entry: $1..$9 the key's columns, $10..$18 the sums, in the orders above.
+std::string rollup_upsert_sql(Dialect dialect);
 
 // Number of integer columns after the group columns in usage_query_sql's result.
 inline constexpr int kUsageAggregateColumns = 9;
