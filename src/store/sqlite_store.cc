@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <limits>
+#include <mutex>
 #include <tuple>
 #include <type_traits>
 
@@ -118,6 +119,11 @@ void SqliteStore::FinalizeStatement::operator()(sqlite3_stmt* stmt) const {
 }
 
 Result<std::unique_ptr<SqliteStore>> SqliteStore::open(const std::string& path) {
+  // Memory statistics take a process-wide mutex around every SQLite allocation (dozens per
+  // record inserted); nothing here reads them. Must precede SQLite's initialisation, hence
+  // once, before the first connection; a no-op (SQLITE_MISUSE) if something initialised first.
+  static std::once_flag configured;
+  std::call_once(configured, [] { (void)sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0); });
   // Key names, features and spend are nobody else's business: a new database file is created
   // owner-only, and SQLite gives its -wal and -shm files the same mode.
   if (path != ":memory:" && !path.empty()) {
