@@ -121,7 +121,7 @@ class ModelCall final : private routing::RequestFacts {
   routing::AttemptPlan* plan_ = nullptr;            // during the attempt loop
   std::optional<routing::AttemptPlan::Step> next_;  // set by fail_over()
   std::chrono::milliseconds backoff_{0};            // waited before the current attempt
-  observability::SpanId attempt_span_ = 0;  // the current attempt's, set by frame_request()
+  observability::SpanId attempt_span_ = 0;          // the current attempt's, set by frame_request()
 };
 
 }  // namespace sluice::pipeline

@@ -187,10 +187,8 @@ Result<std::string> parse_tool_arguments(std::string_view text) {
 Result<Faults> parse_faults(const HeaderList& headers, const Faults& defaults) {
   Faults f = defaults;
   static constexpr HeaderField<std::uint32_t> kNumbers[] = {
-      {"x-mock-latency-ms", &Faults::latency_ms},
-      {"x-mock-first-byte-ms", &Faults::first_byte_ms},
-      {"x-mock-pace-ms", &Faults::pace_ms},
-      {"x-mock-end-delay-ms", &Faults::end_delay_ms},
+      {"x-mock-latency-ms", &Faults::latency_ms}, {"x-mock-first-byte-ms", &Faults::first_byte_ms},
+      {"x-mock-pace-ms", &Faults::pace_ms},       {"x-mock-end-delay-ms", &Faults::end_delay_ms},
       {"x-mock-events", &Faults::events},
   };
   if (auto read = read_fields(headers, kNumbers, parse_fault_number, f); !read) {

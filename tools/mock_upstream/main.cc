@@ -73,7 +73,10 @@ int main(int argc, char** argv) {
       {"--disconnect-mode", "x-mock-disconnect-mode", "fin (default) or rst", {}},
       {"--events", "x-mock-events", "Content events / words per reply (default 8)", {}},
       {"--pace-ms", "x-mock-pace-ms", "Delay between stream events (ms)", {}},
-      {"--end-delay-ms", "x-mock-end-delay-ms", "Streams: delay before the end of the body (ms)", {}},
+      {"--end-delay-ms",
+       "x-mock-end-delay-ms",
+       "Streams: delay before the end of the body (ms)",
+       {}},
   };
 
   app.add_option("--listen", listen, "HOST:PORT to listen on (port 0: pick a free port)")
