@@ -4,7 +4,6 @@
 #include <limits>
 #include <mutex>
 #include <tuple>
-#include <type_traits>
 
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -316,22 +315,37 @@ Result<void> SqliteStore::insert_usage(std::span<const UsageRecord> records) {
   return exec("COMMIT");
 }
 
-Result<void> SqliteStore::add_spend(const SpendTally& spend) {
-  static const std::string sql = spend_upsert_sql(Dialect::kSqlite);
-  auto stmt = cached(spend_upsert_, sql);
+namespace {
+
+void bind_value(sqlite3_stmt* stmt, int index, std::int64_t v) {
+  sqlite3_bind_int64(stmt, index, v);
+}
+void bind_value(sqlite3_stmt* stmt, int index, const std::string& v) {
+  sqlite3_bind_text(stmt, index, v.data(), static_cast<int>(v.size()), SQLITE_STATIC);
+}
+
+// Binds a rollup entry: the key's columns, then its sums, from parameter 1 on.
+template <class Key, class... Sums>
+void bind_entry(sqlite3_stmt* stmt, const Key& key, const Sums&... sums) {
+  int index = 0;
+  std::apply([&](const auto&... field) { (bind_value(stmt, ++index, field), ...); }, key);
+  (bind_value(stmt, ++index, sums), ...);
+}
+
+}  // namespace
+
+template <class Entries, class Bind>
+Result<void> SqliteStore::upsert_each(Statement& slot, const std::string& sql,
+                                      const Entries& entries, std::string_view table, Bind&& bind) {
+  auto stmt = cached(slot, sql);
   if (!stmt) {
     return stmt.error();
   }
-  for (const auto& [key, sum] : spend.sums()) {
-    const auto& [bucket, group, name] = key;
+  for (const auto& entry : entries) {
     sqlite3_reset(*stmt);
-    sqlite3_bind_int64(*stmt, 1, bucket);
-    sqlite3_bind_text(*stmt, 2, group.data(), static_cast<int>(group.size()), SQLITE_STATIC);
-    sqlite3_bind_text(*stmt, 3, name.data(), static_cast<int>(name.size()), SQLITE_STATIC);
-    sqlite3_bind_int64(*stmt, 4, sum.cost_micros);
-    sqlite3_bind_int64(*stmt, 5, sum.records);
+    bind(*stmt, entry);
     if (sqlite3_step(*stmt) != SQLITE_DONE) {
-      Error e = error("adding to usage_spend");
+      Error e = error(fmt::format("adding to {}", table));
       sqlite3_reset(*stmt);
       return e;
     }
@@ -340,39 +354,21 @@ Result<void> SqliteStore::add_spend(const SpendTally& spend) {
   return {};
 }
 
+Result<void> SqliteStore::add_spend(const SpendTally& spend) {
+  static const std::string sql = spend_upsert_sql(Dialect::kSqlite);
+  return upsert_each(
+      spend_upsert_, sql, spend.sums(), "usage_spend", [](sqlite3_stmt* stmt, const auto& entry) {
+        bind_entry(stmt, entry.first, entry.second.cost_micros, entry.second.records);
+      });
+}
+
 Result<void> SqliteStore::add_rollup(const RollupTally& rollup) {
   static const std::string sql = rollup_upsert_sql(Dialect::kSqlite);
-  auto stmt = cached(rollup_upsert_, sql);
-  if (!stmt) {
-    return stmt.error();
-  }
-  for (const auto& [key, sums] : rollup.sums()) {
-    sqlite3_reset(*stmt);
-    int index = 0;
-    std::apply(
-        [&](const auto&... field) {
-          auto bind = [&](const auto& v) {
-            if constexpr (std::is_same_v<std::decay_t<decltype(v)>, std::string>) {
-              sqlite3_bind_text(*stmt, ++index, v.data(), static_cast<int>(v.size()),
-                                SQLITE_STATIC);
-            } else {
-              sqlite3_bind_int64(*stmt, ++index, v);
-            }
-          };
-          (bind(field), ...);
-        },
-        key);
-    for (std::int64_t sum : sums) {
-      sqlite3_bind_int64(*stmt, ++index, sum);
-    }
-    if (sqlite3_step(*stmt) != SQLITE_DONE) {
-      Error e = error("adding to usage_rollup");
-      sqlite3_reset(*stmt);
-      return e;
-    }
-  }
-  sqlite3_reset(*stmt);
-  return {};
+  return upsert_each(rollup_upsert_, sql, rollup.sums(), "usage_rollup",
+                     [](sqlite3_stmt* stmt, const auto& entry) {
+                       std::apply([&](auto... sum) { bind_entry(stmt, entry.first, sum...); },
+                                  entry.second);
+                     });
 }
 
 Result<std::vector<SpendRow>> SqliteStore::spend_since(std::int64_t from_ms) {

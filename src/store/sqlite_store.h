@@ -71,6 +71,11 @@ class SqliteStore final : public Store {
   Result<void> add_spend(const SpendTally& spend);
   // Adds a batch's usage to usage_rollup (inside insert_usage's transaction).
   Result<void> add_rollup(const RollupTally& rollup);
+  // Runs the cached upsert in `slot` once per entry, `bind(stmt, entry)` binding its
+  // parameters; `table` names it in the error.
+  template <class Entries, class Bind>
+  Result<void> upsert_each(Statement& slot, const std::string& sql, const Entries& entries,
+                           std::string_view table, Bind&& bind);
 
   Statement insert_;
   Statement spend_upsert_;

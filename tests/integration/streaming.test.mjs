@@ -379,6 +379,32 @@ describe('upstream total timeout', () => {
   });
 });
 
+/** Reads SSE events until `stop(event)` is true, then aborts the request; true if it stopped. */
+async function abortWhen(res, controller, stop) {
+  try {
+    for await (const ev of sseEvents(res)) {
+      if (stop(ev)) {
+        controller.abort();
+        return true;
+      }
+    }
+  } catch {
+    // the abort surfaces as an error from the reader
+  }
+  return false;
+}
+
+/** Waits (bounded) until the mock has seen a stream aborted and has none left running. */
+function upstreamStreamClosed(message) {
+  return waitFor(
+    async () => {
+      const s = await mock.stats();
+      return s.streams_aborted >= 1 && s.active_streams === 0 ? s : null;
+    },
+    { timeoutMs: 2000, message },
+  );
+}
+
 describe('after the final answer', () => {
   // The OpenAI SDK stops reading and aborts the connection at [DONE], before the body's end:
   // the caller had everything, so the request is complete, not client_gone.
@@ -386,26 +412,8 @@ describe('after the final answer', () => {
     const controller = new AbortController();
     const res = await stream({}, { 'x-mock-events': '3', 'x-mock-end-delay-ms': '10000' }, controller.signal);
     const id = res.headers.get('x-request-id');
-    let done = false;
-    try {
-      for await (const ev of sseEvents(res)) {
-        if (ev.data === '[DONE]') {
-          done = true;
-          controller.abort();
-          break;
-        }
-      }
-    } catch {
-      // the abort surfaces as an error from the reader
-    }
-    assert.ok(done, 'the stream reached [DONE]');
-    await waitFor(
-      async () => {
-        const s = await mock.stats();
-        return s.streams_aborted >= 1 && s.active_streams === 0;
-      },
-      { timeoutMs: 2000, message: 'mock to see the held upstream stream closed' },
-    );
+    assert.ok(await abortWhen(res, controller, (ev) => ev.data === '[DONE]'), 'the stream reached [DONE]');
+    await upstreamStreamClosed('mock to see the held upstream stream closed');
     const entry = await gw.waitForLog((e) => e.request_id === id);
     assert.equal(entry.outcome, 'complete');
     assert.equal(entry.status, 200);
@@ -432,19 +440,12 @@ describe('after the final answer', () => {
 describe('client disconnects', () => {
   async function abortAfter(res, controller, contentEvents) {
     let seen = 0;
-    try {
-      for await (const ev of sseEvents(res)) {
-        if (ev.data && ev.data.includes('"content":') && !ev.data.includes('"content":""')) {
-          seen++;
-        }
-        if (seen >= contentEvents) {
-          controller.abort();
-          break;
-        }
+    await abortWhen(res, controller, (ev) => {
+      if (ev.data && ev.data.includes('"content":') && !ev.data.includes('"content":""')) {
+        seen++;
       }
-    } catch {
-      // the abort surfaces as an error from the reader
-    }
+      return seen >= contentEvents;
+    });
     return seen;
   }
 
@@ -453,13 +454,7 @@ describe('client disconnects', () => {
     const res = await stream({}, { 'x-mock-events': '10', 'x-mock-stall-after': '2' }, controller.signal);
     const id = res.headers.get('x-request-id');
     assert.equal(await abortAfter(res, controller, 2), 2);
-    const stats = await waitFor(
-      async () => {
-        const s = await mock.stats();
-        return s.streams_aborted >= 1 && s.active_streams === 0 ? s : null;
-      },
-      { timeoutMs: 2000, message: 'mock to see the upstream stream closed' },
-    );
+    const stats = await upstreamStreamClosed('mock to see the upstream stream closed');
     assert.equal(stats.streams_completed, 0);
     const entry = await gw.waitForLog((e) => e.request_id === id);
     assert.equal(entry.outcome, 'client_gone');
@@ -470,13 +465,7 @@ describe('client disconnects', () => {
     const res = await stream({}, { 'x-mock-events': '50', 'x-mock-pace-ms': '300' }, controller.signal);
     const id = res.headers.get('x-request-id');
     await abortAfter(res, controller, 1);
-    await waitFor(
-      async () => {
-        const s = await mock.stats();
-        return s.streams_aborted >= 1 && s.active_streams === 0;
-      },
-      { timeoutMs: 2000, message: 'mock to see the upstream stream closed' },
-    );
+    await upstreamStreamClosed('mock to see the upstream stream closed');
     const entry = await gw.waitForLog((e) => e.request_id === id);
     assert.equal(entry.outcome, 'client_gone');
   });
@@ -487,13 +476,7 @@ describe('client disconnects', () => {
     await waitFor(async () => (await mock.stats()).active_streams === 1, { timeoutMs: 2000, message: 'stream to start upstream' });
     controller.abort();
     await pending;
-    await waitFor(
-      async () => {
-        const s = await mock.stats();
-        return s.streams_aborted >= 1 && s.active_streams === 0;
-      },
-      { timeoutMs: 2000, message: 'mock to see the upstream closed' },
-    );
+    await upstreamStreamClosed('mock to see the upstream closed');
   });
 
   test('abort of a non-stream request waiting on upstream latency closes the upstream', async () => {

@@ -2,6 +2,7 @@
 
 #include <array>
 #include <string>
+#include <string_view>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -16,26 +17,25 @@ std::string name_of_this_thread() {
   return buf.data();
 }
 
-TEST(ThreadName, NamesTheCallingThreadOnly) {
-  const std::string before = name_of_this_thread();
+// Names a new thread `name` and returns what that thread reads back as its name.
+std::string name_seen_by_a_thread(std::string_view name) {
   std::string seen;
   std::thread t([&] {
-    name_this_thread("usage-writer");
+    name_this_thread(name);
     seen = name_of_this_thread();
   });
   t.join();
-  EXPECT_EQ(seen, "usage-writer");
+  return seen;
+}
+
+TEST(ThreadName, NamesTheCallingThreadOnly) {
+  const std::string before = name_of_this_thread();
+  EXPECT_EQ(name_seen_by_a_thread("usage-writer"), "usage-writer");
   EXPECT_EQ(name_of_this_thread(), before);
 }
 
 TEST(ThreadName, LongNamesKeepTheirFirstFifteenBytes) {
-  std::string seen;
-  std::thread t([&] {
-    name_this_thread("a-name-longer-than-the-kernel-keeps");
-    seen = name_of_this_thread();
-  });
-  t.join();
-  EXPECT_EQ(seen, "a-name-longer-t");
+  EXPECT_EQ(name_seen_by_a_thread("a-name-longer-than-the-kernel-keeps"), "a-name-longer-t");
 }
 
 }  // namespace
