@@ -167,14 +167,18 @@ void UsageSink::collect() {
       q->count = 0;
       q->depth.store(0, std::memory_order_relaxed);
     }
-    if (pending_.empty()) {
+    if (pending_count_ == 0) {
       pending_since_ = clock_.now();
     }
     std::string_view in = taken;
     for (std::size_t i = 0; i < count; ++i) {
-      if (!read_record_bytes(in, pending_.emplace_back())) {
+      if (pending_count_ == pending_.size()) {
+        pending_.emplace_back();
+      }
+      if (read_record_bytes(in, pending_[pending_count_])) {
+        ++pending_count_;
+      } else {
         // Cannot happen (the buffer is this process's own); if it did, say so and count them.
-        pending_.pop_back();
         lost_.fetch_add(count - i, std::memory_order_relaxed);
         spdlog::error("usage sink: {} queued records unreadable", count - i);
         break;
@@ -195,39 +199,52 @@ void UsageSink::pass(bool final) {
     replay_some();  // at shutdown the deadline is for fresh records; the spool waits for a start
   }
   const auto now = clock_.now();
-  const bool time_due = !pending_.empty() && now - pending_since_ >= options_.flush_interval;
+  const bool time_due = pending_count_ > 0 && now - pending_since_ >= options_.flush_interval;
   std::size_t done = 0;
-  std::vector<store::UsageRecord> batch;
-  while (done < pending_.size()) {
-    const std::size_t left = pending_.size() - done;
+  while (done < pending_count_) {
+    const std::size_t left = pending_count_ - done;
     if (left < options_.batch_size && !time_due && !final) {
       break;
     }
     const std::size_t n = std::min(left, options_.batch_size);
-    batch.assign(std::make_move_iterator(pending_.begin() + static_cast<std::ptrdiff_t>(done)),
-                 std::make_move_iterator(pending_.begin() + static_cast<std::ptrdiff_t>(done + n)));
-    write_batch(batch, final);
-    if (!batch.empty()) {
-      // Neither stored nor spooled: back in place, tried again next pass.
-      std::move(batch.begin(), batch.end(), pending_.begin() + static_cast<std::ptrdiff_t>(done));
-      break;
+    if (!write_batch(std::span(pending_).subspan(done, n), final)) {
+      break;  // neither stored nor spooled: tried again next pass
     }
     done += n;
   }
-  pending_.erase(pending_.begin(), pending_.begin() + static_cast<std::ptrdiff_t>(done));
-  if (!pending_.empty() && done > 0) {
+  retire_pending(done);
+  if (pending_count_ > 0 && done > 0) {
     pending_since_ = now;
   }
   const std::size_t limit = options_.queue_capacity;
-  if (final || pending_.size() > limit) {
+  if (final || pending_count_ > limit) {
     // The spool refused them (disk full, I/O error) and they cannot wait any longer.
-    const std::size_t lose = final ? pending_.size() : pending_.size() - limit;
+    const std::size_t lose = final ? pending_count_ : pending_count_ - limit;
     if (lose > 0) {
       lost_.fetch_add(lose, std::memory_order_relaxed);
       spdlog::error("usage sink: {} records lost: neither the store nor the spool {} took them",
                     lose, options_.spool_path);
-      pending_.erase(pending_.begin(), pending_.begin() + static_cast<std::ptrdiff_t>(lose));
+      retire_pending(lose);
     }
+  }
+}
+
+void UsageSink::retire_pending(std::size_t n) {
+  if (n == 0) {
+    return;
+  }
+  // The records still pending move to the front by swaps (no copies, no allocation); the
+  // retired ones end up behind them in any order. Swapping forward one by one is right even
+  // when the two ranges overlap.
+  for (std::size_t i = n; i < pending_count_; ++i) {
+    std::swap(pending_[i - n], pending_[i]);
+  }
+  pending_count_ -= n;
+  // Enough for a poll's worth of records at tens of thousands per second (a few MiB); after a
+  // burst (a store outage, a slow batch) the rest are let go.
+  const std::size_t keep = std::max(pending_count_, 8 * options_.batch_size);
+  if (pending_.size() > keep) {
+    pending_.resize(keep);
   }
 }
 
@@ -295,7 +312,7 @@ void UsageSink::replay_some() {
   }
 }
 
-void UsageSink::write_batch(std::vector<store::UsageRecord>& batch, bool final) {
+bool UsageSink::write_batch(std::span<const store::UsageRecord> batch, bool final) {
   const auto started = clock_.now();
   const bool in_time = !final || started < final_deadline_;
   if (state_.load(std::memory_order_relaxed) == StoreState::kUp && in_time) {
@@ -303,20 +320,17 @@ void UsageSink::write_batch(std::vector<store::UsageRecord>& batch, bool final) 
     const auto took = duration_cast<milliseconds>(clock_.now() - started);
     if (inserted) {
       written_.fetch_add(batch.size(), std::memory_order_relaxed);
-      batch.clear();
       if (took > options_.slow_insert) {
         mark_down("slow: a batch insert took " + std::to_string(took.count()) + " ms");
       }
-      return;
+      return true;
     }
     mark_down(inserted.error().message());
   }
-  if (spool_batch(batch)) {
-    batch.clear();
-  }
+  return spool_batch(batch);
 }
 
-bool UsageSink::spool_batch(std::vector<store::UsageRecord>& batch) {
+bool UsageSink::spool_batch(std::span<const store::UsageRecord> batch) {
   auto appended = spool_->append(batch);
   if (!appended) {
     if (!spool_failing_) {

@@ -7,6 +7,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <string>
 #include <thread>
 #include <vector>
@@ -106,8 +107,11 @@ class UsageSink {
   void collect();
   void ensure_store();
   void replay_some();
-  void write_batch(std::vector<store::UsageRecord>& batch, bool final);
-  bool spool_batch(std::vector<store::UsageRecord>& batch);
+  // True when the batch was stored or spooled.
+  bool write_batch(std::span<const store::UsageRecord> batch, bool final);
+  bool spool_batch(std::span<const store::UsageRecord> batch);
+  // Drops the first n pending records, keeping their memory for the next ones.
+  void retire_pending(std::size_t n);
   void mark_down(const std::string& why);
   void mark_up();
   void report_drops();
@@ -125,7 +129,11 @@ class UsageSink {
   bool migrated_ = false;
   std::unique_ptr<Spool> spool_;
   std::uint64_t replay_offset_ = 0;
+  // Records collected and not yet stored or spooled: the first pending_count_ of pending_. The
+  // ones after them are written records kept for their memory: the next records are decoded
+  // into them, reusing their strings' buffers instead of allocating and freeing per record.
   std::vector<store::UsageRecord> pending_;
+  std::size_t pending_count_ = 0;
   Clock::Monotonic::time_point pending_since_{};
   Clock::Monotonic::time_point next_retry_{};
   Clock::Monotonic::time_point final_deadline_ = Clock::Monotonic::time_point::max();
