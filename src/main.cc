@@ -8,7 +8,9 @@
 #include <iostream>
 #include <map>
 #include <optional>
+#include <span>
 #include <sstream>
+#include <variant>
 
 #include <CLI/CLI.hpp>
 #include <malloc.h>
@@ -20,6 +22,7 @@
 #include "core/version.h"
 #include "metering/estimate.h"
 #include "metering/price_catalogue.h"
+#include "metering/record_json.h"
 #include "pipeline/snapshot.h"
 #include "providers/registry.h"
 #include "server/server.h"
@@ -218,9 +221,17 @@ sluice::Result<std::unique_ptr<sluice::store::Store>> open_usage_store(const Usa
 }
 
 // Exit codes: 0 printed, 1 the store failed or has no such request, 2 bad parameters.
-int usage_report(const UsageOptions& o) {
+// The report parameters among `names` that were given, parsed, and the store they read: or the
+// exit status after printing why not (2 bad parameters, 1 no store).
+struct UsageCommand {
+  sluice::store::UsageReportRequest request;
+  std::unique_ptr<sluice::store::Store> store;
+};
+std::variant<UsageCommand, int> prepare_usage_command(const UsageOptions& o,
+                                                      std::span<const std::string_view> names,
+                                                      std::string_view command) {
   std::vector<std::pair<std::string, std::string>> params;
-  for (std::string_view name : sluice::store::usage_report_parameters()) {
+  for (std::string_view name : names) {
     if (auto it = o.params.find(std::string(name)); it != o.params.end()) {
       params.emplace_back(name, it->second);
     }
@@ -230,20 +241,30 @@ int usage_report(const UsageOptions& o) {
                                .count();
   auto request = sluice::store::parse_usage_report(params, now);
   if (!request) {
-    std::cerr << "sluice usage: " << request.error().message() << "\n";
+    std::cerr << command << ": " << request.error().message() << "\n";
     return 2;
   }
   auto store = open_usage_store(o);
   if (!store) {
-    std::cerr << "sluice usage: " << store.error().message() << "\n";
+    std::cerr << command << ": " << store.error().message() << "\n";
     return store.error().kind() == sluice::ErrorKind::kBadRequest ? 2 : 1;
   }
-  auto rows = (*store)->query_usage(request->query);
+  return UsageCommand{std::move(*request), std::move(*store)};
+}
+
+int usage_report(const UsageOptions& o) {
+  auto prepared =
+      prepare_usage_command(o, sluice::store::usage_report_parameters(), "sluice usage");
+  if (const int* status = std::get_if<int>(&prepared)) {
+    return *status;
+  }
+  auto& [request, store] = std::get<UsageCommand>(prepared);
+  auto rows = store->query_usage(request.query);
   if (!rows) {
     std::cerr << "sluice usage: " << rows.error().message() << "\n";
     return 1;
   }
-  std::cout << sluice::store::render_usage(request->query, *rows, request->format);
+  std::cout << sluice::store::render_usage(request.query, *rows, request.format);
   return 0;
 }
 
@@ -273,6 +294,27 @@ int usage_show(const UsageOptions& o) {
   }
   std::cout << sluice::store::render_usage_record(**record, format);
   return 0;
+}
+
+// One JSON object per line per record (the spool's encoding, every field), oldest first.
+int usage_export(const UsageOptions& o) {
+  static constexpr std::string_view kRange[] = {"since", "until"};
+  auto prepared = prepare_usage_command(o, kRange, "sluice usage export");
+  if (const int* status = std::get_if<int>(&prepared)) {
+    return *status;
+  }
+  auto& [request, store] = std::get<UsageCommand>(prepared);
+  auto r = store->export_usage(request.query.from_ms, request.query.to_ms,
+                               [](const sluice::store::UsageRecord& record) {
+                                 std::cout << sluice::metering::record_to_json(record) << '\n';
+                                 return static_cast<bool>(std::cout);
+                               });
+  std::cout.flush();
+  if (!r) {
+    std::cerr << "sluice usage export: " << r.error().message() << "\n";
+    return 1;
+  }
+  return std::cout ? 0 : 1;
 }
 
 }  // namespace
@@ -340,7 +382,15 @@ int main(int argc, char** argv) {
       usage_cmd->add_subcommand("show", "One request's usage record with its attempts and timings");
   usage_show_cmd->add_option("request_id", usage_opts.request_id, "x-request-id of the request")
       ->required();
-  for (CLI::App* cmd : {usage_cmd, usage_show_cmd}) {
+  auto* usage_export_cmd = usage_cmd->add_subcommand(
+      "export", "Every usage record started in a time range, one JSON object per line");
+  usage_export_cmd->add_option_function<std::string>(
+      "--since", [&](const std::string& v) { usage_opts.params["since"] = v; },
+      "From (inclusive): 7d, 24h, 90m ago, 2026-11-01 (UTC) or RFC 3339; default all");
+  usage_export_cmd->add_option_function<std::string>(
+      "--until", [&](const std::string& v) { usage_opts.params["until"] = v; },
+      "To (exclusive), same forms; default now and beyond");
+  for (CLI::App* cmd : {usage_cmd, usage_show_cmd, usage_export_cmd}) {
     cmd->add_option("-c,--config", usage_opts.config, "YAML config file naming the store");
     cmd->add_option("--store", usage_opts.store,
                     "sqlite:PATH or postgresql://... instead of --config");
@@ -383,6 +433,9 @@ int main(int argc, char** argv) {
     }
     if (*estimate_cmd) {
       return estimate(std::move(est));
+    }
+    if (*usage_export_cmd) {
+      return usage_export(usage_opts);
     }
     if (*usage_show_cmd) {
       return usage_show(usage_opts);

@@ -43,33 +43,13 @@ bool get_string(std::string_view& in, std::string& s) {
   return true;
 }
 
-void put_attempt(std::string& out, const store::AttemptRecord& a) {
-  put_string(out, a.provider);
-  put_string(out, a.model);
-  put_string(out, a.path);
-  put(out, a.status);
-  put_string(out, a.error_class);
-  put(out, a.acquire_us);
-  put(out, a.first_byte_us);
-  put(out, a.duration_us);
-  put(out, a.backoff_ms);
-  put(out, a.reused_connection);
-}
-
-bool get_attempt(std::string_view& in, store::AttemptRecord& a) {
-  return get_string(in, a.provider) && get_string(in, a.model) && get_string(in, a.path) &&
-         get(in, a.status) && get_string(in, a.error_class) && get(in, a.acquire_us) &&
-         get(in, a.first_byte_us) && get(in, a.duration_us) && get(in, a.backoff_ms) &&
-         get(in, a.reused_connection);
-}
-
 struct Writer {
   std::string& out;
   void operator()(std::string_view, const std::string& v) { put_string(out, v); }
   void operator()(std::string_view, const std::vector<store::AttemptRecord>& v) {
     put(out, static_cast<std::uint32_t>(v.size()));
     for (const auto& a : v) {
-      put_attempt(out, a);
+      store::visit_attempt_fields(a, *this);
     }
   }
   template <class T>
@@ -88,7 +68,7 @@ struct Reader {
     ok = ok && get(in, n) && n <= in.size();
     v.clear();
     for (std::uint32_t i = 0; ok && i < n; ++i) {
-      ok = get_attempt(in, v.emplace_back());
+      store::visit_attempt_fields(v.emplace_back(), *this);
     }
   }
   template <class T>

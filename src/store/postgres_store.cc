@@ -112,16 +112,19 @@ struct Reader {
   const PGresult* result;
   int col = 0;
   std::optional<Error> error;
+  int row = 0;
 
-  void operator()(std::string_view, std::string& v) { v = text_at(result, 0, col++); }
-  void operator()(std::string_view, std::int64_t& v) { v = integer_at(result, 0, col++); }
+  void operator()(std::string_view, std::string& v) { v = text_at(result, row, col++); }
+  void operator()(std::string_view, std::int64_t& v) { v = integer_at(result, row, col++); }
   void operator()(std::string_view, std::uint64_t& v) {
-    v = static_cast<std::uint64_t>(integer_at(result, 0, col++));
+    v = static_cast<std::uint64_t>(integer_at(result, row, col++));
   }
-  void operator()(std::string_view, int& v) { v = static_cast<int>(integer_at(result, 0, col++)); }
-  void operator()(std::string_view, bool& v) { v = *PQgetvalue(result, 0, col++) == 't'; }
+  void operator()(std::string_view, int& v) {
+    v = static_cast<int>(integer_at(result, row, col++));
+  }
+  void operator()(std::string_view, bool& v) { v = *PQgetvalue(result, row, col++) == 't'; }
   void operator()(std::string_view, std::vector<AttemptRecord>& v) {
-    auto decoded = decode_attempts(text_at(result, 0, col++));
+    auto decoded = decode_attempts(text_at(result, row, col++));
     if (decoded) {
       v = std::move(*decoded);
     } else if (!error) {
@@ -597,6 +600,50 @@ Result<std::uint64_t> PostgresStore::count_usage() {
     }
     return static_cast<std::uint64_t>(integer_at(r->get(), 0, 0));
   });
+}
+
+Result<void> PostgresStore::export_usage(std::int64_t from_ms, std::int64_t to_ms,
+                                         const std::function<bool(const UsageRecord&)>& each) {
+  static const std::string sql = usage_export_sql(Dialect::kPostgres);
+  constexpr int kPage = 1000;
+  std::int64_t after_started = std::numeric_limits<std::int64_t>::min();
+  std::int64_t after_id = std::numeric_limits<std::int64_t>::min();
+  const int id_column = static_cast<int>(usage_columns().size());
+  // Pages in (started_at_ms, id) order: a million records never sit in one result.
+  for (;;) {
+    bool done = false;
+    auto page = with_connection<void>([&]() -> Result<void> {
+      Params p;
+      for (std::int64_t v :
+           {from_ms, to_ms, after_started, after_id, static_cast<std::int64_t>(kPage)}) {
+        p.add(std::to_string(v));
+      }
+      auto r = run(sql, &p);
+      if (!r) {
+        return r.error();
+      }
+      const int rows = PQntuples(r->get());
+      for (int row = 0; row < rows; ++row) {
+        UsageRecord record;
+        Reader reader{r->get(), 0, std::nullopt, row};
+        visit_usage_fields(record, reader);
+        if (reader.error) {
+          return *reader.error;
+        }
+        after_started = record.started_at_ms;
+        after_id = integer_at(r->get(), row, id_column);
+        if (!each(record)) {
+          done = true;
+          return {};
+        }
+      }
+      done = rows < kPage;
+      return {};
+    });
+    if (!page || done) {
+      return page;
+    }
+  }
 }
 
 // Tenancy statements through libpq: `?` numbered $1, $2, ..., parameters and columns as text.

@@ -52,6 +52,8 @@ class PostgresStore final : public Store {
   Result<std::vector<UsageRow>> query_usage(const UsageQuery& query) override;
   Result<std::optional<UsageRecord>> find_usage(std::string_view request_id) override;
   Result<std::uint64_t> count_usage() override;
+  Result<void> export_usage(std::int64_t from_ms, std::int64_t to_ms,
+                            const std::function<bool(const UsageRecord&)>& each) override;
   Result<std::vector<SpendRow>> spend_since(std::int64_t from_ms) override;
   Result<TenancyState> load_tenancy() override;
   Result<std::uint64_t> tenancy_revision() override;

@@ -1,6 +1,8 @@
 #include "store/sqlite_store.h"
 
+#include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <limits>
 #include <mutex>
 #include <tuple>
@@ -17,6 +19,29 @@
 
 namespace sluice::store {
 namespace {
+
+// sql/sqlite/005_segments.sql: its data step is move_ledger_to_segments.
+constexpr int kSegmentsMigration = 5;
+
+// The first segment bucket that can hold a record started at or after `from_ms`.
+std::int64_t first_bucket(std::int64_t from_ms) {
+  return from_ms < std::numeric_limits<std::int64_t>::min() + kRollupBucketMs
+             ? std::numeric_limits<std::int64_t>::min()
+             : rollup_bucket(from_ms);
+}
+
+// A token count the SQL sums cannot hold (above BIGINT) refuses the batch, as a ledger row
+// would.
+struct TooLarge {
+  std::string_view field;
+  void operator()(std::string_view name, const std::uint64_t& v) {
+    if (v > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
+      field = name;
+    }
+  }
+  template <class T>
+  void operator()(std::string_view, const T&) {}
+};
 
 std::int64_t now_ms() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -41,47 +66,6 @@ ErrorKind kind_of(int rc) {
       return ErrorKind::kInternal;
   }
 }
-
-// Binds a UsageRecord's fields to the insert statement, column by column.
-struct Binder {
-  sqlite3_stmt* stmt;
-  int index = 0;
-  int rc = SQLITE_OK;
-  std::string failed_field;
-
-  void check(std::string_view name, int result) {
-    if (result != SQLITE_OK && rc == SQLITE_OK) {
-      rc = result;
-      failed_field = name;
-    }
-  }
-  void operator()(std::string_view name, const std::string& v) {
-    check(name,
-          sqlite3_bind_text(stmt, ++index, v.data(), static_cast<int>(v.size()), SQLITE_STATIC));
-  }
-  void operator()(std::string_view name, const std::int64_t& v) {
-    check(name, sqlite3_bind_int64(stmt, ++index, v));
-  }
-  void operator()(std::string_view name, const std::uint64_t& v) {
-    if (v > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
-      check(name, SQLITE_RANGE);
-      ++index;
-      return;
-    }
-    check(name, sqlite3_bind_int64(stmt, ++index, static_cast<std::int64_t>(v)));
-  }
-  void operator()(std::string_view name, const int& v) {
-    check(name, sqlite3_bind_int(stmt, ++index, v));
-  }
-  void operator()(std::string_view name, const bool& v) {
-    check(name, sqlite3_bind_int(stmt, ++index, v ? 1 : 0));
-  }
-  void operator()(std::string_view name, const std::vector<AttemptRecord>& v) {
-    const std::string json = encode_attempts(v);
-    check(name, sqlite3_bind_text(stmt, ++index, json.data(), static_cast<int>(json.size()),
-                                  SQLITE_TRANSIENT));
-  }
-};
 
 std::string column_text(sqlite3_stmt* stmt, int i) {
   const auto* text = reinterpret_cast<const char*>(sqlite3_column_text(stmt, i));
@@ -166,11 +150,10 @@ SqliteStore::~SqliteStore() {
   // Every cached statement is finalized before the connection closes: sqlite3_close refuses
   // (SQLITE_BUSY) while one is outstanding and the connection would leak. close_v2 would wait
   // for a forgotten statement instead of failing, so a new slot left out here cannot leak it.
-  insert_.reset();
-  spend_upsert_.reset();
-  rollup_upsert_.reset();
-  find_.reset();
-  count_.reset();
+  for (Statement* slot : {&segment_insert_, &layout_find_, &run_find_, &run_insert_, &run_extend_,
+                          &run_delete_, &edge_insert_, &spend_upsert_, &rollup_upsert_, &count_}) {
+    slot->reset();
+  }
   sqlite3_close_v2(db_);
 }
 
@@ -213,7 +196,9 @@ Result<sqlite3_stmt*> SqliteStore::cached(Statement& slot, const std::string& sq
   return slot.get();
 }
 
-Result<void> SqliteStore::migrate() {
+Result<void> SqliteStore::migrate() { return migrate_up_to(std::numeric_limits<int>::max()); }
+
+Result<void> SqliteStore::migrate_up_to(int version) {
   // BEGIN IMMEDIATE takes the write lock first, so two processes starting together apply each
   // migration once: the second waits (busy timeout), then finds it recorded.
   if (auto r = exec("CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, "
@@ -231,6 +216,9 @@ Result<void> SqliteStore::migrate() {
       return !applied ? applied.error() : record.error();
     }
     for (const Migration& m : migrations(Dialect::kSqlite)) {
+      if (m.version > version) {
+        break;
+      }
       sqlite3_reset(applied->get());
       sqlite3_bind_int(applied->get(), 1, m.version);
       const int rc = sqlite3_step(applied->get());
@@ -240,7 +228,11 @@ Result<void> SqliteStore::migrate() {
       if (rc != SQLITE_DONE) {
         return error("reading schema_migrations");
       }
-      if (auto r = exec(std::string(m.sql)); !r) {
+      auto r = exec(std::string(m.sql));
+      if (r && m.version == kSegmentsMigration) {
+        r = move_ledger_to_segments();
+      }
+      if (!r) {
         return Error(r.error().kind(),
                      fmt::format("migration {:03}_{}: {}", m.version, m.name, r.error().message()));
       }
@@ -271,48 +263,348 @@ Result<void> SqliteStore::insert_usage(std::span<const UsageRecord> records) {
   if (records.empty()) {
     return {};
   }
-  static const std::string sql = usage_insert_sql(Dialect::kSqlite);
-  auto stmt = cached(insert_, sql);
+  return in_transaction<void>("BEGIN IMMEDIATE", [&] { return store_records(records, true); });
+}
+
+Result<void> SqliteStore::store_records(std::span<const UsageRecord> records, bool tally) {
+  auto fresh = claim_record_ids(records);
+  if (!fresh || fresh->empty()) {
+    return fresh ? Result<void>() : Result<void>(fresh.error());
+  }
+  auto layout = layout_id();
+  if (!layout) {
+    return layout.error();
+  }
+  // One segment per started minute: the minutes at a report's ends read only their own.
+  std::vector<std::size_t>& order = *fresh;
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return rollup_bucket(records[a].started_at_ms) < rollup_bucket(records[b].started_at_ms);
+  });
+  static const std::string insert_sql =
+      "INSERT INTO usage_segments (layout, bucket_ms, records, body) VALUES (?, ?, ?, ?)";
+  auto stmt = cached(segment_insert_, insert_sql);
   if (!stmt) {
     return stmt.error();
   }
-  if (auto r = exec("BEGIN IMMEDIATE"); !r) {
-    return r;
-  }
   SpendTally spend;
   RollupTally rollup;
-  auto run = [&]() -> Result<void> {
-    for (const UsageRecord& record : records) {
-      sqlite3_reset(*stmt);
-      sqlite3_clear_bindings(*stmt);
-      Binder binder{*stmt, 0, SQLITE_OK, {}};
-      visit_usage_fields(record, binder);
-      if (binder.rc != SQLITE_OK) {
-        return Error(ErrorKind::kInternal,
-                     fmt::format("sqlite: record {}: {} cannot be stored ({})", record.record_id,
-                                 binder.failed_field, sqlite3_errstr(binder.rc)));
-      }
-      if (sqlite3_step(*stmt) != SQLITE_DONE) {
-        return error(fmt::format("inserting record {}", record.record_id));
-      }
-      if (sqlite3_changes(db_) > 0) {  // 0: a replay, already stored and counted
+  SegmentEncoder encoder;
+  for (std::size_t begin = 0; begin < order.size();) {
+    const std::int64_t bucket = rollup_bucket(records[order[begin]].started_at_ms);
+    std::size_t end = begin;
+    encoder.start(body_);
+    for (; end < order.size() && rollup_bucket(records[order[end]].started_at_ms) == bucket;
+         ++end) {
+      const UsageRecord& record = records[order[end]];
+      encoder.append(body_, record);
+      if (tally) {
         spend.add(record.started_at_ms, record.key_group, record.key_name, record.priced,
                   record.cost_micros);
         rollup.add(record);
       }
     }
-    if (auto added = add_spend(spend); !added) {
-      return added;
+    sqlite3_reset(*stmt);
+    sqlite3_bind_int64(*stmt, 1, *layout);
+    sqlite3_bind_int64(*stmt, 2, bucket);
+    sqlite3_bind_int64(*stmt, 3, static_cast<std::int64_t>(end - begin));
+    sqlite3_bind_blob64(*stmt, 4, body_.data(), body_.size(), SQLITE_STATIC);
+    const int rc = sqlite3_step(*stmt);
+    sqlite3_reset(*stmt);
+    if (rc != SQLITE_DONE) {
+      return error(fmt::format("inserting a segment of {} records", end - begin));
     }
-    return add_rollup(rollup);
-  };
-  auto r = run();
-  sqlite3_reset(*stmt);
-  if (!r) {
-    (void)exec("ROLLBACK");
-    return r;
+    begin = end;
   }
-  return exec("COMMIT");
+  if (body_.capacity() > (4u << 20)) {
+    std::string().swap(body_);  // a burst's buffer is not kept
+  }
+  if (auto added = add_spend(spend); !added) {
+    return added;
+  }
+  return add_rollup(rollup);
+}
+
+Result<std::vector<std::size_t>> SqliteStore::claim_record_ids(
+    std::span<const UsageRecord> records) {
+  struct Id {
+    RecordSequence id;
+    std::size_t index;
+  };
+  std::vector<Id> ids;
+  ids.reserve(records.size());
+  for (std::size_t i = 0; i < records.size(); ++i) {
+    if (records[i].record_id.empty()) {
+      return Error(ErrorKind::kInternal, "sqlite: a usage record has no record_id");
+    }
+    TooLarge check;
+    visit_usage_fields(records[i], check);
+    if (!check.field.empty()) {
+      return Error(ErrorKind::kInternal,
+                   fmt::format("sqlite: record {}: {} cannot be stored (above 2^63 - 1)",
+                               records[i].record_id, check.field));
+    }
+    ids.push_back({split_record_id(records[i].record_id), i});
+  }
+  std::sort(ids.begin(), ids.end(), [](const Id& a, const Id& b) {
+    return std::tie(a.id.prefix, a.id.sequence, a.index) <
+           std::tie(b.id.prefix, b.id.sequence, b.index);
+  });
+  static const std::string find_sql =
+      "SELECT first_sequence, last_sequence FROM usage_record_runs WHERE prefix = ? AND "
+      "first_sequence <= ? ORDER BY first_sequence DESC";
+  static const std::string insert_sql =
+      "INSERT INTO usage_record_runs (prefix, first_sequence, last_sequence) VALUES (?, ?, ?)";
+  static const std::string extend_sql =
+      "UPDATE usage_record_runs SET last_sequence = ? WHERE prefix = ? AND first_sequence = ?";
+  static const std::string delete_sql =
+      "DELETE FROM usage_record_runs WHERE prefix = ? AND first_sequence = ?";
+  sqlite3_stmt* find = nullptr;
+  sqlite3_stmt* insert = nullptr;
+  sqlite3_stmt* extend = nullptr;
+  sqlite3_stmt* remove = nullptr;
+  for (auto [slot, sql, stmt] :
+       {std::tuple{&run_find_, &find_sql, &find}, std::tuple{&run_insert_, &insert_sql, &insert},
+        std::tuple{&run_extend_, &extend_sql, &extend},
+        std::tuple{&run_delete_, &delete_sql, &remove}}) {
+    auto prepared = cached(*slot, *sql);
+    if (!prepared) {
+      return prepared.error();
+    }
+    *stmt = *prepared;
+  }
+  auto bind_prefix = [](sqlite3_stmt* stmt, int index, std::string_view prefix) {
+    sqlite3_bind_text(stmt, index, prefix.data(), static_cast<int>(prefix.size()), SQLITE_STATIC);
+  };
+  // The stored runs of `prefix` that start at or before `at`, nearest first, while `more`.
+  using Run = std::pair<std::int64_t, std::int64_t>;
+  auto runs_before = [&](std::string_view prefix, std::int64_t at,
+                         auto&& more) -> Result<std::vector<Run>> {
+    std::vector<Run> runs;
+    sqlite3_reset(find);
+    bind_prefix(find, 1, prefix);
+    sqlite3_bind_int64(find, 2, at);
+    int rc;
+    while ((rc = sqlite3_step(find)) == SQLITE_ROW) {
+      const Run run{sqlite3_column_int64(find, 0), sqlite3_column_int64(find, 1)};
+      if (!more(run)) {
+        break;
+      }
+      runs.push_back(run);
+    }
+    sqlite3_reset(find);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
+      return error("reading usage_record_runs");
+    }
+    return runs;
+  };
+  auto step = [&](sqlite3_stmt* stmt) -> Result<void> {
+    const int rc = sqlite3_step(stmt);
+    sqlite3_reset(stmt);
+    if (rc != SQLITE_DONE) {
+      return error("writing usage_record_runs");
+    }
+    return {};
+  };
+  std::vector<std::size_t> fresh;
+  fresh.reserve(records.size());
+  for (std::size_t begin = 0; begin < ids.size();) {
+    const std::string_view prefix = ids[begin].id.prefix;
+    std::size_t end = begin;
+    while (end < ids.size() && ids[end].id.prefix == prefix) {
+      ++end;
+    }
+    const std::int64_t low = ids[begin].id.sequence;
+    const std::int64_t high = ids[end - 1].id.sequence;
+    // Runs of one prefix do not overlap, so the ones reaching into [low, high] are consecutive
+    // from the nearest down.
+    auto stored = runs_before(prefix, high, [&](const Run& r) { return r.second >= low; });
+    if (!stored) {
+      return stored.error();
+    }
+    std::reverse(stored->begin(), stored->end());
+    std::vector<Run> added;  // runs of this batch's new sequences
+    std::size_t next_stored = 0;
+    for (std::size_t i = begin; i < end; ++i) {
+      const std::int64_t sequence = ids[i].id.sequence;
+      if (i > begin && sequence == ids[i - 1].id.sequence) {
+        continue;  // the same id twice in the batch
+      }
+      while (next_stored < stored->size() && (*stored)[next_stored].second < sequence) {
+        ++next_stored;
+      }
+      if (next_stored < stored->size() && (*stored)[next_stored].first <= sequence) {
+        continue;  // stored already (a replay)
+      }
+      fresh.push_back(ids[i].index);
+      if (!added.empty() && added.back().second + 1 == sequence) {
+        added.back().second = sequence;
+      } else {
+        added.push_back({sequence, sequence});
+      }
+    }
+    for (const Run& run : added) {
+      // A run joins the stored run ending just before it and the one starting just after it.
+      auto before =
+          runs_before(prefix, run.first, [n = 0](const Run&) mutable { return n++ == 0; });
+      if (!before) {
+        return before.error();
+      }
+      std::int64_t last = run.second;
+      auto after = runs_before(prefix, run.second + 1,
+                               [&](const Run& r) { return r.first == run.second + 1; });
+      if (!after) {
+        return after.error();
+      }
+      if (!after->empty()) {
+        last = after->front().second;
+        sqlite3_reset(remove);
+        bind_prefix(remove, 1, prefix);
+        sqlite3_bind_int64(remove, 2, after->front().first);
+        if (auto r = step(remove); !r) {
+          return r.error();
+        }
+      }
+      if (!before->empty() && before->front().second + 1 == run.first) {
+        sqlite3_reset(extend);
+        sqlite3_bind_int64(extend, 1, last);
+        bind_prefix(extend, 2, prefix);
+        sqlite3_bind_int64(extend, 3, before->front().first);
+        if (auto r = step(extend); !r) {
+          return r.error();
+        }
+      } else {
+        sqlite3_reset(insert);
+        bind_prefix(insert, 1, prefix);
+        sqlite3_bind_int64(insert, 2, run.first);
+        sqlite3_bind_int64(insert, 3, last);
+        if (auto r = step(insert); !r) {
+          return r.error();
+        }
+      }
+    }
+    begin = end;
+  }
+  std::sort(fresh.begin(), fresh.end());  // the batch's order
+  return fresh;
+}
+
+Result<std::int64_t> SqliteStore::layout_id() {
+  const std::string& fields = usage_segment_layout();
+  static const std::string find_sql = "SELECT id FROM usage_segment_layouts WHERE fields = ?";
+  auto find = cached(layout_find_, find_sql);
+  if (!find) {
+    return find.error();
+  }
+  sqlite3_bind_text(*find, 1, fields.data(), static_cast<int>(fields.size()), SQLITE_STATIC);
+  const int rc = sqlite3_step(*find);
+  const std::int64_t id = rc == SQLITE_ROW ? sqlite3_column_int64(*find, 0) : 0;
+  sqlite3_reset(*find);
+  if (rc == SQLITE_ROW) {
+    return id;
+  }
+  if (rc != SQLITE_DONE) {
+    return error("reading usage_segment_layouts");
+  }
+  auto insert = prepare("INSERT INTO usage_segment_layouts (fields) VALUES (?)");
+  if (!insert) {
+    return insert.error();
+  }
+  sqlite3_bind_text(insert->get(), 1, fields.data(), static_cast<int>(fields.size()),
+                    SQLITE_STATIC);
+  if (sqlite3_step(insert->get()) != SQLITE_DONE) {
+    return error("adding the segment layout");
+  }
+  return sqlite3_last_insert_rowid(db_);
+}
+
+Result<void> SqliteStore::read_segments(sqlite3_stmt* stmt,
+                                        const std::function<bool(UsageRecord&)>& each) {
+  int rc;
+  UsageRecord record;
+  while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+    const std::int64_t layout = sqlite3_column_int64(stmt, 0);
+    auto known = layouts_.find(layout);
+    if (known == layouts_.end()) {
+      auto text = prepare("SELECT fields FROM usage_segment_layouts WHERE id = ?");
+      if (!text) {
+        return text.error();
+      }
+      sqlite3_bind_int64(text->get(), 1, layout);
+      if (sqlite3_step(text->get()) != SQLITE_ROW) {
+        return Error(ErrorKind::kInternal,
+                     fmt::format("sqlite: usage segment layout {} is missing", layout));
+      }
+      auto parsed = SegmentLayout::parse(column_text(text->get(), 0));
+      if (!parsed) {
+        return Error(parsed.error().kind(), fmt::format("sqlite: usage segment layout {}: {}",
+                                                        layout, parsed.error().message()));
+      }
+      known = layouts_.emplace(layout, std::move(*parsed)).first;
+    }
+    const auto* data = static_cast<const char*>(sqlite3_column_blob(stmt, 1));
+    std::string_view body(data != nullptr ? data : "",
+                          static_cast<std::size_t>(sqlite3_column_bytes(stmt, 1)));
+    SegmentReader reader(known->second, body);
+    while (!reader.done()) {
+      record = UsageRecord();
+      if (!reader.next(record)) {
+        return Error(ErrorKind::kInternal, "sqlite: a usage segment ends inside a record");
+      }
+      if (!each(record)) {
+        return {};
+      }
+    }
+  }
+  if (rc != SQLITE_DONE) {
+    return error("reading usage segments");
+  }
+  return {};
+}
+
+Result<void> SqliteStore::move_ledger_to_segments() {
+  static const std::string sql = usage_export_sql(Dialect::kSqlite);
+  auto page = prepare(sql);
+  if (!page) {
+    return page.error();
+  }
+  constexpr int kPage = 1024;
+  std::int64_t after_started = std::numeric_limits<std::int64_t>::min();
+  std::int64_t after_id = std::numeric_limits<std::int64_t>::min();
+  std::vector<UsageRecord> batch;
+  const int id_column = static_cast<int>(usage_columns().size());
+  for (;;) {
+    sqlite3_stmt* s = page->get();
+    sqlite3_reset(s);
+    sqlite3_bind_int64(s, 1, std::numeric_limits<std::int64_t>::min());
+    sqlite3_bind_int64(s, 2, std::numeric_limits<std::int64_t>::max());
+    sqlite3_bind_int64(s, 3, after_started);
+    sqlite3_bind_int64(s, 4, after_id);
+    sqlite3_bind_int64(s, 5, kPage);
+    batch.clear();
+    int rc;
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+      Reader reader{s, 0, std::nullopt};
+      visit_usage_fields(batch.emplace_back(), reader);
+      if (reader.error) {
+        return *reader.error;
+      }
+      after_started = batch.back().started_at_ms;
+      after_id = sqlite3_column_int64(s, id_column);
+    }
+    if (rc != SQLITE_DONE) {
+      return error("reading usage_records");
+    }
+    sqlite3_reset(s);
+    if (batch.empty()) {
+      break;
+    }
+    // Their spend and rollup were added when they were inserted.
+    if (auto r = store_records(batch, false); !r) {
+      return r;
+    }
+  }
+  page->reset();
+  return exec("DROP TABLE usage_records");
 }
 
 namespace {
@@ -371,89 +663,160 @@ Result<void> SqliteStore::add_rollup(const RollupTally& rollup) {
                      });
 }
 
+Result<void> SqliteStore::fill_edges(
+    std::initializer_list<std::pair<std::int64_t, std::int64_t>> ranges) {
+  if (auto r =
+          exec("CREATE TEMP TABLE IF NOT EXISTS usage_edges (started_at_ms INTEGER, key_name TEXT, "
+               "key_group TEXT, tenant TEXT, feature TEXT, alias TEXT, provider TEXT, model TEXT, "
+               "outcome TEXT, input_tokens INTEGER, output_tokens INTEGER, cache_read_tokens "
+               "INTEGER, cache_write_tokens INTEGER, reasoning_tokens INTEGER, priced INTEGER, "
+               "cost_micros INTEGER); DELETE FROM temp.usage_edges;");
+      !r) {
+    return r;
+  }
+  static const std::string insert_sql =
+      "INSERT INTO temp.usage_edges VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
+  auto insert = cached(edge_insert_, insert_sql);
+  if (!insert) {
+    return insert.error();
+  }
+  auto segments = prepare(
+      "SELECT layout, body FROM usage_segments WHERE bucket_ms >= ? AND bucket_ms < ? "
+      "ORDER BY bucket_ms, id");
+  if (!segments) {
+    return segments.error();
+  }
+  for (const auto& [from, to] : ranges) {
+    if (from >= to) {
+      continue;
+    }
+    sqlite3_reset(segments->get());
+    sqlite3_bind_int64(segments->get(), 1, first_bucket(from));
+    sqlite3_bind_int64(segments->get(), 2, to);
+    bool failed = false;
+    auto read = read_segments(segments->get(), [&](UsageRecord& r) {
+      if (r.started_at_ms < from || r.started_at_ms >= to) {
+        return true;
+      }
+      sqlite3_stmt* s = *insert;
+      sqlite3_reset(s);
+      int i = 0;
+      sqlite3_bind_int64(s, ++i, r.started_at_ms);
+      for (const std::string* text : {&r.key_name, &r.key_group, &r.tenant, &r.feature, &r.alias,
+                                      &r.provider, &r.model, &r.outcome}) {
+        sqlite3_bind_text(s, ++i, text->data(), static_cast<int>(text->size()), SQLITE_STATIC);
+      }
+      for (std::uint64_t tokens : {r.input_tokens, r.output_tokens, r.cache_read_tokens,
+                                   r.cache_write_tokens, r.reasoning_tokens}) {
+        sqlite3_bind_int64(s, ++i, static_cast<std::int64_t>(tokens));
+      }
+      sqlite3_bind_int(s, ++i, r.priced ? 1 : 0);
+      sqlite3_bind_int64(s, ++i, r.cost_micros);
+      failed = sqlite3_step(s) != SQLITE_DONE;
+      sqlite3_reset(s);
+      return !failed;
+    });
+    if (!read) {
+      return read;
+    }
+    if (failed) {
+      return error("filling temp.usage_edges");
+    }
+  }
+  return {};
+}
+
 Result<std::vector<SpendRow>> SqliteStore::spend_since(std::int64_t from_ms) {
-  const SqlText text = spend_since_sql(Dialect::kSqlite, from_ms);
-  auto s = prepare(text.sql);
-  if (!s) {
-    return s.error();
-  }
-  for (std::size_t i = 0; i < text.params.size(); ++i) {
-    sqlite3_bind_int64(s->get(), static_cast<int>(i + 1), std::get<std::int64_t>(text.params[i]));
-  }
-  std::vector<SpendRow> rows;
-  int rc;
-  while ((rc = sqlite3_step(s->get())) == SQLITE_ROW) {
-    rows.push_back(
-        {column_text(s->get(), 0), column_text(s->get(), 1), sqlite3_column_int64(s->get(), 2)});
-  }
-  if (rc != SQLITE_DONE) {
-    return error("reading spend");
-  }
-  return rows;
+  // One read transaction: the rollup and the segments as of the same moment.
+  return in_transaction<std::vector<SpendRow>>("BEGIN", [&]() -> Result<std::vector<SpendRow>> {
+    if (auto r = fill_edges({{from_ms, spend_boundary(from_ms)}}); !r) {
+      return r.error();
+    }
+    const SqlText text = spend_since_sql(Dialect::kSqlite, from_ms, "temp.usage_edges");
+    auto s = prepare(text.sql);
+    if (!s) {
+      return s.error();
+    }
+    for (std::size_t i = 0; i < text.params.size(); ++i) {
+      sqlite3_bind_int64(s->get(), static_cast<int>(i + 1), std::get<std::int64_t>(text.params[i]));
+    }
+    std::vector<SpendRow> rows;
+    int rc;
+    while ((rc = sqlite3_step(s->get())) == SQLITE_ROW) {
+      rows.push_back(
+          {column_text(s->get(), 0), column_text(s->get(), 1), sqlite3_column_int64(s->get(), 2)});
+    }
+    if (rc != SQLITE_DONE) {
+      return error("reading spend");
+    }
+    return rows;
+  });
 }
 
 Result<std::vector<UsageRow>> SqliteStore::query_usage(const UsageQuery& query) {
-  auto text = usage_query_sql(Dialect::kSqlite, query);
+  auto text = usage_query_sql(Dialect::kSqlite, query, "temp.usage_edges");
   if (!text) {
     return text.error();
   }
-  auto s = prepare(text->sql);
-  if (!s) {
-    return s.error();
-  }
-  int index = 0;
-  for (const SqlParam& p : text->params) {
-    ++index;
-    if (const auto* i = std::get_if<std::int64_t>(&p)) {
-      sqlite3_bind_int64(s->get(), index, *i);
-    } else {
-      const std::string& v = std::get<std::string>(p);
-      sqlite3_bind_text(s->get(), index, v.data(), static_cast<int>(v.size()), SQLITE_STATIC);
+  const UsageSplit split = usage_query_split(query);
+  return in_transaction<std::vector<UsageRow>>("BEGIN", [&]() -> Result<std::vector<UsageRow>> {
+    if (auto r = fill_edges({{split.from, split.first}, {split.last, split.to}}); !r) {
+      return r.error();
     }
-  }
-  std::vector<UsageRow> rows;
-  int rc;
-  while ((rc = sqlite3_step(s->get())) == SQLITE_ROW) {
-    rows.push_back(read_usage_row(
-        query.group_by.size(), [&](int i) { return column_text(s->get(), i); },
-        [&](int i) { return sqlite3_column_int64(s->get(), i); }));
-  }
-  if (rc != SQLITE_DONE) {
-    return error("querying usage");
-  }
-  return rows;
+    auto s = prepare(text->sql);
+    if (!s) {
+      return s.error();
+    }
+    int index = 0;
+    for (const SqlParam& p : text->params) {
+      ++index;
+      if (const auto* i = std::get_if<std::int64_t>(&p)) {
+        sqlite3_bind_int64(s->get(), index, *i);
+      } else {
+        const std::string& v = std::get<std::string>(p);
+        sqlite3_bind_text(s->get(), index, v.data(), static_cast<int>(v.size()), SQLITE_STATIC);
+      }
+    }
+    std::vector<UsageRow> rows;
+    int rc;
+    while ((rc = sqlite3_step(s->get())) == SQLITE_ROW) {
+      rows.push_back(read_usage_row(
+          query.group_by.size(), [&](int i) { return column_text(s->get(), i); },
+          [&](int i) { return sqlite3_column_int64(s->get(), i); }));
+    }
+    if (rc != SQLITE_DONE) {
+      return error("querying usage");
+    }
+    return rows;
+  });
 }
 
 Result<std::optional<UsageRecord>> SqliteStore::find_usage(std::string_view request_id) {
-  static const std::string sql = usage_find_sql(Dialect::kSqlite);
-  auto stmt = cached(find_, sql);
-  if (!stmt) {
-    return stmt.error();
+  // No index by request id (one entry per record is what segments save): the segments whose
+  // bytes hold the id as the encoder writes it (whole: varints 0, 0, its length, then the
+  // bytes) are decoded. A scan of the ledger's bytes, ~0.1-0.3 KB per record.
+  const std::string needle = segment_request_id_bytes(request_id);
+  auto s = prepare("SELECT layout, body FROM usage_segments WHERE instr(body, ?) > 0 ORDER BY id");
+  if (!s) {
+    return s.error();
   }
-  sqlite3_bind_text(*stmt, 1, request_id.data(), static_cast<int>(request_id.size()),
-                    SQLITE_STATIC);
-  const int rc = sqlite3_step(*stmt);
-  if (rc == SQLITE_DONE) {
-    sqlite3_reset(*stmt);
-    return std::optional<UsageRecord>();
+  sqlite3_bind_blob64(s->get(), 1, needle.data(), needle.size(), SQLITE_STATIC);
+  std::optional<UsageRecord> newest;
+  auto r = read_segments(s->get(), [&](UsageRecord& record) {
+    if (record.request_id == request_id &&
+        (!newest || record.started_at_ms >= newest->started_at_ms)) {
+      newest = std::move(record);
+    }
+    return true;
+  });
+  if (!r) {
+    return r.error();
   }
-  if (rc != SQLITE_ROW) {
-    Error e = error("finding a usage record");
-    sqlite3_reset(*stmt);
-    return e;
-  }
-  UsageRecord record;
-  Reader reader{*stmt, 0, std::nullopt};
-  visit_usage_fields(record, reader);
-  sqlite3_reset(*stmt);
-  if (reader.error) {
-    return *reader.error;
-  }
-  return std::optional<UsageRecord>(std::move(record));
+  return newest;
 }
 
 Result<std::uint64_t> SqliteStore::count_usage() {
-  auto stmt = cached(count_, "SELECT COUNT(*) FROM usage_records");
+  auto stmt = cached(count_, "SELECT COALESCE(SUM(records), 0) FROM usage_segments");
   if (!stmt) {
     return stmt.error();
   }
@@ -465,6 +828,26 @@ Result<std::uint64_t> SqliteStore::count_usage() {
   const auto n = static_cast<std::uint64_t>(sqlite3_column_int64(*stmt, 0));
   sqlite3_reset(*stmt);
   return n;
+}
+
+Result<void> SqliteStore::export_usage(std::int64_t from_ms, std::int64_t to_ms,
+                                       const std::function<bool(const UsageRecord&)>& each) {
+  if (from_ms >= to_ms) {
+    return {};
+  }
+  auto s = prepare(
+      "SELECT layout, body FROM usage_segments WHERE bucket_ms >= ? AND bucket_ms < ? "
+      "ORDER BY bucket_ms, id");
+  if (!s) {
+    return s.error();
+  }
+  sqlite3_bind_int64(s->get(), 1, first_bucket(from_ms));
+  sqlite3_bind_int64(s->get(), 2, to_ms);
+  return in_transaction<void>("BEGIN", [&] {
+    return read_segments(s->get(), [&](UsageRecord& record) {
+      return record.started_at_ms < from_ms || record.started_at_ms >= to_ms || each(record);
+    });
+  });
 }
 
 // Tenancy statements through SQLite: parameters bound by type, every column read as text.

@@ -1,9 +1,11 @@
 #pragma once
 
+#include <map>
 #include <memory>
 #include <string>
 
 #include "store/store.h"
+#include "store/usage_segment.h"
 
 struct sqlite3;
 struct sqlite3_stmt;
@@ -18,6 +20,7 @@ class RollupTally;
 // crash; a power loss may lose the last batches, which the usage sink's spool covers) and a
 // busy timeout so a second process writing at the same moment waits instead of failing.
 // Statements are prepared once and reused. Blocking; one thread at a time (Store's contract).
+// The usage ledger is kept in segments (store/usage_segment.h, sql/sqlite/005_segments.sql).
 class SqliteStore final : public Store {
  public:
   // How long a statement waits for another connection's write lock before failing.
@@ -36,6 +39,8 @@ class SqliteStore final : public Store {
   Result<std::vector<UsageRow>> query_usage(const UsageQuery& query) override;
   Result<std::optional<UsageRecord>> find_usage(std::string_view request_id) override;
   Result<std::uint64_t> count_usage() override;
+  Result<void> export_usage(std::int64_t from_ms, std::int64_t to_ms,
+                            const std::function<bool(const UsageRecord&)>& each) override;
   Result<std::vector<SpendRow>> spend_since(std::int64_t from_ms) override;
   Result<TenancyState> load_tenancy() override;
   Result<std::uint64_t> tenancy_revision() override;
@@ -45,6 +50,8 @@ class SqliteStore final : public Store {
 
   // Runs one or more statements with no parameters and no rows (tests, maintenance).
   Result<void> execute_for_test(const std::string& sql) { return exec(sql); }
+  // Applies the migrations up to `version` only (tests of a migration's data step).
+  Result<void> migrate_to_for_test(int version) { return migrate_up_to(version); }
 
  private:
   explicit SqliteStore(sqlite3* db) : db_(db) {}
@@ -66,6 +73,24 @@ class SqliteStore final : public Store {
 
   class TenancyAccess;
 
+  Result<void> migrate_up_to(int version);
+  // Migration 005's data step: the records of usage_records into segments, then the table goes.
+  Result<void> move_ledger_to_segments();
+  // Stores the records whose ids are not stored yet as segments, inside the caller's
+  // transaction; `tally` adds them to usage_spend and usage_rollup too (not when moving records
+  // those already count).
+  Result<void> store_records(std::span<const UsageRecord> records, bool tally);
+  // Indexes into `records` of the ones to store: the first of each id, none already stored.
+  // Records the new ids in usage_record_runs.
+  Result<std::vector<std::size_t>> claim_record_ids(std::span<const UsageRecord> records);
+  Result<std::int64_t> layout_id();
+  // Calls each(record) for the records of the segments `stmt` selects (columns: layout, body),
+  // until each returns false.
+  Result<void> read_segments(sqlite3_stmt* stmt, const std::function<bool(UsageRecord&)>& each);
+  // Fills temp.usage_edges with the records started in the given [from, to) ranges: what the
+  // usage queries read besides the rollup.
+  Result<void> fill_edges(std::initializer_list<std::pair<std::int64_t, std::int64_t>> ranges);
+
   sqlite3* db_;
   // Adds a batch's spend to usage_spend (inside insert_usage's transaction).
   Result<void> add_spend(const SpendTally& spend);
@@ -77,11 +102,18 @@ class SqliteStore final : public Store {
   Result<void> upsert_each(Statement& slot, const std::string& sql, const Entries& entries,
                            std::string_view table, Bind&& bind);
 
-  Statement insert_;
+  Statement segment_insert_;
+  Statement layout_find_;
+  Statement run_find_;
+  Statement run_insert_;
+  Statement run_extend_;
+  Statement run_delete_;
+  Statement edge_insert_;
   Statement spend_upsert_;
   Statement rollup_upsert_;
-  Statement find_;
   Statement count_;
+  std::map<std::int64_t, SegmentLayout> layouts_;  // read so far, by usage_segment_layouts.id
+  std::string body_;                               // a segment being written (capacity kept)
 };
 
 }  // namespace sluice::store

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -84,6 +85,10 @@ class Store {
   // The full record (attempts included) of one request id; the newest if the id was reused.
   virtual Result<std::optional<UsageRecord>> find_usage(std::string_view request_id) = 0;
   virtual Result<std::uint64_t> count_usage() = 0;
+  // Every record started in [from_ms, to_ms), full, oldest first (SQLite: by started minute,
+  // within a minute in the order stored), until `each` returns false. `sluice usage export`.
+  virtual Result<void> export_usage(std::int64_t from_ms, std::int64_t to_ms,
+                                    const std::function<bool(const UsageRecord&)>& each) = 0;
   // Spend per key group and key of the records started at or after `from_ms` (budgets). The
   // SQL stores read a per-quarter-hour rollup kept by insert_usage, so the cost does not grow
   // with the ledger; this default sums the ledger through query_usage.

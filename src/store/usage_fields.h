@@ -55,6 +55,22 @@ void visit_usage_fields(Record& r, Visitor&& v) {
   v("cost_items", r.cost_items);
 }
 
+// The stored fields of one attempt, in order (the attempts JSON and the segment bytes use
+// these names). `field` is a std::string, std::int64_t, int or bool.
+template <class Attempt, class Visitor>
+void visit_attempt_fields(Attempt& a, Visitor&& v) {
+  v("provider", a.provider);
+  v("model", a.model);
+  v("path", a.path);
+  v("status", a.status);
+  v("error_class", a.error_class);
+  v("acquire_us", a.acquire_us);
+  v("first_byte_us", a.first_byte_us);
+  v("duration_us", a.duration_us);
+  v("backoff_ms", a.backoff_ms);
+  v("reused_connection", a.reused_connection);
+}
+
 // The column names above, in order.
 const std::vector<std::string_view>& usage_columns();
 

@@ -14,6 +14,12 @@ std::string placeholder(Dialect dialect, std::size_t n) {
   return dialect == Dialect::kSqlite ? std::string("?") : fmt::format("${}", n);
 }
 
+// Parameter n by number in both dialects (SQLite's bare ? are positional, so a parameter used
+// twice needs ?N).
+std::string numbered(Dialect dialect, std::size_t n) {
+  return fmt::format("{}{}", dialect == Dialect::kSqlite ? '?' : '$', n);
+}
+
 std::string column_list() {
   std::string out;
   for (std::string_view name : usage_columns()) {
@@ -98,7 +104,31 @@ std::string usage_find_sql(Dialect dialect) {
       column_list(), placeholder(dialect, 1));
 }
 
-Result<SqlText> usage_query_sql(Dialect dialect, const UsageQuery& query) {
+UsageSplit usage_query_split(const UsageQuery& query) {
+  const std::int64_t from = query.from_ms;
+  const std::int64_t to = query.to_ms;
+  std::int64_t first = rollup_bucket(std::max<std::int64_t>(from, 0));
+  if (first < from) {
+    first = from > INT64_MAX - kRollupBucketMs ? to : first + kRollupBucketMs;
+  }
+  std::int64_t last = rollup_bucket(std::max<std::int64_t>(to, 0));
+  if (first >= last || from >= to) {
+    first = from;
+    last = from;
+  }
+  return {from, first, last, to};
+}
+
+std::string usage_export_sql(Dialect dialect) {
+  return fmt::format(
+      "SELECT {}, id FROM usage_records WHERE started_at_ms >= {} AND started_at_ms < {} AND "
+      "(started_at_ms > {} OR (started_at_ms = {} AND id > {})) ORDER BY started_at_ms, id "
+      "LIMIT {}",
+      column_list(), numbered(dialect, 1), numbered(dialect, 2), numbered(dialect, 3),
+      numbered(dialect, 3), numbered(dialect, 4), numbered(dialect, 5));
+}
+
+Result<SqlText> usage_query_sql(Dialect dialect, const UsageQuery& query, std::string_view ledger) {
   SqlText out;
   auto param = [&](SqlParam p) {
     out.params.push_back(std::move(p));
@@ -132,19 +162,7 @@ Result<SqlText> usage_query_sql(Dialect dialect, const UsageQuery& query) {
       where += fmt::format(" AND {} = {}", dimension_column(dimension), param(value));
     }
   };
-  // [first, last): the range's whole minutes. Records before `first` or from `last` on come
-  // from the ledger; when the range holds no whole minute, all of it does.
-  const std::int64_t from = query.from_ms;
-  const std::int64_t to = query.to_ms;
-  std::int64_t first = rollup_bucket(std::max<std::int64_t>(from, 0));
-  if (first < from) {
-    first = from > INT64_MAX - kRollupBucketMs ? to : first + kRollupBucketMs;
-  }
-  std::int64_t last = rollup_bucket(std::max<std::int64_t>(to, 0));
-  if (first >= last || from >= to) {
-    first = from;
-    last = from;
-  }
+  const auto [from, first, last, to] = usage_query_split(query);
   // One placeholder per value, in the order they appear (SQLite's ? are positional).
   std::string rollup_where = "bucket_ms >= " + param(first);
   rollup_where += " AND bucket_ms < " + param(last);
@@ -165,8 +183,8 @@ Result<SqlText> usage_query_sql(Dialect dialect, const UsageQuery& query) {
       "outcome, 1, CASE WHEN outcome IN ('upstream_error', 'midstream_error') THEN 1 ELSE 0 END, "
       "input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, reasoning_tokens, "
       "CASE WHEN priced THEN cost_micros ELSE 0 END, CASE WHEN priced THEN 0 ELSE 1 END "
-      "FROM usage_records WHERE {}) AS u",
-      select, rollup_where, ledger_where);
+      "FROM {} WHERE {}) AS u",
+      select, rollup_where, ledger, ledger_where);
   const std::size_t cost = query.group_by.size() + 8;
   const std::size_t requests = query.group_by.size() + 1;
   if (!query.group_by.empty()) {
@@ -179,8 +197,20 @@ Result<SqlText> usage_query_sql(Dialect dialect, const UsageQuery& query) {
 }
 
 void RollupTally::add(const UsageRecord& r) {
-  Sums& sum = sums_[Key{rollup_bucket(r.started_at_ms), r.key_name, r.key_group, r.tenant,
-                        r.feature, r.alias, r.provider, r.model, r.outcome}];
+  const std::int64_t bucket = rollup_bucket(r.started_at_ms);
+  const bool same = last_ != sums_.end() && [&] {
+    const auto& [b, key, group, tenant, feature, alias, provider, model, outcome] = last_->first;
+    return b == bucket && key == r.key_name && group == r.key_group && tenant == r.tenant &&
+           feature == r.feature && alias == r.alias && provider == r.provider && model == r.model &&
+           outcome == r.outcome;
+  }();
+  if (!same) {
+    last_ = sums_
+                .try_emplace(Key{bucket, r.key_name, r.key_group, r.tenant, r.feature, r.alias,
+                                 r.provider, r.model, r.outcome})
+                .first;
+  }
+  Sums& sum = last_->second;
   const bool failed = r.outcome == "upstream_error" || r.outcome == "midstream_error";
   const std::int64_t add[] = {1,
                               failed ? 1 : 0,
@@ -223,7 +253,12 @@ std::string rollup_upsert_sql(Dialect dialect) {
 void SpendTally::add(std::int64_t started_at_ms, const std::string& key_group,
                      const std::string& key_name, bool priced, std::int64_t cost_micros) {
   // Truncating division, as the SQL's started_at_ms / 900000 * 900000.
-  Sum& sum = sums_[Key{started_at_ms / kSpendBucketMs * kSpendBucketMs, key_group, key_name}];
+  const std::int64_t bucket = started_at_ms / kSpendBucketMs * kSpendBucketMs;
+  if (last_ == sums_.end() || std::get<0>(last_->first) != bucket ||
+      std::get<1>(last_->first) != key_group || std::get<2>(last_->first) != key_name) {
+    last_ = sums_.try_emplace(Key{bucket, key_group, key_name}).first;
+  }
+  Sum& sum = last_->second;
   sum.cost_micros += priced ? cost_micros : 0;
   ++sum.records;
 }
@@ -238,21 +273,26 @@ std::string spend_upsert_sql(Dialect dialect) {
       placeholder(dialect, 4), placeholder(dialect, 5));
 }
 
-SqlText spend_since_sql(Dialect dialect, std::int64_t from_ms) {
+std::int64_t spend_boundary(std::int64_t from_ms) {
   // The first bucket boundary at or after from_ms (from_ms itself when it is one).
   std::int64_t boundary = from_ms / kSpendBucketMs * kSpendBucketMs;
   if (boundary < from_ms) {
     boundary += kSpendBucketMs;
   }
+  return boundary;
+}
+
+SqlText spend_since_sql(Dialect dialect, std::int64_t from_ms, std::string_view ledger) {
+  const std::int64_t boundary = spend_boundary(from_ms);
   SqlText out;
   out.sql = fmt::format(
       "SELECT key_group, key_name, CAST(SUM(cost) AS BIGINT) FROM ("
       "SELECT key_group, key_name, cost_micros AS cost FROM usage_spend WHERE bucket_ms >= {} "
       "UNION ALL "
       "SELECT key_group, key_name, CASE WHEN priced THEN cost_micros ELSE 0 END FROM "
-      "usage_records WHERE started_at_ms >= {} AND started_at_ms < {}"
+      "{} WHERE started_at_ms >= {} AND started_at_ms < {}"
       ") AS spend GROUP BY key_group, key_name",
-      placeholder(dialect, 1), placeholder(dialect, 2), placeholder(dialect, 3));
+      placeholder(dialect, 1), ledger, placeholder(dialect, 2), placeholder(dialect, 3));
   out.params = {boundary, from_ms, boundary};
   return out;
 }

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <variant>
 #include <vector>
@@ -34,7 +35,23 @@ std::string usage_find_sql(Dialect dialect);
 // unaccounted (all integers). Errors (kBadRequest) for a filter on kDay/kHour. The whole
 // minutes of the range are read from usage_rollup, the records of the partial minutes at its
 // ends from the ledger (on its started_at_ms index): the same rows as summing the ledger.
-Result<SqlText> usage_query_sql(Dialect dialect, const UsageQuery& query);
+// `ledger` is the table (or parenthesised SELECT ... AS name) the partial minutes are read from,
+// with the columns the query reads: started_at_ms, the dimensions, the token counts, priced and
+// cost_micros (SqliteStore: temp.usage_edges, filled from its segments).
+Result<SqlText> usage_query_sql(Dialect dialect, const UsageQuery& query,
+                                std::string_view ledger = "usage_records");
+
+// The parts of a UsageQuery's range: [first, last) its whole minutes (usage_rollup); [from,
+// first) and [last, to) the partial minutes at its ends (the ledger). When the range holds no
+// whole minute, first == last == from: all of it is read from the ledger.
+struct UsageSplit {
+  std::int64_t from, first, last, to;
+};
+UsageSplit usage_query_split(const UsageQuery& query);
+
+// Records started in [$1, $2) after ($3 started_at_ms, $4 id), at most $5, ordered by
+// started_at_ms and id: the usage_columns() then id (pages of an export).
+std::string usage_export_sql(Dialect dialect);
 
 // Spend per key per quarter hour (usage_spend, sql/*/003_spend.sql), kept next to the ledger by
 // insert_usage so budgets never scan the ledger.
@@ -57,6 +74,7 @@ class SpendTally {
 
  private:
   std::map<Key, Sum> sums_;
+  std::map<Key, Sum>::iterator last_ = sums_.end();  // as RollupTally's
 };
 
 // Adds one SpendTally entry: $1 bucket_ms, $2 key_group, $3 key_name, $4 cost, $5 records.
@@ -64,8 +82,12 @@ std::string spend_upsert_sql(Dialect dialect);
 // Spend per key group and key of the records started at or after `from_ms`. Result columns:
 // key_group, key_name, cost_micros. Whole buckets come from usage_spend; when `from_ms` is not
 // on a bucket boundary, the ledger's records before the next boundary are added (a short range
-// on its started_at_ms index).
-SqlText spend_since_sql(Dialect dialect, std::int64_t from_ms);
+// on its started_at_ms index), read from `ledger` as in usage_query_sql.
+SqlText spend_since_sql(Dialect dialect, std::int64_t from_ms,
+                        std::string_view ledger = "usage_records");
+// The first usage_spend bucket boundary at or after from_ms: spend_since_sql reads [from_ms,
+// boundary) from the ledger.
+std::int64_t spend_boundary(std::int64_t from_ms);
 
 // Usage per minute and dimension tuple (usage_rollup, sql/*/004_rollup.sql), kept next to the
 // ledger by insert_usage: usage_query_sql reads it for a range's whole minutes.
@@ -92,6 +114,9 @@ class RollupTally {
 
  private:
   std::map<Key, Sums> sums_;
+  // The entry the record before went to: records of a batch mostly share their tuple, and
+  // comparing it is cheaper than building a Key and searching the map.
+  std::map<Key, Sums>::iterator last_ = sums_.end();
 };
 
 // Adds one RollupTally entry: $1..$9 the key's columns, $10..$18 the sums, in the orders above.

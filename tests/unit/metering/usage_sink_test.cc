@@ -62,6 +62,10 @@ class MemoryStore final : public store::Store {
     return std::optional<store::UsageRecord>{};
   }
   Result<std::uint64_t> count_usage() override { return std::uint64_t{ledger_.rows.size()}; }
+  Result<void> export_usage(std::int64_t, std::int64_t,
+                            const std::function<bool(const store::UsageRecord&)>&) override {
+    return unused();
+  }
   // The usage sink never touches the tenancy tables.
   Result<store::TenancyState> load_tenancy() override { return unused(); }
   Result<std::uint64_t> tenancy_revision() override { return unused(); }

@@ -14,10 +14,12 @@
 #include <fstream>
 #include <functional>
 #include <map>
+#include <set>
 #include <string>
 
 #include <gtest/gtest.h>
 #include <netinet/in.h>
+#include <sqlite3.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -26,6 +28,7 @@
 #include "store/postgres_store.h"
 #include "store/sqlite_store.h"
 #include "store/tenancy_sql.h"
+#include "store/usage_fields.h"
 
 namespace sluice::store {
 namespace {
@@ -539,9 +542,13 @@ TEST_P(StoreTest, ReportsEqualTheLedgerForAnyRange) {
 // Migration 004 fills usage_rollup from the ledger as it stood: run its INSERT again over an
 // emptied rollup and the reports still equal the records.
 TEST_P(StoreTest, TheRollupMigrationSumsTheLedgerAsItStood) {
+  const bool sqlite = store_->kind() == "sqlite";
+  if (sqlite) {
+    GTEST_SKIP() << "SQLite keeps no ledger table after migration 005: "
+                    "SqliteSegments.ADatabaseWrittenBeforeTheSegmentsKeepsEveryRecord runs 004";
+  }
   const auto records = sample_records();
   insert(records);
-  const bool sqlite = store_->kind() == "sqlite";
   const Dialect dialect = sqlite ? Dialect::kSqlite : Dialect::kPostgres;
   std::string backfill;
   for (const Migration& m : migrations(dialect)) {
@@ -567,6 +574,50 @@ TEST_P(StoreTest, TheRollupMigrationSumsTheLedgerAsItStood) {
     q.group_by = group_by;
     EXPECT_EQ(describe(query(q)), describe(expected_rows(records, q)));
   }
+}
+
+TEST_P(StoreTest, ExportGivesEveryRecordOfTheRangeWhole) {
+  auto records = sample_records();
+  AttemptRecord failed;
+  failed.provider = "openai";
+  failed.model = "gpt-4o";
+  failed.path = "0";
+  failed.status = 503;
+  failed.error_class = "upstream_5xx";
+  failed.acquire_us = 4;
+  failed.duration_us = 900;
+  AttemptRecord answered = failed;
+  answered.path = "1";
+  answered.status = 200;
+  answered.error_class = "";
+  answered.reused_connection = true;
+  records[12].attempts = {failed, answered};
+  insert(records);
+  const std::int64_t from = records[10].started_at_ms;
+  const std::int64_t to = records[40].started_at_ms + 1;  // a partial minute at each end
+  std::map<std::string, UsageRecord> seen;
+  std::int64_t previous = INT64_MIN;
+  auto r = store_->export_usage(from, to, [&](const UsageRecord& record) {
+    EXPECT_GE(record.started_at_ms, previous) << "oldest first";
+    previous = record.started_at_ms;
+    EXPECT_TRUE(seen.emplace(record.record_id, record).second) << record.record_id << " twice";
+    return true;
+  });
+  ASSERT_TRUE(r) << r.error().message();
+  ASSERT_EQ(seen.size(), 31u) << "records 10..40";
+  for (int i = 10; i <= 40; ++i) {
+    const auto it = seen.find(records[i].record_id);
+    ASSERT_NE(it, seen.end()) << records[i].record_id;
+    EXPECT_EQ(encode_attempts(it->second.attempts), encode_attempts(records[i].attempts));
+    EXPECT_EQ(it->second.request_id, records[i].request_id);
+    EXPECT_EQ(it->second.cost_micros, records[i].cost_micros);
+    EXPECT_EQ(it->second.cost_items, records[i].cost_items);
+    EXPECT_EQ(it->second.input_tokens, records[i].input_tokens);
+  }
+  int calls = 0;
+  ASSERT_TRUE(
+      store_->export_usage(INT64_MIN, INT64_MAX, [&](const UsageRecord&) { return ++calls < 5; }));
+  EXPECT_EQ(calls, 5) << "stops when asked";
 }
 
 TEST_P(StoreTest, TimeRangeIncludesFromAndExcludesTo) {
@@ -997,6 +1048,149 @@ TEST(SqliteStoreFile, ANewDatabaseIsReadableByItsOwnerOnly) {
   const auto perms = std::filesystem::status(path).permissions();
   EXPECT_EQ(perms & (std::filesystem::perms::group_all | std::filesystem::perms::others_all),
             std::filesystem::perms::none);
+}
+
+// A usage_records row as versions before migration 005 wrote it, as literal SQL.
+std::string legacy_row_sql(const UsageRecord& r) {
+  std::string columns;
+  std::string values;
+  auto quote = [](const std::string& text) {
+    std::string out = "'";
+    for (char c : text) {
+      out += c;
+      if (c == '\'') {
+        out += c;
+      }
+    }
+    return out + "'";
+  };
+  visit_usage_fields(r, [&](std::string_view name, const auto& v) {
+    using T = std::decay_t<decltype(v)>;
+    columns += (columns.empty() ? "" : ", ") + std::string(name);
+    values += values.empty() ? "" : ", ";
+    if constexpr (std::is_same_v<T, std::string>) {
+      values += quote(v);
+    } else if constexpr (std::is_same_v<T, std::vector<AttemptRecord>>) {
+      values += quote(encode_attempts(v));
+    } else if constexpr (std::is_same_v<T, bool>) {
+      values += v ? "1" : "0";
+    } else {
+      values += std::to_string(v);
+    }
+  });
+  return "INSERT INTO usage_records (" + columns + ") VALUES (" + values + ");";
+}
+
+// The first column of the first row of `sql`, read with a connection of its own.
+std::string sqlite_text(const std::filesystem::path& path, const std::string& sql) {
+  sqlite3* db = nullptr;
+  std::string out = "(error)";
+  if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK) {
+    sqlite3_stmt* stmt = nullptr;
+    if (sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt, nullptr) == SQLITE_OK &&
+        sqlite3_step(stmt) == SQLITE_ROW) {
+      const auto* text = sqlite3_column_text(stmt, 0);
+      out = text != nullptr ? reinterpret_cast<const char*>(text) : "(null)";
+    }
+    sqlite3_finalize(stmt);
+  }
+  sqlite3_close(db);
+  return out;
+}
+
+std::unique_ptr<SqliteStore> fresh_sqlite(const std::string& name) {
+  const auto dir = sqlite_dir();
+  std::filesystem::create_directories(dir);
+  const auto path = dir / name;
+  for (const char* suffix : {"", "-wal", "-shm"}) {
+    std::filesystem::remove(path.string() + suffix);
+  }
+  auto store = SqliteStore::open(path.string());
+  EXPECT_TRUE(store) << store.error().message();
+  return store ? std::move(*store) : nullptr;
+}
+
+// A database written before migrations 004 (the rollup) and 005 (segments): after them every
+// record is reported, found, exported and counted once, and a replay of any of them (a spool
+// written before the upgrade) stores nothing.
+TEST(SqliteSegments, ADatabaseWrittenBeforeTheSegmentsKeepsEveryRecord) {
+  auto store = fresh_sqlite("before-005.db");
+  ASSERT_TRUE(store);
+  ASSERT_TRUE(store->migrate_to_for_test(3));
+  auto records = sample_records();
+  records[7].record_id = "9f2c-0-007";  // ids of every shape move into runs
+  records[8].record_id = "no-digits";
+  records[9].record_id = "9f2c-0-7";
+  records[11].request_id = "it's quoted";
+  std::string rows = "BEGIN;";
+  for (const UsageRecord& r : records) {
+    rows += legacy_row_sql(r);
+  }
+  ASSERT_TRUE(store->execute_for_test(rows + "COMMIT;"));
+  ASSERT_TRUE(store->migrate());
+  ASSERT_FALSE(store->execute_for_test("SELECT 1 FROM usage_records")) << "the table is gone";
+  EXPECT_EQ(*store->count_usage(), records.size());
+  for (const std::vector<Dimension>& group_by :
+       {std::vector<Dimension>{}, {Dimension::kKey, Dimension::kOutcome, Dimension::kDay}}) {
+    for (const auto& [from, to] : {std::pair<std::int64_t, std::int64_t>{0, INT64_MAX},
+                                   {records[5].started_at_ms + 17, records[50].started_at_ms}}) {
+      UsageQuery q;
+      q.group_by = group_by;
+      q.from_ms = from;
+      q.to_ms = to;
+      auto rows = store->query_usage(q);
+      ASSERT_TRUE(rows) << rows.error().message();
+      EXPECT_EQ(describe(*rows), describe(expected_rows(records, q)));
+    }
+  }
+  auto found = store->find_usage("it's quoted");
+  ASSERT_TRUE(found && found->has_value());
+  EXPECT_EQ((*found)->record_id, records[11].record_id);
+  ASSERT_TRUE(store->insert_usage(records));
+  EXPECT_EQ(*store->count_usage(), records.size()) << "a replay after the upgrade adds nothing";
+  UsageQuery total;
+  EXPECT_EQ(describe(*store->query_usage(total)), describe(expected_rows(records, total)));
+}
+
+// Record ids are remembered as runs of sequences per prefix: replays in any order and
+// overlap, ids of every shape, and one run per writer while its sequences follow on.
+TEST(SqliteSegments, ReplaysAreSkippedWhateverTheIdsLookLike) {
+  auto store = fresh_sqlite("runs.db");
+  ASSERT_TRUE(store);
+  ASSERT_TRUE(store->migrate());
+  std::set<std::string> stored;
+  std::uint64_t expected = 0;
+  auto insert = [&](const std::vector<std::string>& ids) {
+    std::vector<UsageRecord> batch;
+    for (const std::string& id : ids) {
+      batch.push_back(record(id, kNov30));
+      if (stored.insert(id).second) {
+        ++expected;
+      }
+    }
+    auto r = store->insert_usage(batch);
+    ASSERT_TRUE(r) << r.error().message();
+    EXPECT_EQ(*store->count_usage(), expected);
+  };
+  insert({"w-1", "w-2", "w-3"});
+  insert({"w-4", "w-5"});
+  insert({"w-3", "w-4", "w-6"});                  // overlaps the end, continues it
+  insert({"w-10", "w-9", "w-12"});                // a gap, out of order
+  insert({"w-7", "w-8", "w-11"});                 // fills the gaps: one run again
+  insert({"w-1", "w-12", "w-6", "w-6"});          // all stored; one id twice in the batch
+  insert({"w-05", "w-005", "w-0", "w-00", "w"});  // zeros and no digits are other ids
+  insert({"w-05", "w-0", "w"});
+  insert({"x-999999999999999999999", "x-99999999999999999999"});  // beyond int64
+  insert({"x-999999999999999999999"});
+  insert({"v-2", "v-1"});
+  auto rows = store->query_usage(UsageQuery{});
+  ASSERT_TRUE(rows);
+  EXPECT_EQ((*rows)[0].requests, expected);
+  // w-0..w-12 is one run: the runs table does not grow with every batch.
+  EXPECT_EQ(sqlite_text(sqlite_dir() / "runs.db",
+                        "SELECT group_concat(first_sequence || '..' || last_sequence) FROM "
+                        "usage_record_runs WHERE prefix = 'w-'"),
+            "0..12");
 }
 
 // SLUICE_TEST_POSTGRES_URL, or kNotFound so the fixture skips (or fails when required).

@@ -44,6 +44,10 @@ class RacingStore : public store::Store {
     return inner_.find_usage(id);
   }
   Result<std::uint64_t> count_usage() override { return inner_.count_usage(); }
+  Result<void> export_usage(std::int64_t from, std::int64_t to,
+                            const std::function<bool(const store::UsageRecord&)>& each) override {
+    return inner_.export_usage(from, to, each);
+  }
   Result<store::TenancyState> load_tenancy() override { return inner_.load_tenancy(); }
   Result<std::uint64_t> tenancy_revision() override { return inner_.tenancy_revision(); }
   Result<std::uint64_t> commit_tenancy(const store::TenancyCommit& c) override {
