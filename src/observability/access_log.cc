@@ -34,14 +34,16 @@ AccessLog::~AccessLog() {
   }
 }
 
-void AccessLog::write(std::size_t worker, std::string line) {
+void AccessLog::write(std::size_t worker, std::string_view line) {
   Queue& q = *queues_[worker % queues_.size()];
   std::lock_guard lock(q.mu);
-  if (q.lines.size() >= capacity_) {
+  if (q.lines >= capacity_) {
     dropped_.fetch_add(1, std::memory_order_relaxed);
     return;
   }
-  q.lines.push_back(std::move(line));
+  q.bytes.append(line);
+  q.bytes += '\n';
+  ++q.lines;
 }
 
 void AccessLog::write_now(const std::string& line) {
@@ -58,20 +60,25 @@ void AccessLog::flush() {
 }
 
 std::size_t AccessLog::drain_once() {
+  // A buffer grown past this by a burst is let go once written instead of handed back.
+  constexpr std::size_t kMaxSpareBytes = 4 << 20;
   std::size_t written = 0;
-  std::vector<std::string> batch;
   std::lock_guard wlock(write_mu_);
   for (auto& q : queues_) {
     {
       std::lock_guard lock(q->mu);
-      batch.swap(q->lines);
+      if (q->lines == 0) {
+        continue;
+      }
+      q->spare.swap(q->bytes);  // the worker gets the buffer emptied at the last drain
+      written += q->lines;
+      q->lines = 0;
     }
-    for (const std::string& line : batch) {
-      std::fwrite(line.data(), 1, line.size(), out_);
-      std::fputc('\n', out_);
+    std::fwrite(q->spare.data(), 1, q->spare.size(), out_);
+    q->spare.clear();
+    if (q->spare.capacity() > kMaxSpareBytes) {
+      std::string().swap(q->spare);
     }
-    written += batch.size();
-    batch.clear();
   }
   if (written > 0) {
     std::fflush(out_);

@@ -7,6 +7,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -15,7 +16,10 @@ namespace sluice::observability {
 // JSON-lines access log written by a background thread, so workers never block on I/O.
 // Each worker has its own bounded queue (its own mutex, shared only with the writer
 // thread: no global lock on the request path). When a queue is full the line is dropped
-// and counted: the request path never waits for the log.
+// and counted: the request path never waits for the log. A queue is one buffer the worker
+// appends its lines to; the writer swaps in the buffer it emptied last time, so no memory a
+// worker allocated is freed by the writer (cross-thread frees make the worker's malloc take
+// its arena's lock, and a writer preempted holding it stalls the worker).
 class AccessLog {
  public:
   // `path` empty = stdout. Throws std::runtime_error if the file cannot be opened.
@@ -25,7 +29,7 @@ class AccessLog {
   AccessLog& operator=(const AccessLog&) = delete;
 
   // Called on worker `worker`'s thread. `line` must not end with a newline.
-  void write(std::size_t worker, std::string line);
+  void write(std::size_t worker, std::string_view line);
   // Writes a line immediately from the calling thread (start-up messages), in order with
   // respect to lines flushed earlier.
   void write_now(const std::string& line);
@@ -35,9 +39,11 @@ class AccessLog {
   std::uint64_t dropped() const { return dropped_.load(std::memory_order_relaxed); }
 
  private:
-  struct Queue {
+  struct alignas(64) Queue {
     std::mutex mu;
-    std::vector<std::string> lines;
+    std::string bytes;      // lines, each ending in '\n'; guarded by mu
+    std::size_t lines = 0;  // in bytes; guarded by mu
+    std::string spare;      // the writer's: swapped in at the next drain
   };
   void run();
   std::size_t drain_once();
