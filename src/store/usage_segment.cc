@@ -316,7 +316,8 @@ struct FieldDecoder {
   std::string_view& in;
   std::vector<std::string>& previous;
   std::size_t attempt_state;  // previous[] index of an attempt's first field
-  std::size_t attempt_targets;
+  std::vector<Slot>& nested;  // an attempt's slots
+  std::string& scratch;       // where a string is put together (its buffer kept)
 
   bool fields(const std::vector<Field>& list, std::size_t first_state, std::vector<Slot>& slots) {
     Slot skipped;
@@ -341,13 +342,11 @@ struct FieldDecoder {
             prefix > before.size() || suffix > before.size() - prefix || middle > in.size()) {
           return false;
         }
-        std::string text;
-        text.reserve(prefix + middle + suffix);
-        text.append(before, 0, prefix);
-        text.append(in.data(), middle);
-        text.append(before, before.size() - suffix, suffix);
+        scratch.assign(before, 0, prefix);
+        scratch.append(in.data(), middle);
+        scratch.append(before, before.size() - suffix, suffix);
         in.remove_prefix(middle);
-        before.swap(text);
+        before.swap(scratch);
         slot.text = before;
         return true;
       }
@@ -377,7 +376,6 @@ struct FieldDecoder {
           return false;
         }
         slot.attempts.clear();
-        std::vector<Slot> nested(attempt_targets);
         for (std::uint64_t i = 0; i < v; ++i) {
           for (Slot& s : nested) {
             s.set = false;
@@ -476,21 +474,34 @@ Result<SegmentLayout> SegmentLayout::parse(std::string_view text) {
   return SegmentLayout(std::move(parsed));
 }
 
+// What a reader reuses from record to record.
+struct SegmentReader::Scratch {
+  std::vector<Slot> slots;
+  std::vector<Slot> nested;
+  std::string text;
+};
+
 SegmentReader::SegmentReader(const SegmentLayout& layout, std::string_view body)
     : fields_(layout.fields()),
       body_(body),
-      previous_(fields_.record.size() + fields_.attempt_fields) {}
+      previous_(fields_.record.size() + fields_.attempt_fields),
+      scratch_(std::make_unique<Scratch>()) {
+  scratch_->slots.resize(fields_.record_targets);
+  scratch_->nested.resize(fields_.attempt_targets);
+}
 
 SegmentReader::~SegmentReader() = default;
 
 bool SegmentReader::next(UsageRecord& record) {
-  std::vector<Slot> slots(fields_.record_targets);
-  FieldDecoder decoder{body_, previous_, fields_.record.size(), fields_.attempt_targets};
-  if (!decoder.fields(fields_.record, 0, slots)) {
+  for (Slot& slot : scratch_->slots) {
+    slot.set = false;
+  }
+  FieldDecoder decoder{body_, previous_, fields_.record.size(), scratch_->nested, scratch_->text};
+  if (!decoder.fields(fields_.record, 0, scratch_->slots)) {
     body_ = {};
     return false;
   }
-  visit_usage_fields(record, Assigner{slots});
+  visit_usage_fields(record, Assigner{scratch_->slots});
   return true;
 }
 

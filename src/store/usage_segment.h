@@ -81,9 +81,12 @@ class SegmentReader {
   bool next(UsageRecord& record);
 
  private:
+  struct Scratch;
+
   const SegmentLayout::Fields& fields_;
   std::string_view body_;
   std::vector<std::string> previous_;  // the last value of each string field (by layout slot)
+  std::unique_ptr<Scratch> scratch_;
 };
 
 // A record id as a prefix and a trailing decimal sequence, so the ledger can remember which ids
