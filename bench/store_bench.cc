@@ -1,10 +1,11 @@
 // The usage writer's store cost: SqliteStore::insert_usage in batches as UsageSink writes them,
-// records shaped like the proxy's (one attempt, priced, a request id of 32 hex digits). The
-// figure that matters is CPU per record: at c=64 the writer shares the machine with the workers.
-// Second argument: 1 = request ids as Sluice generates them (time first), 0 = random ones (as a
-// caller's own x-request-id may be): the request_id index pays for random positions.
+// records shaped like the proxy's (one attempt, priced, a request id of 32 hex digits, usage and
+// cost that differ per request). The figure that matters is CPU per record: at c=64 the writer
+// shares the machine with the workers. Second argument: 1 = request ids as Sluice generates them
+// (time first), 0 = random ones (as a caller's own x-request-id may be).
 //
 //   build/release/bench/store_bench [--benchmark_filter=Sqlite]
+#include <algorithm>
 #include <cstdio>
 #include <random>
 #include <string>
@@ -45,8 +46,10 @@ UsageRecord sample(std::uint64_t sequence, bool ordered_ids, std::mt19937_64& rn
   r.provider = "openai";
   r.model = "gpt-4o-mini-2024-07-18";
   r.usage_reported = true;
-  r.input_tokens = 120;
-  r.output_tokens = 48;
+  // Usage, timings and cost differ from request to request (the segments' encoding shares
+  // what repeats with the record before, so identical records would flatter it).
+  r.input_tokens = 40 + sequence * 7919 % 6000;
+  r.output_tokens = 1 + sequence * 104729 % 900;
   r.status = 200;
   r.outcome = "complete";
   r.finish_reason = "stop";
@@ -56,19 +59,34 @@ UsageRecord sample(std::uint64_t sequence, bool ordered_ids, std::mt19937_64& rn
   a.path = "0";
   a.status = 200;
   a.acquire_us = 4;
-  a.first_byte_us = 900;
-  a.duration_us = 2'100;
-  r.total_us = 2'300;
-  r.overhead_us = 60;
+  a.first_byte_us = 300 + static_cast<std::int64_t>(rng() % 2'000);
+  a.duration_us = a.first_byte_us + static_cast<std::int64_t>(r.output_tokens) * 20;
+  r.total_us = a.duration_us + 60;
+  r.overhead_us = 40 + static_cast<std::int64_t>(rng() % 60);
   r.queue_us = 0;
-  r.upstream_ttfb_us = 900;
+  r.upstream_ttfb_us = a.first_byte_us;
   r.ttft_us = -1;
-  r.output_tokens_per_s_milli = 22'000'000;
+  r.output_tokens_per_s_milli = static_cast<std::int64_t>(r.output_tokens) * 1'000'000'000 /
+                                std::max<std::int64_t>(1, a.duration_us);
   r.priced = true;
-  r.price_version = "builtin-2026-11-30";
-  r.cost_micros = 47;
-  r.cost_items = R"([{"item":"input","tokens":120,"rate":"0.15","micros":18},)"
-                 R"({"item":"output","tokens":48,"rate":"0.6","micros":29}])";
+  r.price_version = "2026-11-30";
+  // As the built-in catalogue explains a charge (pricing.cc), amounts in decimal units.
+  const std::uint64_t in_nanos = r.input_tokens * 150;  // $0.15 per million
+  const std::uint64_t out_nanos = r.output_tokens * 600;
+  r.cost_micros = static_cast<std::int64_t>((in_nanos + out_nanos + 500) / 1000);
+  auto decimal = [](std::uint64_t nanos) {
+    char text[32];
+    std::snprintf(text, sizeof text, "0.%09llu", static_cast<unsigned long long>(nanos));
+    return std::string(text);
+  };
+  r.cost_items = R"({"version":"2026-11-30","entry":"adapter openai, model gpt-4o-mini",)"
+                 R"("currency":"USD","items":[{"name":"input","tokens":)" +
+                 std::to_string(r.input_tokens) + R"(,"rate":"0.15","amount":")" +
+                 decimal(in_nanos) + R"(","rule":"base"},{"name":"output","tokens":)" +
+                 std::to_string(r.output_tokens) + R"(,"rate":"0.6","amount":")" +
+                 decimal(out_nanos) + R"(","rule":"base"}],"subtotal":")" +
+                 decimal(in_nanos + out_nanos) + R"(","total":")" + decimal(in_nanos + out_nanos) +
+                 R"(","micros":)" + std::to_string(r.cost_micros) + R"(,"rounding":"half_up"})";
   return r;
 }
 
