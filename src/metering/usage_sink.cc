@@ -88,7 +88,7 @@ void UsageSink::start() {
   thread_ = std::thread([this] { run(); });
 }
 
-bool UsageSink::submit(std::size_t worker, store::UsageRecord record) {
+bool UsageSink::submit(std::size_t worker, const store::UsageRecord& record) {
   Queue& q = *queues_[worker % queues_.size()];
   if (stopped_.load(std::memory_order_relaxed)) {
     q.dropped.fetch_add(1, std::memory_order_relaxed);
@@ -103,7 +103,7 @@ bool UsageSink::submit(std::size_t worker, store::UsageRecord record) {
   ++q.count;
   q.depth.store(q.count, std::memory_order_relaxed);
   return true;
-}  // `record` is freed here, on the worker that allocated it
+}
 
 void UsageSink::stop(std::chrono::milliseconds deadline) {
   if (stopped_.exchange(true)) {

@@ -68,7 +68,7 @@ class UsageSink {
   void start();
   // Worker thread `worker`: queues `record`. False when the worker's queue is full (or the
   // sink stopped): the record is dropped and counted.
-  bool submit(std::size_t worker, store::UsageRecord record);
+  bool submit(std::size_t worker, const store::UsageRecord& record);
   // Owner thread, after the workers stopped submitting: writes everything queued to the store
   // or, once `deadline` has passed or the store is down, to the spool; joins the writer.
   void stop(std::chrono::milliseconds deadline);

@@ -1,5 +1,7 @@
 #include "pipeline/usage_observer.h"
 
+#include <charconv>
+
 #include "config/config.h"
 #include "pipeline/snapshot.h"
 #include "protocol/ingress.h"
@@ -70,47 +72,46 @@ metering::ChargeInput charge_input(const RequestContext& ctx) {
   return in;
 }
 
-store::UsageRecord build_usage_record(const RequestContext& ctx, std::string record_id) {
-  store::UsageRecord r;
-  r.record_id = std::move(record_id);
-  r.request_id = ctx.request_id;
+void fill_usage_record(const RequestContext& ctx, std::string_view record_id,
+                       store::UsageRecord& r) {
+  // Every field is assigned in every case, strings by assign (their buffers reused).
+  r.record_id.assign(record_id);
+  r.request_id.assign(ctx.request_id);
   r.started_at_ms = unix_ms(ctx.wall_started);
   r.ended_at_ms = unix_ms(ctx.wall_ended);
-  if (ctx.key != nullptr) {
-    r.key_name = ctx.key->name;
-    r.key_group = ctx.key->group;
-  }
-  r.feature = ctx.feature;
-  if (ctx.ingress != nullptr) {
-    r.ingress = std::string(ctx.ingress->protocol());
-    r.operation = std::string(protocol::to_string(ctx.ingress->operation()));
-  }
-  r.alias = std::string(ctx.alias);
+  r.key_name.assign(ctx.key != nullptr ? std::string_view(ctx.key->name) : std::string_view());
+  r.key_group.assign(ctx.key != nullptr ? std::string_view(ctx.key->group) : std::string_view());
+  r.tenant.clear();
+  r.feature.assign(ctx.feature);
+  r.ingress.assign(ctx.ingress != nullptr ? ctx.ingress->protocol() : std::string_view());
+  r.operation.assign(ctx.ingress != nullptr ? protocol::to_string(ctx.ingress->operation())
+                                            : std::string_view());
+  r.alias.assign(ctx.alias);
   r.stream = ctx.stream;
-  if (ctx.usage) {
-    r.usage_reported = true;
-    r.input_tokens = ctx.usage->input_tokens;
-    r.output_tokens = ctx.usage->output_tokens;
-    r.cache_read_tokens = ctx.usage->cache_read_tokens;
-    r.cache_write_tokens = ctx.usage->cache_write_tokens;
-    r.reasoning_tokens = ctx.usage->reasoning_tokens;
-  }
+  const ir::Usage usage = ctx.usage.value_or(ir::Usage{});
+  r.usage_reported = ctx.usage.has_value();
+  r.input_tokens = usage.input_tokens;
+  r.output_tokens = usage.output_tokens;
+  r.cache_read_tokens = usage.cache_read_tokens;
+  r.cache_write_tokens = usage.cache_write_tokens;
+  r.reasoning_tokens = usage.reasoning_tokens;
   r.status = ctx.status;
-  r.outcome = std::string(outcome_name(ctx.outcome));
-  r.error_class = error_class(ctx.error);
-  r.finish_reason = ctx.finish_reason;
+  r.outcome.assign(outcome_name(ctx.outcome));
+  r.error_class.assign(error_class(ctx.error));
+  r.finish_reason.assign(ctx.finish_reason);
 
   std::int64_t upstream_us = 0;
   std::int64_t backoff_us = 0;
   std::int64_t acquire_us = 0;
-  r.attempts.reserve(ctx.attempts.size());
-  for (const Attempt& a : ctx.attempts) {
-    store::AttemptRecord& out = r.attempts.emplace_back();
-    out.provider = std::string(a.provider);
-    out.model = std::string(a.model);
-    out.path = std::string(a.path);
+  r.attempts.resize(ctx.attempts.size());
+  for (std::size_t i = 0; i < ctx.attempts.size(); ++i) {
+    const Attempt& a = ctx.attempts[i];
+    store::AttemptRecord& out = r.attempts[i];
+    out.provider.assign(a.provider);
+    out.model.assign(a.model);
+    out.path.assign(a.path);
     out.status = a.status;
-    out.error_class = error_class(a.error);
+    out.error_class.assign(error_class(a.error));
     out.acquire_us = a.acquire.count();
     out.first_byte_us = a.first_byte.count();
     out.duration_us = a.duration.count();
@@ -120,11 +121,10 @@ store::UsageRecord build_usage_record(const RequestContext& ctx, std::string rec
     acquire_us += std::max<std::int64_t>(0, a.acquire.count());
     backoff_us += duration_cast<microseconds>(a.backoff).count();
   }
-  if (const Attempt* last = ctx.last_attempt()) {
-    r.provider = std::string(last->provider);
-    r.model = std::string(last->model);
-    r.upstream_ttfb_us = last->first_byte.count();
-  }
+  const Attempt* answered = ctx.last_attempt();
+  r.provider.assign(answered != nullptr ? std::string_view(answered->provider) : "");
+  r.model.assign(answered != nullptr ? std::string_view(answered->model) : "");
+  r.upstream_ttfb_us = answered != nullptr ? answered->first_byte.count() : -1;
 
   const std::int64_t total = duration_cast<microseconds>(ctx.ended - ctx.started).count();
   r.total_us = total;
@@ -137,18 +137,26 @@ store::UsageRecord build_usage_record(const RequestContext& ctx, std::string rec
   } else if (const Attempt* last = ctx.last_attempt()) {
     generation_us = last->duration.count();
   }
+  r.output_tokens_per_s_milli = -1;
   if (ctx.usage && ctx.usage->output_tokens > 0 && generation_us > 0) {
     r.output_tokens_per_s_milli = static_cast<std::int64_t>(
         ctx.usage->output_tokens * 1'000'000'000ULL / static_cast<std::uint64_t>(generation_us));
   }
 
-  if (ctx.charge) {
-    r.priced = ctx.charge->priced;
-    r.price_version = ctx.charge->price_version;
-    r.currency = ctx.charge->currency;
-    r.cost_micros = ctx.charge->micros;
-    r.cost_items = ctx.charge->items_json;
-  }
+  static const store::UsageRecord unpriced;
+  r.priced = ctx.charge ? ctx.charge->priced : unpriced.priced;
+  r.price_version.assign(ctx.charge ? std::string_view(ctx.charge->price_version)
+                                    : std::string_view(unpriced.price_version));
+  r.currency.assign(ctx.charge ? std::string_view(ctx.charge->currency)
+                               : std::string_view(unpriced.currency));
+  r.cost_micros = ctx.charge ? ctx.charge->micros : unpriced.cost_micros;
+  r.cost_items.assign(ctx.charge ? std::string_view(ctx.charge->items_json)
+                                 : std::string_view(unpriced.cost_items));
+}
+
+store::UsageRecord build_usage_record(const RequestContext& ctx, std::string_view record_id) {
+  store::UsageRecord r;
+  fill_usage_record(ctx, record_id, r);
   return r;
 }
 
@@ -161,7 +169,14 @@ void UsageObserver::on_finish(const RequestContext& ctx) {
   if (!gets_usage_record(ctx)) {
     return;
   }
-  sink_.submit(worker_, build_usage_record(ctx, prefix_ + std::to_string(++sequence_)));
+  // Built into a record kept from request to request: its strings' buffers are reused, so the
+  // worker allocates nothing per record in steady state.
+  id_.assign(prefix_);
+  char digits[24];
+  const auto end = std::to_chars(digits, digits + sizeof digits, ++sequence_).ptr;
+  id_.append(digits, end);
+  fill_usage_record(ctx, id_, record_);
+  sink_.submit(worker_, record_);
 }
 
 }  // namespace sluice::pipeline

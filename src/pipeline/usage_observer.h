@@ -37,7 +37,10 @@ metering::ChargeInput charge_input(const RequestContext& ctx);
 //   ttft_us           first token to the caller since started (streams; -1 otherwise)
 //   output_tokens_per_s_milli  output tokens x 1000 per second of generation: from the first
 //                     token to the end for streams, the answering attempt's duration otherwise
-store::UsageRecord build_usage_record(const RequestContext& ctx, std::string record_id);
+store::UsageRecord build_usage_record(const RequestContext& ctx, std::string_view record_id);
+// The same into `record`, every field assigned (a record filled before keeps nothing of it).
+void fill_usage_record(const RequestContext& ctx, std::string_view record_id,
+                       store::UsageRecord& record);
 
 // Hands each model call's usage record to the usage sink when the request ends. One per
 // worker (the sink's per-worker queue); record ids are "<sink instance>-<worker>-<sequence>",
@@ -54,6 +57,8 @@ class UsageObserver final : public RequestObserver {
   std::size_t worker_;
   std::string prefix_;
   std::uint64_t sequence_ = 0;
+  std::string id_;             // the next record id, put together in place
+  store::UsageRecord record_;  // refilled for every request
 };
 
 }  // namespace sluice::pipeline

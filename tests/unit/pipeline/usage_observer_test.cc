@@ -7,6 +7,7 @@
 
 #include "config/config.h"
 #include "protocol/registry.h"
+#include "store/usage_fields.h"
 
 namespace sluice::pipeline {
 namespace {
@@ -114,6 +115,39 @@ TEST(UsageRecord, EveryFieldComesFromTheContext) {
   EXPECT_EQ(r.currency, "USD");
   EXPECT_EQ(r.cost_micros, 1234);
   EXPECT_EQ(r.cost_items, R"([{"item":"input"}])");
+}
+
+// The observer refills one record per request: a request with no key, no attempt, no usage and
+// no charge, filled after a full one, must keep nothing of it.
+TEST(UsageRecord, ARefilledRecordKeepsNothingOfTheOneBefore) {
+  config::Key key;
+  key.name = "team-a";
+  key.group = "research";
+  store::UsageRecord reused;
+  fill_usage_record(two_attempt_stream(key), "inst-0-1", reused);
+  RequestContext bare;
+  bare.request_id = "req-bare";
+  bare.status = 400;
+  fill_usage_record(bare, "inst-0-2", reused);
+  const store::UsageRecord fresh = build_usage_record(bare, "inst-0-2");
+  std::string got;
+  std::string want;
+  for (auto [record, out] : {std::pair<const store::UsageRecord*, std::string*>{&reused, &got},
+                             std::pair<const store::UsageRecord*, std::string*>{&fresh, &want}}) {
+    store::visit_usage_fields(*record, [&](std::string_view name, const auto& v) {
+      using T = std::decay_t<decltype(v)>;
+      *out += std::string(name) + "=";
+      if constexpr (std::is_same_v<T, std::string>) {
+        *out += v;
+      } else if constexpr (std::is_same_v<T, std::vector<store::AttemptRecord>>) {
+        *out += store::encode_attempts(v);
+      } else {
+        *out += std::to_string(v);
+      }
+      *out += "\n";
+    });
+  }
+  EXPECT_EQ(got, want);
 }
 
 TEST(UsageRecord, TimingsArithmetic) {
