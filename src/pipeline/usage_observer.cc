@@ -134,8 +134,8 @@ void fill_usage_record(const RequestContext& ctx, std::string_view record_id,
   std::int64_t generation_us = -1;
   if (r.ttft_us >= 0) {
     generation_us = total - r.ttft_us;
-  } else if (const Attempt* last = ctx.last_attempt()) {
-    generation_us = last->duration.count();
+  } else if (answered != nullptr) {
+    generation_us = answered->duration.count();
   }
   r.output_tokens_per_s_milli = -1;
   if (ctx.usage && ctx.usage->output_tokens > 0 && generation_us > 0) {
@@ -143,15 +143,20 @@ void fill_usage_record(const RequestContext& ctx, std::string_view record_id,
         ctx.usage->output_tokens * 1'000'000'000ULL / static_cast<std::uint64_t>(generation_us));
   }
 
-  static const store::UsageRecord unpriced;
-  r.priced = ctx.charge ? ctx.charge->priced : unpriced.priced;
-  r.price_version.assign(ctx.charge ? std::string_view(ctx.charge->price_version)
-                                    : std::string_view(unpriced.price_version));
-  r.currency.assign(ctx.charge ? std::string_view(ctx.charge->currency)
-                               : std::string_view(unpriced.currency));
-  r.cost_micros = ctx.charge ? ctx.charge->micros : unpriced.cost_micros;
-  r.cost_items.assign(ctx.charge ? std::string_view(ctx.charge->items_json)
-                                 : std::string_view(unpriced.cost_items));
+  if (ctx.charge) {
+    r.priced = ctx.charge->priced;
+    r.price_version.assign(ctx.charge->price_version);
+    r.currency.assign(ctx.charge->currency);
+    r.cost_micros = ctx.charge->micros;
+    r.cost_items.assign(ctx.charge->items_json);
+  } else {  // a record's defaults: unaccounted
+    static const store::UsageRecord unpriced;
+    r.priced = unpriced.priced;
+    r.price_version.assign(unpriced.price_version);
+    r.currency.assign(unpriced.currency);
+    r.cost_micros = unpriced.cost_micros;
+    r.cost_items.assign(unpriced.cost_items);
+  }
 }
 
 store::UsageRecord build_usage_record(const RequestContext& ctx, std::string_view record_id) {

@@ -23,6 +23,21 @@ namespace {
 // sql/sqlite/005_segments.sql: its data step is move_ledger_to_segments.
 constexpr int kSegmentsMigration = 5;
 
+// Binds a generated statement's parameters in order (usage_sql.h); text is bound without a
+// copy, so `params` must outlive the statement's steps.
+void bind_params(sqlite3_stmt* stmt, const std::vector<SqlParam>& params) {
+  int index = 0;
+  for (const SqlParam& p : params) {
+    ++index;
+    if (const auto* i = std::get_if<std::int64_t>(&p)) {
+      sqlite3_bind_int64(stmt, index, *i);
+    } else {
+      const std::string& v = std::get<std::string>(p);
+      sqlite3_bind_text(stmt, index, v.data(), static_cast<int>(v.size()), SQLITE_STATIC);
+    }
+  }
+}
+
 // The first segment bucket that can hold a record started at or after `from_ms`.
 std::int64_t first_bucket(std::int64_t from_ms) {
   return from_ms < std::numeric_limits<std::int64_t>::min() + kRollupBucketMs
@@ -737,9 +752,7 @@ Result<std::vector<SpendRow>> SqliteStore::spend_since(std::int64_t from_ms) {
     if (!s) {
       return s.error();
     }
-    for (std::size_t i = 0; i < text.params.size(); ++i) {
-      sqlite3_bind_int64(s->get(), static_cast<int>(i + 1), std::get<std::int64_t>(text.params[i]));
-    }
+    bind_params(s->get(), text.params);
     std::vector<SpendRow> rows;
     int rc;
     while ((rc = sqlite3_step(s->get())) == SQLITE_ROW) {
@@ -767,16 +780,7 @@ Result<std::vector<UsageRow>> SqliteStore::query_usage(const UsageQuery& query) 
     if (!s) {
       return s.error();
     }
-    int index = 0;
-    for (const SqlParam& p : text->params) {
-      ++index;
-      if (const auto* i = std::get_if<std::int64_t>(&p)) {
-        sqlite3_bind_int64(s->get(), index, *i);
-      } else {
-        const std::string& v = std::get<std::string>(p);
-        sqlite3_bind_text(s->get(), index, v.data(), static_cast<int>(v.size()), SQLITE_STATIC);
-      }
-    }
+    bind_params(s->get(), text->params);
     std::vector<UsageRow> rows;
     int rc;
     while ((rc = sqlite3_step(s->get())) == SQLITE_ROW) {

@@ -26,7 +26,8 @@ struct SqlText {
 };
 
 // INSERT of `rows` records, every usage_columns() column one parameter each, skipping any whose
-// record_id is stored already (or repeated in the same statement).
+// record_id is stored already (or repeated in the same statement). PostgreSQL's ledger only
+// (SQLite keeps segments, store/usage_segment.h), as is usage_find_sql.
 std::string usage_insert_sql(Dialect dialect, std::size_t rows = 1);
 // The usage_columns() of the newest record with request id $1.
 std::string usage_find_sql(Dialect dialect);
