@@ -236,6 +236,14 @@ class InputBuilder {
     if (!id) {
       return std::move(id).error();
     }
+    if (id->empty()) {
+      // The id is how the upstream finds the reasoning it produced: an empty one names nothing
+      // (the encoders drop reasoning without an id, which could leave nothing to send).
+      return bad("Invalid '" + param +
+                     ".id': empty string. A reasoning item needs the id it "
+                     "was returned with.",
+                 param + ".id");
+    }
     if (!read_reasoning_item(o, *id, assistant().content)) {
       return bad(
           "Invalid reasoning item: 'summary' must be an array of {\"type\": "
@@ -619,6 +627,9 @@ class RequestWriter {
     }
   }
 
+  // False while every message written so far was dropped whole.
+  bool wrote_any() const { return !first_; }
+
  private:
   void item_open() {
     if (!first_) {
@@ -853,6 +864,13 @@ Result<std::string> encode_request(const ir::Request& request, std::string_view 
   items.system(request.system);
   for (const ir::Message& m : request.messages) {
     items.message(m);
+  }
+  if (!items.wrote_any()) {
+    // Everything was dropped (reasoning without an id): the upstream would get no turn at all.
+    return bad(
+        "Nothing in 'messages' can be sent to an OpenAI Responses upstream: reasoning "
+        "without an id is dropped and no other turn is left.",
+        "messages");
   }
   w.ch(']');
   if (!request.tools.empty()) {

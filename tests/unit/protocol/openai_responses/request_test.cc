@@ -207,6 +207,8 @@ TEST(ResponsesRequest, ErrorsNameTheField) {
           Case{R"({"model":"m","input":[{"type":"function_call_output","output":"x"}]})",
                "input[0].call_id"},
           Case{R"({"model":"m","input":[{"type":"reasoning","summary":[]}]})", "input[0].id"},
+          Case{R"({"model":"m","input":[{"type":"reasoning","id":"","summary":[]}]})",
+               "input[0].id"},
           Case{R"({"model":"m","input":[{"type":"reasoning","id":"r","summary":"x"}]})",
                "input[0]"},
           Case{R"({"model":"m","input":"x","tools":[{"type":"web_search"}]})", "tools[0].type"},
@@ -296,6 +298,28 @@ TEST(ResponsesRequest, ReasoningFromOtherProtocolsIsDropped) {
   EXPECT_EQ(stats.dropped_reasoning, 1u);
   EXPECT_EQ(stats.dropped_fields, 2u);  // stop, top_k
   EXPECT_FALSE(body.as_object().contains("stream"));
+}
+
+// Found by responses_request_fuzz: a conversation whose only turn is reasoning without an id
+// would reach the upstream as an empty input; it is refused instead, naming the messages.
+TEST(ResponsesRequest, NothingLeftToSendIsRefused) {
+  ir::Request r;
+  r.model = "m";
+  r.system.push_back(ir::ContentPart::make_text("Be brief."));
+  ir::ContentPart thinking;
+  thinking.kind = PartKind::kReasoning;
+  thinking.text = "anthropic thinking";
+  thinking.signature = "anthropic-signature";
+  ir::Message& m = r.messages.emplace_back();
+  m.role = ir::Role::kAssistant;
+  m.content.push_back(thinking);
+  auto encoded = encode_request(r, "up-model", false);
+  ASSERT_FALSE(encoded);
+  EXPECT_EQ(encoded.error().kind(), ErrorKind::kBadRequest);
+  EXPECT_EQ(encoded.error().param(), "messages");
+
+  m.content.push_back(ir::ContentPart::make_text("answer"));
+  EXPECT_TRUE(encode_request(r, "up-model", false));
 }
 
 TEST(ResponsesRequest, ReasoningControls) {
