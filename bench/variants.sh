@@ -4,7 +4,8 @@
 # default DURATION, runs `source bench/variants.sh "$@"` (which parses the common options, makes
 # OUT=bench/out/BENCH_NAME-RUN and starts the upstream at MOCK_PORT), sets KEY, defines
 # `config MODE` (prints the YAML), optionally `after_start MODE PID` (runs once the gateway
-# listens), and calls run_variants MODE... -> $OUT/results.jsonl.
+# listens) and `after_stop MODE` (once it has exited), and calls run_variants MODE... ->
+# $OUT/results.jsonl.
 #
 #   options: [--duration S] [--rounds N] [--build DIR] [--results FILE | --no-results]
 # shellcheck shell=bash
@@ -53,6 +54,7 @@ measure_variant() {  # measure_variant MODE ROUND
     log "$mode round $round c=$c: $line"
   done
   stop_pid "$GW_PID" sluice
+  if declare -F after_stop >/dev/null; then after_stop "$mode"; fi
 }
 
 run_variants() {  # run_variants MODE...
