@@ -1,12 +1,20 @@
-// The usage writer's store cost: SqliteStore::insert_usage in batches as UsageSink writes them,
+// The usage writer's store cost: Store::insert_usage in batches as UsageSink writes them,
 // records shaped like the proxy's (one attempt, priced, a request id of 32 hex digits, usage and
 // cost that differ per request). The figure that matters is CPU per record: at c=64 the writer
 // shares the machine with the workers. Second argument: 1 = request ids as Sluice generates them
 // (time first), 0 = random ones (as a caller's own x-request-id may be).
 //
-//   build/release/bench/store_bench [--benchmark_filter=Sqlite]
+// SQLite always; PostgreSQL when SLUICE_BENCH_POSTGRES_URL names a database (records are added
+// to its ledger: use a scratch one, e.g. the test services' SLUICE_TEST_POSTGRES_URL). For
+// PostgreSQL two figures matter: CPU is the gateway's side only (building the statement's
+// parameters, libpq; the server's work is on its own machine in a fleet), and real time per
+// record bounds what one writer thread sustains (a round trip per batch, the server's insert
+// and rollup upsert): a gateway whose requests outrun it spools and replays.
+//
+//   build/release/bench/store_bench [--benchmark_filter=Sqlite|Postgres]
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <random>
 #include <string>
 #include <vector>
@@ -14,11 +22,13 @@
 #include <benchmark/benchmark.h>
 #include <unistd.h>
 
+#include "store/postgres_store.h"
 #include "store/sqlite_store.h"
 #include "store/usage_record.h"
 
 namespace {
 
+using sluice::store::PostgresStore;
 using sluice::store::SqliteStore;
 using sluice::store::UsageRecord;
 
@@ -90,46 +100,90 @@ UsageRecord sample(std::uint64_t sequence, bool ordered_ids, std::mt19937_64& rn
   return r;
 }
 
-void BM_SqliteInsertUsage(benchmark::State& state) {
+// Writes batches of `state.range(0)` records into `store`, after 200 batches of 512 so the
+// ledger is not empty (index pages are no longer all in one leaf).
+void insert_batches(benchmark::State& state, sluice::store::Store& store) {
   const auto batch_size = static_cast<std::size_t>(state.range(0));
   const bool ordered_ids = state.range(1) != 0;
-  const std::string path = "/tmp/sluice-store-bench-" + std::to_string(::getpid()) + ".db";
-  std::remove(path.c_str());
-  auto store = SqliteStore::open(path);
-  if (!store || !(*store)->migrate()) {
-    state.SkipWithError("cannot open the store");
+  if (!store.migrate()) {
+    state.SkipWithError("cannot migrate the store");
     return;
   }
-  std::mt19937_64 rng(42);
+  std::mt19937_64 rng(std::random_device{}());
+  // Record ids unique to this run: a database kept from an earlier run skips replays.
+  const std::string run = std::to_string(::getpid()) + "x" + std::to_string(rng() % 1'000'000);
   std::uint64_t sequence = 0;
   std::vector<UsageRecord> batch;
-  // Start from a ledger that is not empty: index pages are no longer all in one leaf.
-  for (int warm = 0; warm < 200; ++warm) {
+  auto fill = [&](std::size_t n) {
     batch.clear();
-    for (std::size_t i = 0; i < 512; ++i) {
+    for (std::size_t i = 0; i < n; ++i) {
       batch.push_back(sample(++sequence, ordered_ids, rng));
+      batch.back().record_id.insert(0, run);
     }
-    (void)(*store)->insert_usage(batch);
+  };
+  for (int warm = 0; warm < 200; ++warm) {
+    fill(512);
+    if (!store.insert_usage(batch)) {
+      state.SkipWithError("insert failed");
+      return;
+    }
   }
   for (auto _ : state) {
     state.PauseTiming();
-    batch.clear();
-    for (std::size_t i = 0; i < batch_size; ++i) {
-      batch.push_back(sample(++sequence, ordered_ids, rng));
-    }
+    fill(batch_size);
     state.ResumeTiming();
-    if (!(*store)->insert_usage(batch)) {
+    if (!store.insert_usage(batch)) {
       state.SkipWithError("insert failed");
       break;
     }
   }
   state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * batch_size));
-  store->reset();
+}
+
+void BM_SqliteInsertUsage(benchmark::State& state) {
+  const std::string path = "/tmp/sluice-store-bench-" + std::to_string(::getpid()) + ".db";
+  std::remove(path.c_str());
+  if (auto store = SqliteStore::open(path)) {
+    insert_batches(state, **store);
+  } else {
+    state.SkipWithError("cannot open the store");
+  }
   for (const char* suffix : {"", "-wal", "-shm"}) {
     std::remove((path + suffix).c_str());
   }
 }
 BENCHMARK(BM_SqliteInsertUsage)
+    ->ArgsProduct({{64, 512}, {1, 0}})
+    ->ArgNames({"batch", "time_ordered_ids"})
+    ->MeasureProcessCPUTime()
+    ->UseRealTime();
+
+// CPU here is the bench process's (the gateway's side); compare real time with CPU time for
+// the round trips and the server's work. Each run writes into a schema of its own, dropped
+// at the end (a run stores ~2 GB otherwise). The URL must be a URI (postgresql://...).
+void BM_PostgresInsertUsage(benchmark::State& state) {
+  const char* url = std::getenv("SLUICE_BENCH_POSTGRES_URL");
+  if (url == nullptr || *url == '\0') {
+    state.SkipWithError("SLUICE_BENCH_POSTGRES_URL is not set");
+    return;
+  }
+  auto admin = PostgresStore::open(url);
+  const std::string schema = "sluice_store_bench_" + std::to_string(::getpid());
+  if (!admin || !(*admin)->execute_for_test("DROP SCHEMA IF EXISTS " + schema +
+                                            " CASCADE; CREATE SCHEMA " + schema)) {
+    state.SkipWithError("cannot create a schema for the bench");
+    return;
+  }
+  const std::string base(url);
+  if (auto store = PostgresStore::open(base + (base.find('?') == std::string::npos ? "?" : "&") +
+                                       "options=-csearch_path%3D" + schema)) {
+    insert_batches(state, **store);
+  } else {
+    state.SkipWithError("cannot open the store");
+  }
+  (void)(*admin)->execute_for_test("DROP SCHEMA " + schema + " CASCADE");
+}
+BENCHMARK(BM_PostgresInsertUsage)
     ->ArgsProduct({{64, 512}, {1, 0}})
     ->ArgNames({"batch", "time_ordered_ids"})
     ->MeasureProcessCPUTime()

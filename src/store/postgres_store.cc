@@ -43,10 +43,10 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Records per INSERT: one round trip each, and 500 x 36 parameters stay under PostgreSQL's
-// limit of 65535 per statement.
-constexpr std::size_t kRowsPerInsert = 500;
+// Tally entries per upsert statement (usage_spend, usage_rollup): 1000 x 18 parameters.
+constexpr std::size_t kRowsPerUpsert = 1000;
 constexpr char kFindUsage[] = "sluice_find_usage";
+constexpr char kInsertUsage[] = "sluice_insert_usage";
 // pg_advisory_xact_lock key: two gateways starting together migrate one after the other.
 constexpr std::int64_t kMigrationLock = 0x736c75696365;  // "sluice"
 
@@ -87,25 +87,81 @@ std::string text_at(const PGresult* r, int row, int col) {
 }
 
 // Adds a UsageRecord's fields as statement parameters, column by column.
-struct Binder {
-  std::vector<std::string>* values;
+// Appends one record's fields to the column arrays of the batched insert (kInsertUsage), each
+// array in PostgreSQL's text form: {"text",12,t}. Text elements are quoted, with `"` and `\`
+// escaped; the ledger has no NULLs. `failed_field` names a value BIGINT cannot hold.
+struct ArrayBinder {
+  std::vector<std::string>* arrays;
+  std::size_t col = 0;
   std::string failed_field;
 
-  void operator()(std::string_view, const std::string& v) { values->push_back(v); }
-  void operator()(std::string_view, const std::int64_t& v) { values->push_back(std::to_string(v)); }
+  std::string& next() {
+    std::string& a = (*arrays)[col++];
+    a += a.empty() ? '{' : ',';
+    return a;
+  }
+  void text(std::string_view v) {
+    std::string& a = next();
+    a += '"';
+    for (const char c : v) {
+      if (c == '"' || c == '\\') {
+        a += '\\';
+      }
+      a += c;
+    }
+    a += '"';
+  }
+  void number(auto v) { fmt::format_to(std::back_inserter(next()), "{}", v); }
+
+  void operator()(std::string_view, const std::string& v) { text(v); }
+  void operator()(std::string_view, const std::int64_t& v) { number(v); }
   void operator()(std::string_view name, const std::uint64_t& v) {
     if (v > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()) &&
         failed_field.empty()) {
       failed_field = name;
     }
-    values->push_back(std::to_string(v));
+    number(v);
   }
-  void operator()(std::string_view, const int& v) { values->push_back(std::to_string(v)); }
-  void operator()(std::string_view, const bool& v) { values->push_back(v ? "true" : "false"); }
+  void operator()(std::string_view, const int& v) { number(v); }
+  void operator()(std::string_view, const bool& v) { next() += v ? 't' : 'f'; }
   void operator()(std::string_view, const std::vector<AttemptRecord>& v) {
-    values->push_back(encode_attempts(v));
+    text(encode_attempts(v));
   }
 };
+
+// The array type each usage field travels in (ArrayBinder's forms).
+struct ArrayTypes {
+  std::vector<std::string_view> types;
+  void operator()(std::string_view, const std::string&) { types.push_back("text[]"); }
+  void operator()(std::string_view, const std::vector<AttemptRecord>&) {
+    types.push_back("text[]");
+  }
+  void operator()(std::string_view, const bool&) { types.push_back("boolean[]"); }
+  void operator()(std::string_view, const auto&) { types.push_back("bigint[]"); }
+};
+
+// The batched insert: one array parameter per column, so one prepared statement takes any
+// number of records (a VALUES list would be parsed, planned and bound anew per batch, with a
+// parameter per field: most of the server's time per record). The rows actually inserted (not
+// those skipped as replays) come back: what they add to usage_spend and usage_rollup.
+std::string insert_usage_sql() {
+  const UsageRecord blank;
+  ArrayTypes types;
+  visit_usage_fields(blank, types);
+  std::string columns;
+  std::string arrays;
+  const auto& names = usage_columns();
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    columns += fmt::format("{}{}", i > 0 ? ", " : "", names[i]);
+    arrays += fmt::format("{}${}::{}", i > 0 ? ", " : "", i + 1, types.types[i]);
+  }
+  return fmt::format(
+      "INSERT INTO usage_records ({}) SELECT * FROM unnest({}) ON CONFLICT (record_id) DO NOTHING "
+      "RETURNING started_at_ms, key_group, key_name, priced, cost_micros, tenant, feature, alias, "
+      "provider, model, outcome, input_tokens, output_tokens, cache_read_tokens, "
+      "cache_write_tokens, reasoning_tokens",
+      columns, arrays);
+}
 
 // Reads a usage_records row (usage_columns() order) into a UsageRecord.
 struct Reader {
@@ -305,8 +361,11 @@ Result<void> PostgresStore::prepare_statements() {
     return {};
   }
   static const std::string find_sql = usage_find_sql(Dialect::kPostgres);
-  if (auto r = run(fmt::format("PREPARE {} AS {}", kFindUsage, find_sql)); !r) {
-    return r.error();
+  static const std::string insert_sql = insert_usage_sql();
+  for (const auto& [name, sql] : {std::pair{kFindUsage, &find_sql}, {kInsertUsage, &insert_sql}}) {
+    if (auto r = run(fmt::format("PREPARE {} AS {}", name, *sql)); !r) {
+      return r.error();
+    }
   }
   prepared_ = true;
   return {};
@@ -410,33 +469,28 @@ Result<void> PostgresStore::insert_usage(std::span<const UsageRecord> records) {
       return r.error();
     }
     auto body = [&]() -> Result<void> {
-      std::string sql;
-      std::size_t sql_rows = 0;
       SpendTally spend;
       RollupTally rollup;
-      for (std::size_t first = 0; first < records.size(); first += kRowsPerInsert) {
-        const auto chunk = records.subspan(first, std::min(kRowsPerInsert, records.size() - first));
-        Params p;
-        p.values.reserve(chunk.size() * usage_columns().size());
-        for (const UsageRecord& record : chunk) {
-          Binder binder{&p.values, {}};
-          visit_usage_fields(record, binder);
-          if (!binder.failed_field.empty()) {
-            return Error(ErrorKind::kInternal,
-                         fmt::format("postgres: record {}: {} is out of range for BIGINT",
-                                     record.record_id, binder.failed_field));
-          }
+      Params p;
+      p.values.resize(usage_columns().size());
+      for (std::string& column : p.values) {
+        column.reserve(records.size() * 16);
+      }
+      ArrayBinder binder{&p.values};
+      for (const UsageRecord& record : records) {
+        binder.col = 0;
+        visit_usage_fields(record, binder);
+        if (!binder.failed_field.empty()) {
+          return Error(ErrorKind::kInternal,
+                       fmt::format("postgres: record {}: {} is out of range for BIGINT",
+                                   record.record_id, binder.failed_field));
         }
-        if (sql_rows != chunk.size()) {
-          // The rows actually inserted come back (not those skipped as replays): what they
-          // add to usage_spend and usage_rollup.
-          sql = usage_insert_sql(Dialect::kPostgres, chunk.size()) +
-                " RETURNING started_at_ms, key_group, key_name, priced, cost_micros, tenant, "
-                "feature, alias, provider, model, outcome, input_tokens, output_tokens, "
-                "cache_read_tokens, cache_write_tokens, reasoning_tokens";
-          sql_rows = chunk.size();
-        }
-        auto r = run(sql, &p);
+      }
+      for (std::string& column : p.values) {
+        column += '}';
+      }
+      {
+        auto r = run(kInsertUsage, {}, &p, statement_deadline());
         if (!r) {
           return Error(r.error().kind(),
                        fmt::format("{} (batch of {} records from {})", r.error().message(),
@@ -466,40 +520,78 @@ Result<void> PostgresStore::insert_usage(std::span<const UsageRecord> records) {
           rollup.add(added);
         }
       }
-      static const std::string upsert = spend_upsert_sql(Dialect::kPostgres);
-      for (const auto& [key, sum] : spend.sums()) {
-        const auto& [bucket, group, name] = key;
+      // A tally's entries go up in statements of up to kRowsPerUpsert rows: one round trip
+      // for a batch's usually few dozen entries, not one per entry.
+      auto upsert = [&](const auto& sums, std::size_t columns, auto sql_for,
+                        auto bind) -> Result<void> {
         Params u;
-        u.add(std::to_string(bucket));
-        u.add(group);
-        u.add(name);
-        u.add(std::to_string(sum.cost_micros));
-        u.add(std::to_string(sum.records));
-        if (auto r = run(upsert, &u); !r) {
-          return r.error();
+        u.values.reserve(std::min(sums.size(), kRowsPerUpsert) * columns);
+        std::string statement;
+        std::size_t statement_rows = 0;
+        std::size_t rows = 0;
+        auto flush = [&]() -> Result<void> {
+          if (rows == 0) {
+            return {};
+          }
+          if (rows != statement_rows) {
+            statement = sql_for(rows);
+            statement_rows = rows;
+          }
+          auto r = run(statement, &u);
+          u.values.clear();
+          rows = 0;
+          if (!r) {
+            return r.error();
+          }
+          return {};
+        };
+        for (const auto& entry : sums) {
+          bind(entry, u);
+          if (++rows == kRowsPerUpsert) {
+            if (auto r = flush(); !r) {
+              return r;
+            }
+          }
         }
+        return flush();
+      };
+      auto spend_sql = [](std::size_t rows) { return spend_upsert_sql(Dialect::kPostgres, rows); };
+      if (auto r = upsert(spend.sums(), kSpendUpsertColumns, spend_sql,
+                          [](const auto& entry, Params& u) {
+                            const auto& [bucket, group, name] = entry.first;
+                            u.add(std::to_string(bucket));
+                            u.add(group);
+                            u.add(name);
+                            u.add(std::to_string(entry.second.cost_micros));
+                            u.add(std::to_string(entry.second.records));
+                          });
+          !r) {
+        return r;
       }
-      static const std::string rollup_upsert = rollup_upsert_sql(Dialect::kPostgres);
-      for (const auto& [key, sums] : rollup.sums()) {
-        Params u;
-        std::apply(
-            [&](const auto&... field) {
-              auto add = [&](const auto& v) {
-                if constexpr (std::is_same_v<std::decay_t<decltype(v)>, std::string>) {
-                  u.add(v);
-                } else {
-                  u.add(std::to_string(v));
+      auto rollup_sql = [](std::size_t rows) {
+        return rollup_upsert_sql(Dialect::kPostgres, rows);
+      };
+      if (auto r = upsert(
+              rollup.sums(), kRollupUpsertColumns, rollup_sql,
+              [](const auto& entry, Params& u) {
+                std::apply(
+                    [&](const auto&... field) {
+                      auto add = [&](const auto& v) {
+                        if constexpr (std::is_same_v<std::decay_t<decltype(v)>, std::string>) {
+                          u.add(v);
+                        } else {
+                          u.add(std::to_string(v));
+                        }
+                      };
+                      (add(field), ...);
+                    },
+                    entry.first);
+                for (std::int64_t sum : entry.second) {
+                  u.add(std::to_string(sum));
                 }
-              };
-              (add(field), ...);
-            },
-            key);
-        for (std::int64_t sum : sums) {
-          u.add(std::to_string(sum));
-        }
-        if (auto r = run(rollup_upsert, &u); !r) {
-          return r.error();
-        }
+              });
+          !r) {
+        return r;
       }
       return {};
     };

@@ -78,24 +78,20 @@ std::string group_expression(Dialect dialect, Dimension d) {
   return std::string(dimension_column(d));
 }
 
-}  // namespace
-
-std::string usage_insert_sql(Dialect dialect, std::size_t rows) {
-  const std::size_t columns = usage_columns().size();
+// "(p1, ..., pN), (pN+1, ...)": `rows` tuples of `columns` placeholders numbered from 1.
+std::string value_tuples(Dialect dialect, std::size_t rows, std::size_t columns) {
   std::string values;
   for (std::size_t row = 0; row < rows; ++row) {
-    values += row == 0 ? "(" : ", (";
+    values += row > 0 ? ", (" : "(";
     for (std::size_t i = 1; i <= columns; ++i) {
-      if (i > 1) {
-        values += ", ";
-      }
-      values += placeholder(dialect, row * columns + i);
+      values += (i > 1 ? ", " : "") + placeholder(dialect, row * columns + i);
     }
-    values += ")";
+    values += ')';
   }
-  return fmt::format("INSERT INTO usage_records ({}) VALUES {} ON CONFLICT (record_id) DO NOTHING",
-                     column_list(), values);
+  return values;
 }
+
+}  // namespace
 
 std::string usage_find_sql(Dialect dialect) {
   return fmt::format(
@@ -226,16 +222,12 @@ void RollupTally::add(const UsageRecord& r) {
   }
 }
 
-std::string rollup_upsert_sql(Dialect dialect) {
+std::string rollup_upsert_sql(Dialect dialect, std::size_t rows) {
   static constexpr const char* kSums[] = {"requests",          "failed",
                                           "input_tokens",      "output_tokens",
                                           "cache_read_tokens", "cache_write_tokens",
                                           "reasoning_tokens",  "cost_micros",
                                           "unaccounted"};
-  std::string values;
-  for (std::size_t i = 1; i <= 18; ++i) {
-    values += (i > 1 ? ", " : "") + placeholder(dialect, i);
-  }
   std::string sums;
   std::string updates;
   for (const char* column : kSums) {
@@ -245,9 +237,9 @@ std::string rollup_upsert_sql(Dialect dialect) {
   }
   return fmt::format(
       "INSERT INTO usage_rollup (bucket_ms, key_name, key_group, tenant, feature, alias, "
-      "provider, model, outcome{}) VALUES ({}) ON CONFLICT (bucket_ms, key_name, key_group, "
+      "provider, model, outcome{}) VALUES {} ON CONFLICT (bucket_ms, key_name, key_group, "
       "tenant, feature, alias, provider, model, outcome) DO UPDATE SET {}",
-      sums, values, updates);
+      sums, value_tuples(dialect, rows, kRollupUpsertColumns), updates);
 }
 
 void SpendTally::add(std::int64_t started_at_ms, const std::string& key_group,
@@ -263,14 +255,13 @@ void SpendTally::add(std::int64_t started_at_ms, const std::string& key_group,
   ++sum.records;
 }
 
-std::string spend_upsert_sql(Dialect dialect) {
+std::string spend_upsert_sql(Dialect dialect, std::size_t rows) {
   return fmt::format(
       "INSERT INTO usage_spend (bucket_ms, key_group, key_name, cost_micros, records) "
-      "VALUES ({}, {}, {}, {}, {}) ON CONFLICT (bucket_ms, key_group, key_name) DO UPDATE SET "
+      "VALUES {} ON CONFLICT (bucket_ms, key_group, key_name) DO UPDATE SET "
       "cost_micros = usage_spend.cost_micros + excluded.cost_micros, "
       "records = usage_spend.records + excluded.records",
-      placeholder(dialect, 1), placeholder(dialect, 2), placeholder(dialect, 3),
-      placeholder(dialect, 4), placeholder(dialect, 5));
+      value_tuples(dialect, rows, kSpendUpsertColumns));
 }
 
 std::int64_t spend_boundary(std::int64_t from_ms) {

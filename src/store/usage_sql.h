@@ -25,10 +25,6 @@ struct SqlText {
   std::vector<SqlParam> params;  // $1.. / ? in order
 };
 
-// INSERT of `rows` records, every usage_columns() column one parameter each, skipping any whose
-// record_id is stored already (or repeated in the same statement). PostgreSQL's ledger only
-// (SQLite keeps segments, store/usage_segment.h), as is usage_find_sql.
-std::string usage_insert_sql(Dialect dialect, std::size_t rows = 1);
 // The usage_columns() of the newest record with request id $1.
 std::string usage_find_sql(Dialect dialect);
 // The UsageQuery as one SELECT. Result columns: one text column per group_by entry, then
@@ -78,8 +74,11 @@ class SpendTally {
   std::map<Key, Sum>::iterator last_ = sums_.end();  // as RollupTally's
 };
 
-// Adds one SpendTally entry: $1 bucket_ms, $2 key_group, $3 key_name, $4 cost, $5 records.
-std::string spend_upsert_sql(Dialect dialect);
+// Adds `rows` SpendTally entries, each as $1 bucket_ms, $2 key_group, $3 key_name, $4 cost,
+// $5 records, the next entry's from $6. Entries of one statement must differ in their key
+// (PostgreSQL refuses to update a row twice in one statement): a tally's do.
+inline constexpr std::size_t kSpendUpsertColumns = 5;
+std::string spend_upsert_sql(Dialect dialect, std::size_t rows = 1);
 // Spend per key group and key of the records started at or after `from_ms`. Result columns:
 // key_group, key_name, cost_micros. Whole buckets come from usage_spend; when `from_ms` is not
 // on a bucket boundary, the ledger's records before the next boundary are added (a short range
@@ -120,8 +119,10 @@ class RollupTally {
   std::map<Key, Sums>::iterator last_ = sums_.end();
 };
 
-// Adds one RollupTally entry: $1..$9 the key's columns, $10..$18 the sums, in the orders above.
-std::string rollup_upsert_sql(Dialect dialect);
+// Adds `rows` RollupTally entries, each as $1..$9 the key's columns and $10..$18 the sums in
+// the orders above, the next entry's from $19; distinct keys, as spend_upsert_sql's.
+inline constexpr std::size_t kRollupUpsertColumns = 18;
+std::string rollup_upsert_sql(Dialect dialect, std::size_t rows = 1);
 
 // Number of integer columns after the group columns in usage_query_sql's result.
 inline constexpr int kUsageAggregateColumns = 9;

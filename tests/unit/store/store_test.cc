@@ -17,6 +17,7 @@
 #include <set>
 #include <string>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sqlite3.h>
@@ -170,7 +171,7 @@ TEST_P(StoreTest, ABatchWithARecordTheStoreRefusesStoresNothing) {
 }
 
 TEST_P(StoreTest, ALargeBatchIsStoredOnceAndAllOrNothing) {
-  // Larger than one PostgreSQL INSERT (500 rows), with a record repeated inside the batch.
+  // Larger than the usage sink's batches, with a record repeated inside the batch.
   std::vector<UsageRecord> batch;
   for (int i = 0; i < 1200; ++i) {
     batch.push_back(record("big-" + std::to_string(i), kNov30 + i));
@@ -179,7 +180,7 @@ TEST_P(StoreTest, ALargeBatchIsStoredOnceAndAllOrNothing) {
   insert(batch);
   EXPECT_EQ(count(), 1200u);
 
-  // The refused record is in the third statement: the first two must be rolled back too.
+  // The refused record is the last: the 1,099 before it must be rolled back too.
   std::vector<UsageRecord> failing;
   for (int i = 0; i < 1100; ++i) {
     failing.push_back(record("late-" + std::to_string(i), kNov30 + i));
@@ -194,8 +195,10 @@ TEST_P(StoreTest, ALargeBatchIsStoredOnceAndAllOrNothing) {
 
 TEST_P(StoreTest, EveryFieldRoundTrips) {
   UsageRecord r = record("rt-1", kNov30 + 123);
-  r.key_group = "research";
-  r.tenant = "acme";
+  // What an array literal or a CSV would have to escape (PostgreSQL sends the batch as arrays):
+  // a bare NULL, quotes, backslashes, braces, commas, outer spaces.
+  r.key_group = "NULL";
+  r.tenant = " ac\\me {x,y} \"z\" ";
   r.feature = "summarise \"quoted\" é";
   r.ingress = "anthropic";
   r.operation = "chat";
@@ -658,6 +661,48 @@ TEST_P(StoreTest, UnaccountedRecordsAreCountedNeverSummedIntoCost) {
 
 // Budgets read spend from the per-quarter-hour rollup that insert_usage keeps; it must equal a
 // sum over the ledger (Store::spend_since, the base version) for any start, aligned or not.
+// A batch whose records are each a tuple of their own: the rollup and spend entries go up in
+// several statements (PostgreSQL: 1,000 per upsert) and still add up to the ledger, once.
+TEST_P(StoreTest, ABatchOfManyTuplesAddsUpLikeTheLedger) {
+  std::vector<UsageRecord> batch;
+  for (int i = 0; i < 2'500; ++i) {
+    UsageRecord r = record("t" + std::to_string(i), kNov30 + i * 50);  // across three minutes
+    r.key_name = fmt::format("key-{:04}", i);
+    r.key_group = fmt::format("group-{}", i % 7);
+    r.input_tokens = 1 + i;
+    r.cost_micros = 1000 + i;
+    r.priced = i % 11 != 0;
+    batch.push_back(r);
+  }
+  insert(batch);
+  insert(batch);  // a replay adds nothing
+  UsageQuery q;
+  q.group_by = {Dimension::kKey};
+  q.limit = 3'000;
+  EXPECT_EQ(describe(query(q)), describe(expected_rows(batch, q)));
+  q.group_by = {Dimension::kKeyGroup, Dimension::kOutcome};
+  EXPECT_EQ(describe(query(q)), describe(expected_rows(batch, q)));
+  auto spend = store_->spend_since(kNov30);
+  auto reference = store_->Store::spend_since(kNov30);  // summed from the ledger
+  ASSERT_TRUE(spend && reference);
+  std::map<std::pair<std::string, std::string>, std::int64_t> by_key;
+  std::map<std::pair<std::string, std::string>, std::int64_t> want_by_key;
+  std::int64_t total = 0;
+  for (const SpendRow& row : *spend) {
+    by_key[{row.key_group, row.key_name}] += row.cost_micros;
+    total += row.cost_micros;
+  }
+  for (const SpendRow& row : *reference) {
+    want_by_key[{row.key_group, row.key_name}] += row.cost_micros;
+  }
+  EXPECT_EQ(by_key, want_by_key);
+  std::int64_t want = 0;
+  for (const UsageRecord& r : batch) {
+    want += r.priced ? r.cost_micros : 0;
+  }
+  EXPECT_EQ(total, want);
+}
+
 TEST_P(StoreTest, SpendSinceEqualsTheLedgerAndCountsEachRecordOnce) {
   constexpr std::int64_t kMin = 60'000;
   auto spent = [](std::string id, std::int64_t at, std::string group, std::string key,
