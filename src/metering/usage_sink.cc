@@ -195,22 +195,43 @@ void UsageSink::pass(bool final) {
   collect();
   report_drops();
   ensure_store();
+  // A pass writes to the store for one flush interval at most; what is still pending then goes
+  // to the spool, replayed in later passes' spare time. A store slower than the traffic (a
+  // busy database, one writer for a fast gateway) so costs a detour through the spool instead
+  // of full queues and dropped records. The final pass has its own deadline.
+  const auto budget_end = clock_.now() + options_.flush_interval;
   if (!final) {
-    replay_some();  // at shutdown the deadline is for fresh records; the spool waits for a start
+    replay_some(budget_end);  // at shutdown the deadline is for fresh records
   }
   const auto now = clock_.now();
   const bool time_due = pending_count_ > 0 && now - pending_since_ >= options_.flush_interval;
   std::size_t done = 0;
+  bool deferred = false;
   while (done < pending_count_) {
     const std::size_t left = pending_count_ - done;
     if (left < options_.batch_size && !time_due && !final) {
       break;
     }
     const std::size_t n = std::min(left, options_.batch_size);
-    if (!write_batch(std::span(pending_).subspan(done, n), final)) {
+    const auto batch = std::span(pending_).subspan(done, n);
+    const bool late = !final && state_.load(std::memory_order_relaxed) == StoreState::kUp &&
+                      clock_.now() >= budget_end;
+    deferred = deferred || late;
+    if (!(late ? defer_batch(batch) : write_batch(batch, final))) {
       break;  // neither stored nor spooled: tried again next pass
     }
     done += n;
+  }
+  if (behind_ != deferred && !final) {
+    if (deferred) {
+      spdlog::warn(
+          "usage store slower than the traffic: batches the writer has no time for spool to {} "
+          "and are replayed as it catches up",
+          spool_->path());
+    } else {
+      spdlog::info("usage store keeping up with the traffic again");
+    }
+    behind_ = deferred;
   }
   retire_pending(done);
   if (pending_count_ > 0 && done > 0) {
@@ -279,9 +300,10 @@ void UsageSink::ensure_store() {
   mark_up();
 }
 
-void UsageSink::replay_some() {
+void UsageSink::replay_some(Clock::Monotonic::time_point budget_end) {
   for (std::size_t i = 0; i < kReplayBatchesPerPass; ++i) {
-    if (state_.load(std::memory_order_relaxed) != StoreState::kUp || spool_->records() == 0) {
+    if (state_.load(std::memory_order_relaxed) != StoreState::kUp || spool_->records() == 0 ||
+        clock_.now() >= budget_end) {
       return;
     }
     auto chunk = spool_->read(replay_offset_, options_.batch_size);
@@ -328,6 +350,14 @@ bool UsageSink::write_batch(std::span<const store::UsageRecord> batch, bool fina
     mark_down(inserted.error().message());
   }
   return spool_batch(batch);
+}
+
+bool UsageSink::defer_batch(std::span<const store::UsageRecord> batch) {
+  if (!spool_batch(batch)) {
+    return false;
+  }
+  deferred_.fetch_add(batch.size(), std::memory_order_relaxed);
+  return true;
 }
 
 bool UsageSink::spool_batch(std::span<const store::UsageRecord> batch) {

@@ -83,6 +83,8 @@ class UsageSink {
   std::uint64_t spool_records() const { return spool_records_.load(std::memory_order_relaxed); }
   std::uint64_t written() const { return written_.load(std::memory_order_relaxed); }
   std::uint64_t spooled() const { return spooled_.load(std::memory_order_relaxed); }
+  // Of spooled(): records spooled with the store up, because it was slower than the traffic.
+  std::uint64_t deferred() const { return deferred_.load(std::memory_order_relaxed); }
   std::uint64_t dropped() const;
   StoreState store_state() const { return state_.load(std::memory_order_relaxed); }
 
@@ -106,9 +108,12 @@ class UsageSink {
   void pass(bool final);
   void collect();
   void ensure_store();
-  void replay_some();
+  // Replays spooled batches while the store is up and `budget_end` has not passed.
+  void replay_some(Clock::Monotonic::time_point budget_end);
   // True when the batch was stored or spooled.
   bool write_batch(std::span<const store::UsageRecord> batch, bool final);
+  // Spools `batch` when a pass has used its time (the store is slower than the traffic).
+  bool defer_batch(std::span<const store::UsageRecord> batch);
   bool spool_batch(std::span<const store::UsageRecord> batch);
   // Drops the first n pending records, keeping their memory for the next ones.
   void retire_pending(std::size_t n);
@@ -140,12 +145,14 @@ class UsageSink {
   std::uint64_t drops_reported_ = 0;
   bool dropping_ = false;
   bool spool_failing_ = false;
+  bool behind_ = false;  // the last pass ran out of time and spooled batches
 
   std::atomic<StoreState> state_{StoreState::kUnknown};
   std::atomic<std::uint64_t> spool_bytes_{0};
   std::atomic<std::uint64_t> spool_records_{0};
   std::atomic<std::uint64_t> written_{0};
   std::atomic<std::uint64_t> spooled_{0};
+  std::atomic<std::uint64_t> deferred_{0};
   std::atomic<std::uint64_t> lost_{0};  // unacknowledged records the spool could not take
   std::atomic<bool> stopped_{false};
 

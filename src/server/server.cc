@@ -421,6 +421,11 @@ void Server::register_gauges() {
     add(m.observe(MetricType::kCounter, "sluice_usage_records_spooled_total",
                   "Usage records written to the spool instead of the store.", {},
                   [sink](SampleSink& s) { s.sample({}, static_cast<double>(sink->spooled())); }));
+    add(m.observe(MetricType::kCounter, "sluice_usage_records_deferred_total",
+                  "Of the spooled records: those spooled with the store up because it was "
+                  "slower than the traffic (replayed as it catches up).",
+                  {},
+                  [sink](SampleSink& s) { s.sample({}, static_cast<double>(sink->deferred())); }));
     add(m.observe(MetricType::kCounter, "sluice_usage_records_dropped_total",
                   "Usage records lost: a worker's queue was full, or neither store nor spool took "
                   "them (should stay 0).",

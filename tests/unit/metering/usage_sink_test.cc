@@ -275,6 +275,35 @@ TEST_F(UsageSinkTest, SpoolFromAnEarlierRunIsReplayedOnStart) {
   EXPECT_EQ(second->spool_records(), 0u);
 }
 
+// A store that answers, but more slowly than records arrive: a pass inserts for one flush
+// interval, spools the batches it has no time for (the store stays up, nothing waits in the
+// queues), and later passes replay them.
+TEST_F(UsageSinkTest, SlowerThanTheTrafficSpoolsWhatItHasNoTimeForAndCatchesUp) {
+  auto sink = make_sink(options(2));
+  sink->run_once_for_test();
+  ledger_.insert_takes = 150ms;  // under slow_insert (1000 ms); flush interval 200 ms
+  for (int i = 0; i < 8; ++i) {
+    ASSERT_TRUE(sink->submit(static_cast<std::size_t>(i % 2), record(i)));
+  }
+  sink->run_once_for_test();
+  EXPECT_EQ(ledger_.inserts, 2);  // at 0 and 150 ms; at 300 ms the pass had used its time
+  EXPECT_EQ(ledger_.rows.size(), 4u);
+  EXPECT_EQ(sink->spool_records(), 4u);
+  EXPECT_EQ(sink->deferred(), 4u);
+  EXPECT_EQ(sink->spooled(), 4u);
+  EXPECT_EQ(sink->queue_depth(), 0u);
+  EXPECT_EQ(sink->store_state(), UsageSink::StoreState::kUp) << "slow is not down";
+
+  sink->run_once_for_test();  // replay, two batches in the pass's 200 ms
+  EXPECT_EQ(ledger_.rows.size(), 8u);
+  EXPECT_EQ(sink->spool_records(), 0u);
+  for (int i = 0; i < 8; ++i) {
+    EXPECT_EQ(ledger_.rows.count("test-" + std::to_string(i)), 1u) << i;
+  }
+  EXPECT_EQ(sink->dropped(), 0u);
+  EXPECT_EQ(sink->deferred(), 4u);
+}
+
 TEST_F(UsageSinkTest, FullQueueDropsAndCounts) {
   auto o = options(10);
   o.queue_capacity = 4;  // 2 per worker
