@@ -1,12 +1,14 @@
 #include "metering/usage_sink.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <iterator>
 #include <random>
 #include <stdexcept>
 
 #include "core/thread_name.h"
 #include "metering/record_bytes.h"
+#include "metering/record_json.h"
 #include "spdlog/spdlog.h"
 
 namespace sluice::metering {
@@ -312,11 +314,10 @@ void UsageSink::replay_some(Clock::Monotonic::time_point budget_end) {
       return;
     }
     if (!chunk->records.empty()) {
-      if (auto inserted = store_->insert_usage(chunk->records); !inserted) {
+      if (auto inserted = insert_accepting(chunk->records); !inserted) {
         mark_down(inserted.error().message());
         return;  // the same frames are replayed next time (record_id makes that harmless)
       }
-      written_.fetch_add(chunk->records.size(), std::memory_order_relaxed);
     }
     replay_offset_ = chunk->next_offset;
     if (chunk->at_end) {
@@ -338,10 +339,9 @@ bool UsageSink::write_batch(std::span<const store::UsageRecord> batch, bool fina
   const auto started = clock_.now();
   const bool in_time = !final || started < final_deadline_;
   if (state_.load(std::memory_order_relaxed) == StoreState::kUp && in_time) {
-    auto inserted = store_->insert_usage(batch);
+    auto inserted = insert_accepting(batch);
     const auto took = duration_cast<milliseconds>(clock_.now() - started);
     if (inserted) {
-      written_.fetch_add(batch.size(), std::memory_order_relaxed);
       if (took > options_.slow_insert) {
         mark_down("slow: a batch insert took " + std::to_string(took.count()) + " ms");
       }
@@ -350,6 +350,41 @@ bool UsageSink::write_batch(std::span<const store::UsageRecord> batch, bool fina
     mark_down(inserted.error().message());
   }
   return spool_batch(batch);
+}
+
+Result<void> UsageSink::insert_accepting(std::span<const store::UsageRecord> batch) {
+  auto inserted = store_->insert_usage(batch);
+  if (inserted) {
+    written_.fetch_add(batch.size(), std::memory_order_relaxed);
+    return inserted;
+  }
+  if (inserted.error().kind() != ErrorKind::kBadRequest) {
+    return inserted;
+  }
+  if (batch.size() == 1) {
+    reject(batch.front(), inserted.error());
+    return {};
+  }
+  const std::size_t half = batch.size() / 2;
+  if (auto first = insert_accepting(batch.first(half)); !first) {
+    return first;
+  }
+  return insert_accepting(batch.subspan(half));
+}
+
+void UsageSink::reject(const store::UsageRecord& record, const Error& why) {
+  rejected_.fetch_add(1, std::memory_order_relaxed);
+  const std::string path = rejected_path();
+  std::string line = record_to_json(record);
+  line += '\n';
+  std::FILE* f = std::fopen(path.c_str(), "ae");
+  const bool kept = f != nullptr && std::fwrite(line.data(), 1, line.size(), f) == line.size();
+  if (f != nullptr && std::fclose(f) != 0) {
+    spdlog::error("usage record {}: cannot close {}", record.record_id, path);
+  }
+  spdlog::error("usage record {} (request {}) refused by the store: {}; {}", record.record_id,
+                record.request_id, why.message(),
+                kept ? "kept in " + path : "and it could not be written to " + path);
 }
 
 bool UsageSink::defer_batch(std::span<const store::UsageRecord> batch) {

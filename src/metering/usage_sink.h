@@ -85,6 +85,9 @@ class UsageSink {
   std::uint64_t spooled() const { return spooled_.load(std::memory_order_relaxed); }
   // Of spooled(): records spooled with the store up, because it was slower than the traffic.
   std::uint64_t deferred() const { return deferred_.load(std::memory_order_relaxed); }
+  // Records the store refused for what they hold (kBadRequest), kept in rejected_path().
+  std::uint64_t rejected() const { return rejected_.load(std::memory_order_relaxed); }
+  std::string rejected_path() const { return options_.spool_path + ".rejected"; }
   std::uint64_t dropped() const;
   StoreState store_state() const { return state_.load(std::memory_order_relaxed); }
 
@@ -110,6 +113,13 @@ class UsageSink {
   void ensure_store();
   // Replays spooled batches while the store is up and `budget_end` has not passed.
   void replay_some(Clock::Monotonic::time_point budget_end);
+  // Stores `batch`, or all of it the store accepts: when it refuses records for what they
+  // hold (kBadRequest), halves are tried until the refused ones are alone, and those go to
+  // the rejected file; so one bad record (an upstream's absurd token count) cannot hold back
+  // the others for ever. Any other error is returned: the caller spools the batch (what was
+  // stored of it already counts once).
+  Result<void> insert_accepting(std::span<const store::UsageRecord> batch);
+  void reject(const store::UsageRecord& record, const Error& why);
   // True when the batch was stored or spooled.
   bool write_batch(std::span<const store::UsageRecord> batch, bool final);
   // Spools `batch` when a pass has used its time (the store is slower than the traffic).
@@ -153,6 +163,7 @@ class UsageSink {
   std::atomic<std::uint64_t> written_{0};
   std::atomic<std::uint64_t> spooled_{0};
   std::atomic<std::uint64_t> deferred_{0};
+  std::atomic<std::uint64_t> rejected_{0};
   std::atomic<std::uint64_t> lost_{0};  // unacknowledged records the spool could not take
   std::atomic<bool> stopped_{false};
 

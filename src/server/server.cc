@@ -426,6 +426,11 @@ void Server::register_gauges() {
                   "slower than the traffic (replayed as it catches up).",
                   {},
                   [sink](SampleSink& s) { s.sample({}, static_cast<double>(sink->deferred())); }));
+    add(m.observe(MetricType::kCounter, "sluice_usage_records_rejected_total",
+                  "Usage records the store refused for what they hold (an out-of-range number), "
+                  "kept in the spool's .rejected file instead.",
+                  {},
+                  [sink](SampleSink& s) { s.sample({}, static_cast<double>(sink->rejected())); }));
     add(m.observe(MetricType::kCounter, "sluice_usage_records_dropped_total",
                   "Usage records lost: a worker's queue was full, or neither store nor spool took "
                   "them (should stay 0).",

@@ -89,7 +89,9 @@ std::string text_at(const PGresult* r, int row, int col) {
 // Adds a UsageRecord's fields as statement parameters, column by column.
 // Appends one record's fields to the column arrays of the batched insert (kInsertUsage), each
 // array in PostgreSQL's text form: {"text",12,t}. Text elements are quoted, with `"` and `\`
-// escaped; the ledger has no NULLs. `failed_field` names a value BIGINT cannot hold.
+// escaped; a NUL byte, which PostgreSQL's text cannot hold (a finish reason is an upstream's
+// string), becomes U+FFFD. The ledger has no NULLs. `failed_field` names a value BIGINT cannot
+// hold.
 struct ArrayBinder {
   std::vector<std::string>* arrays;
   std::size_t col = 0;
@@ -106,6 +108,9 @@ struct ArrayBinder {
     for (const char c : v) {
       if (c == '"' || c == '\\') {
         a += '\\';
+      } else if (c == '\0') {
+        a += "\xEF\xBF\xBD";
+        continue;
       }
       a += c;
     }
@@ -314,7 +319,13 @@ Result<PostgresStore::PgResult> PostgresStore::run(const char* name, const std::
       const bool lost = PQstatus(conn_) == CONNECTION_BAD;
       // The primary message only: DETAIL may quote a whole failing row.
       const char* primary = PQresultErrorField(r, PG_DIAG_MESSAGE_PRIMARY);
-      failed = Error(lost ? ErrorKind::kUnavailable : ErrorKind::kInternal,
+      // Classes 22 (data exception) and 23 (integrity constraint violation): the statement's
+      // data is refused, whatever the server's state; it would be again.
+      const bool data = state != nullptr && (std::string_view(state).starts_with("22") ||
+                                             std::string_view(state).starts_with("23"));
+      failed = Error(lost   ? ErrorKind::kUnavailable
+                     : data ? ErrorKind::kBadRequest
+                            : ErrorKind::kInternal,
                      fmt::format("postgres: {}{}{}",
                                  one_line(primary != nullptr ? primary : PQresultErrorMessage(r)),
                                  state != nullptr ? " (SQLSTATE " : "",
@@ -476,12 +487,12 @@ Result<void> PostgresStore::insert_usage(std::span<const UsageRecord> records) {
       for (std::string& column : p.values) {
         column.reserve(records.size() * 16);
       }
-      ArrayBinder binder{&p.values};
+      ArrayBinder binder{&p.values, 0, {}};
       for (const UsageRecord& record : records) {
         binder.col = 0;
         visit_usage_fields(record, binder);
         if (!binder.failed_field.empty()) {
-          return Error(ErrorKind::kInternal,
+          return Error(ErrorKind::kBadRequest,
                        fmt::format("postgres: record {}: {} is out of range for BIGINT",
                                    record.record_id, binder.failed_field));
         }

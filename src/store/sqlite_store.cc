@@ -349,12 +349,12 @@ Result<std::vector<std::size_t>> SqliteStore::claim_record_ids(
   ids.reserve(records.size());
   for (std::size_t i = 0; i < records.size(); ++i) {
     if (records[i].record_id.empty()) {
-      return Error(ErrorKind::kInternal, "sqlite: a usage record has no record_id");
+      return Error(ErrorKind::kBadRequest, "sqlite: a usage record has no record_id");
     }
     TooLarge check;
     visit_usage_fields(records[i], check);
     if (!check.field.empty()) {
-      return Error(ErrorKind::kInternal,
+      return Error(ErrorKind::kBadRequest,
                    fmt::format("sqlite: record {}: {} cannot be stored (above 2^63 - 1)",
                                records[i].record_id, check.field));
     }

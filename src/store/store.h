@@ -79,7 +79,9 @@ class Store {
   // Cheap liveness check (reconnects when the connection was lost).
   virtual Result<void> ping() = 0;
   // Inserts all records in one transaction; a record whose record_id is already stored is
-  // skipped (replays are idempotent). On error nothing of the batch is stored.
+  // skipped (replays are idempotent). On error nothing of the batch is stored. kBadRequest:
+  // a record holds what this store cannot keep (a number out of its range, a constraint it
+  // breaks); the same records fail again, the others may be stored without them.
   virtual Result<void> insert_usage(std::span<const UsageRecord> records) = 0;
   virtual Result<std::vector<UsageRow>> query_usage(const UsageQuery& query) = 0;
   // The full record (attempts included) of one request id; the newest if the id was reused.

@@ -305,6 +305,65 @@ describe('usage records', { skip: !sqliteAvailable && 'sqlite3 CLI not installed
   });
 });
 
+describe('a record the store refuses', { skip: !sqliteAvailable && 'sqlite3 CLI not installed' }, () => {
+  let mock;
+  let dir;
+  before(async () => {
+    mock = await startMock();
+    dir = makeTempDir('sluice-metering-refused-');
+  });
+  after(async () => {
+    await mock?.stop();
+    removeTempDir(dir);
+  });
+
+  // An upstream reporting 2^64 - 1 input tokens: no store keeps the number (both refuse above
+  // 2^63 - 1). Before, that refusal failed the record's batch on every write and every replay,
+  // so nothing after it reached the ledger; now it is set aside and the rest stored.
+  test('is set aside whole; the records of its batch and after it are stored', async () => {
+    const absurd =
+      '{"id":"chatcmpl-absurd","object":"chat.completion","created":1,"model":"mock-model",' +
+      '"choices":[{"index":0,"message":{"role":"assistant","content":"hi"},"finish_reason":"stop"}],' +
+      '"usage":{"prompt_tokens":18446744073709551615,"completion_tokens":1,"total_tokens":18446744073709551615}}';
+    const config = meteringConfig(mock, dir, { metering: { flush_interval_ms: 200 } });
+    const gw = await startSluice(config, { dir });
+    const db = path.join(dir, 'usage.db');
+    const rejected = path.join(dir, 'usage.spool.rejected');
+    const ids = [];
+    let bad;
+    try {
+      // In one flush interval: the same batch as the refused record.
+      const sends = [];
+      for (let i = 0; i < 3; i += 1) {
+        sends.push(post(gw, '/v1/chat/completions', chat('chat')));
+      }
+      sends.push(post(gw, '/v1/chat/completions', chat('chat'), { 'x-mock-raw-body': absurd }));
+      for (const r of await Promise.all(sends)) {
+        assert.equal(r.status, 200, 'the caller gets its answer whatever the ledger does');
+        ids.push(r.headers.get('x-request-id'));
+      }
+      bad = ids.pop();
+      const r = await post(gw, '/v1/chat/completions', chat('chat'));
+      assert.equal(r.status, 200);
+      ids.push(r.headers.get('x-request-id'));
+      await waitFor(() => countRecords(db) === 4, { timeoutMs: 5000, message: '4 records stored' });
+      await waitFor(() => existsSync(rejected) && readFileSync(rejected, 'utf8').includes('\n'), {
+        timeoutMs: 5000,
+        message: 'the refused record in the rejected file',
+      });
+    } finally {
+      assert.equal(await gw.stop(), 0);
+    }
+    const stored = exportRecords(db).map((x) => x.request_id).sort();
+    assert.deepEqual(stored, [...ids].sort());
+    const lines = readFileSync(rejected, 'utf8').split('\n').filter((l) => l !== '');
+    assert.equal(lines.length, 1);
+    assert.match(lines[0], new RegExp(`"request_id":"${bad}"`));
+    assert.match(lines[0], /"input_tokens":18446744073709551615/, 'kept whole, the number as sent');
+    assert.equal(spoolFrames(path.join(dir, 'usage.spool')), 0, 'nothing left to replay');
+  });
+});
+
 describe('no usage record is lost', { skip: !sqliteAvailable && 'sqlite3 CLI not installed' }, () => {
   let mock;
   let dir;

@@ -4,6 +4,9 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
+#include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -28,6 +31,9 @@ struct Ledger {
   int calls = 0;
   std::chrono::milliseconds insert_takes{0};
   SimulatedClock* clock = nullptr;
+  // A batch holding one of these record ids is refused for its data (kBadRequest), as a
+  // store refuses a number out of its range.
+  std::set<std::string> refuse;
 };
 
 class MemoryStore final : public store::Store {
@@ -48,6 +54,11 @@ class MemoryStore final : public store::Store {
     }
     if (ledger_.fail || call == ledger_.fail_insert_at) {
       return Error(ErrorKind::kInternal, "database is locked");
+    }
+    for (const store::UsageRecord& r : records) {
+      if (ledger_.refuse.contains(r.record_id)) {
+        return Error(ErrorKind::kBadRequest, "record " + r.record_id + ": out of range");
+      }
     }
     for (const store::UsageRecord& r : records) {
       ledger_.rows.emplace(r.record_id, r);
@@ -302,6 +313,61 @@ TEST_F(UsageSinkTest, SlowerThanTheTrafficSpoolsWhatItHasNoTimeForAndCatchesUp) 
   }
   EXPECT_EQ(sink->dropped(), 0u);
   EXPECT_EQ(sink->deferred(), 4u);
+}
+
+// The rejected file's records, in order.
+std::vector<store::UsageRecord> rejected_records(const std::string& path) {
+  std::vector<store::UsageRecord> out;
+  std::ifstream in(path);
+  for (std::string line; std::getline(in, line);) {
+    auto r = record_from_json(line);
+    EXPECT_TRUE(r) << line;
+    if (r) {
+      out.push_back(std::move(*r));
+    }
+  }
+  return out;
+}
+
+// A record the store refuses for what it holds (an upstream's absurd token count) is found by
+// halving the batch, kept aside, and the rest of its batch is stored: it does not hold the
+// ledger back, on the live path nor in a replay.
+TEST_F(UsageSinkTest, ARecordTheStoreRefusesIsSetAsideAndTheRestStored) {
+  auto sink = make_sink(options(8));
+  sink->run_once_for_test();
+  ledger_.refuse = {"test-2", "test-5"};
+  for (int i = 0; i < 8; ++i) {
+    ASSERT_TRUE(sink->submit(0, record(i)));
+  }
+  sink->run_once_for_test();
+  EXPECT_EQ(ledger_.rows.size(), 6u);
+  EXPECT_EQ(ledger_.rows.count("test-2") + ledger_.rows.count("test-5"), 0u);
+  EXPECT_EQ(sink->rejected(), 2u);
+  EXPECT_EQ(sink->written(), 6u);
+  EXPECT_EQ(sink->spool_records(), 0u);
+  EXPECT_EQ(sink->dropped(), 0u);
+  EXPECT_EQ(sink->store_state(), UsageSink::StoreState::kUp) << "a bad record is not a bad store";
+  auto kept = rejected_records(sink->rejected_path());
+  ASSERT_EQ(kept.size(), 2u);
+  EXPECT_EQ(kept[0].record_id, "test-2");
+  EXPECT_EQ(kept[1].record_id, "test-5");
+  EXPECT_EQ(kept[1].output_tokens, 5u) << "kept whole";
+
+  // The same in a replay: the store was down when the batch came, and is back.
+  ledger_.fail = true;
+  ledger_.refuse = {"test-9"};
+  for (int i = 8; i < 16; ++i) {
+    ASSERT_TRUE(sink->submit(1, record(i)));
+  }
+  sink->run_once_for_test();
+  EXPECT_EQ(sink->spool_records(), 8u);
+  ledger_.fail = false;
+  clock_.advance(1s);
+  sink->run_once_for_test();
+  EXPECT_EQ(ledger_.rows.size(), 13u);
+  EXPECT_EQ(sink->spool_records(), 0u) << "the spool is emptied, the refused record set aside";
+  EXPECT_EQ(sink->rejected(), 3u);
+  EXPECT_EQ(rejected_records(sink->rejected_path()).back().record_id, "test-9");
 }
 
 TEST_F(UsageSinkTest, FullQueueDropsAndCounts) {

@@ -158,16 +158,32 @@ TEST_P(StoreTest, ABatchWithARecordTheStoreRefusesStoresNothing) {
   UsageRecord bad = record("", kNov30);  // record_id must not be empty (CHECK constraint)
   const std::vector<UsageRecord> batch = {record("a", kNov30), record("b", kNov30), bad};
   auto r = store_->insert_usage(batch);
-  EXPECT_FALSE(r);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().kind(), ErrorKind::kBadRequest)
+      << "refused for its data: " << r.error().message();
   EXPECT_EQ(count(), 0u) << "the good records before the bad one were rolled back";
 
   UsageRecord huge = record("c", kNov30);
   huge.input_tokens = std::uint64_t{1} << 63;  // above BIGINT
   const std::vector<UsageRecord> batch2 = {record("d", kNov30), huge};
-  EXPECT_FALSE(store_->insert_usage(batch2));
+  auto r2 = store_->insert_usage(batch2);
+  ASSERT_FALSE(r2);
+  EXPECT_EQ(r2.error().kind(), ErrorKind::kBadRequest) << r2.error().message();
   EXPECT_EQ(count(), 0u);
   insert({record("a", kNov30)});
   EXPECT_EQ(count(), 1u) << "the store is usable after a failed batch";
+}
+
+// PostgreSQL's text cannot hold a NUL byte; an upstream's finish reason may carry one. It is
+// kept (SQLite) or replaced by U+FFFD (PostgreSQL), never a reason to refuse the batch.
+TEST_P(StoreTest, ANulByteIsKeptOrReplacedNeverRefused) {
+  UsageRecord r = record("nul", kNov30);
+  r.finish_reason = std::string("st\0op", 5);
+  insert({r});
+  auto found = store_->find_usage("req-nul");
+  ASSERT_TRUE(found && found->has_value());
+  EXPECT_EQ((*found)->finish_reason,
+            store_->kind() == "sqlite" ? r.finish_reason : std::string("st\xEF\xBF\xBDop"));
 }
 
 TEST_P(StoreTest, ALargeBatchIsStoredOnceAndAllOrNothing) {
@@ -666,7 +682,7 @@ TEST_P(StoreTest, UnaccountedRecordsAreCountedNeverSummedIntoCost) {
 TEST_P(StoreTest, ABatchOfManyTuplesAddsUpLikeTheLedger) {
   std::vector<UsageRecord> batch;
   for (int i = 0; i < 2'500; ++i) {
-    UsageRecord r = record("t" + std::to_string(i), kNov30 + i * 50);  // across three minutes
+    UsageRecord r = record(fmt::format("t{}", i), kNov30 + i * 50);  // across three minutes
     r.key_name = fmt::format("key-{:04}", i);
     r.key_group = fmt::format("group-{}", i % 7);
     r.input_tokens = 1 + i;
