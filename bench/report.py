@@ -433,6 +433,9 @@ if micro:
         w("| benchmark | time per iteration | throughput | events/s | allocations per event |")
         w("|---|---:|---:|---:|---:|")
         for b in data.get("benchmarks", []):
+            if b.get("error_occurred"):  # e.g. store_bench's PostgreSQL case without a database
+                w(f"| {b['name']} | skipped: {b.get('error_message', '')} | | | |")
+                continue
             ev = b.get("events/s")
             ape = b.get("allocs/event")
             bps = b.get("bytes_per_second")

@@ -86,7 +86,6 @@ std::string text_at(const PGresult* r, int row, int col) {
   return std::string(PQgetvalue(r, row, col), PQgetlength(r, row, col));
 }
 
-// Adds a UsageRecord's fields as statement parameters, column by column.
 // Appends one record's fields to the column arrays of the batched insert (kInsertUsage), each
 // array in PostgreSQL's text form: {"text",12,t}. Text elements are quoted, with `"` and `\`
 // escaped; a NUL byte, which PostgreSQL's text cannot hold (a finish reason is an upstream's
@@ -106,11 +105,12 @@ struct ArrayBinder {
     std::string& a = next();
     a += '"';
     for (const char c : v) {
-      if (c == '"' || c == '\\') {
-        a += '\\';
-      } else if (c == '\0') {
+      if (c == '\0') {
         a += "\xEF\xBF\xBD";
         continue;
+      }
+      if (c == '"' || c == '\\') {
+        a += '\\';
       }
       a += c;
     }
