@@ -603,7 +603,7 @@ class RequestWriter {
     if (parts.size() <= 1) {
       return;  // instructions (see encode_request)
     }
-    item_open();
+    item_open(/*turn=*/false);
     w_.raw(R"({"role":"system","content":)");
     text_parts(parts);
     w_.ch('}');
@@ -612,7 +612,7 @@ class RequestWriter {
   void message(const ir::Message& m) {
     switch (m.role) {
       case ir::Role::kSystem:
-        item_open();
+        item_open(/*turn=*/false);
         w_.raw(R"({"role":"system","content":)");
         text_parts(m.content);
         w_.ch('}');
@@ -627,15 +627,16 @@ class RequestWriter {
     }
   }
 
-  // False while every message written so far was dropped whole.
-  bool wrote_any() const { return !first_; }
+  // Items written other than system ones: what the upstream is asked to answer.
+  std::size_t turns() const { return turns_; }
 
  private:
-  void item_open() {
+  void item_open(bool turn = true) {
     if (!first_) {
       w_.ch(',');
     }
     first_ = false;
+    turns_ += turn ? 1 : 0;
   }
 
   // Text and image parts as input content parts.
@@ -735,6 +736,7 @@ class RequestWriter {
   JsonWriter w_;
   EncodeStats& stats_;
   bool first_ = true;
+  std::size_t turns_ = 0;
 };
 
 void write_text_format(JsonWriter& w, const ir::ResponseFormat& f) {
@@ -865,11 +867,12 @@ Result<std::string> encode_request(const ir::Request& request, std::string_view 
   for (const ir::Message& m : request.messages) {
     items.message(m);
   }
-  if (!items.wrote_any()) {
-    // Everything was dropped (reasoning without an id): the upstream would get no turn at all.
+  if (items.turns() == 0) {
+    // Every turn was dropped (reasoning without an id, a message without content): the
+    // upstream would get system text and nothing to answer.
     return bad(
-        "Nothing in 'messages' can be sent to an OpenAI Responses upstream: reasoning "
-        "without an id is dropped and no other turn is left.",
+        "Nothing in 'messages' can be sent to an OpenAI Responses upstream: every turn is "
+        "empty or reasoning without an id.",
         "messages");
   }
   w.ch(']');

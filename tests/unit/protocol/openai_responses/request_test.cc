@@ -323,6 +323,15 @@ TEST(ResponsesRequest, NothingLeftToSendIsRefused) {
 
   m.content.push_back(ir::ContentPart::make_text("answer"));
   EXPECT_TRUE(encode_request(r, "up-model", false));
+
+  // System text and a user turn without content: nothing to answer either (fuzz found it).
+  ir::Request bare;
+  bare.model = "m";
+  bare.system = {ir::ContentPart::make_text("Be brief."), ir::ContentPart::make_text("Metric.")};
+  bare.messages.emplace_back().role = ir::Role::kUser;
+  auto empty = encode_request(bare, "up-model", false);
+  ASSERT_FALSE(empty);
+  EXPECT_EQ(empty.error().param(), "messages");
 }
 
 TEST(ResponsesRequest, ReasoningControls) {
