@@ -2,6 +2,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -220,21 +221,23 @@ inline bool scan_envelope(std::string_view body, std::span<EnvelopeField> fields
 std::string splice_json_string(std::string_view body, std::size_t begin, std::size_t end,
                                std::string_view value);
 
+// The valid JSON object `body` with the value of every top-level member whose key decodes to
+// "model" replaced by `model` as a JSON string; every other byte as it was (numbers are not
+// re-written: Boost.JSON's reading of a double may be an ulp off). nullopt when `body` is not
+// an object.
+std::optional<std::string> replace_models(std::string_view body, std::string_view model);
+
 // The JSON object `body` with its top-level "model" set to `model`: spliced into [begin, end)
-// when `spliceable` (EnvelopeField::spliceable() of the "model" field), else through a DOM (an
-// escaped or repeated "model"; rare). A body that is not an object comes back unchanged.
+// when `spliceable` (EnvelopeField::spliceable() of the "model" field), else by replace_models
+// (an escaped or repeated "model"; rare: every occurrence is replaced, whichever one the
+// upstream reads). A body that is not an object comes back unchanged.
 inline std::string with_model(std::string_view body, bool spliceable, std::size_t begin,
                               std::size_t end, std::string_view model) {
   if (spliceable) {
     return splice_json_string(body, begin, end, model);
   }
-  boost::system::error_code ec;
-  boost::json::value doc = parse_json(body, ec);
-  if (ec || !doc.is_object()) {
-    return std::string(body);
-  }
-  doc.get_object()["model"] = model;
-  return boost::json::serialize(doc);
+  auto replaced = replace_models(body, model);
+  return replaced ? std::move(*replaced) : std::string(body);
 }
 
 }  // namespace sluice::codec

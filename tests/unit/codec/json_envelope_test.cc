@@ -76,5 +76,32 @@ TEST(ScanEnvelope, RejectsWhatIsNotOneJsonObject) {
   EXPECT_FALSE(too_deep.ok);
 }
 
+// The path for a "model" that cannot be spliced at one known range (escaped, repeated): every
+// top-level "model" is replaced and no other byte moves. Through a DOM, -5e90 had come out as
+// -4.9999999999999995E90 (found by responses_request_fuzz).
+TEST(ReplaceModels, EveryTopLevelModelAndNothingElse) {
+  struct Case {
+    std::string_view body;
+    std::string_view want;
+  };
+  for (const Case& c : {
+           Case{R"({"model":"g\tpt","n":-5e90,"x":1.10})", R"({"model":"up","n":-5e90,"x":1.10})"},
+           Case{R"({ "model" : "a" , "model":"b"})", R"({ "model" : "up" , "model":"up"})"},
+           Case{R"({"mod\u0065l":"a","k":"model"})", R"({"mod\u0065l":"up","k":"model"})"},
+           Case{R"({"m":{"model":"inner"},"a":["model",{"model":1}],"s":"x\"}{"})",
+                R"({"m":{"model":"inner"},"a":["model",{"model":1}],"s":"x\"}{"})"},
+           Case{"{\n\t\"model\":\n\"a\"\r\n}", "{\n\t\"model\":\n\"up\"\r\n}"},
+           Case{R"({"model":"\u00e9","mod\u00e9l":"keep"})",
+                R"({"model":"up","mod\u00e9l":"keep"})"},
+           Case{R"({})", R"({})"},
+       }) {
+    auto out = replace_models(c.body, "up");
+    ASSERT_TRUE(out) << c.body;
+    EXPECT_EQ(*out, c.want);
+  }
+  EXPECT_FALSE(replace_models("[1]", "up"));
+  EXPECT_EQ(with_model(R"([1])", false, 0, 0, "up"), "[1]");
+}
+
 }  // namespace
 }  // namespace sluice::codec
