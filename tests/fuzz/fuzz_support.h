@@ -87,10 +87,9 @@ inline bool same_but_float_rounding(const boost::json::value& a, const boost::js
     if (x.size() != y.size()) {
       return false;
     }
-    auto xi = x.begin();
-    auto yi = y.begin();
-    for (; xi != x.end(); ++xi, ++yi) {
-      if (xi->key() != yi->key() || !same_but_float_rounding(xi->value(), yi->value())) {
+    for (const auto& member : x) {  // members in any order, as JSON means
+      const boost::json::value* other = y.if_contains(member.key());
+      if (other == nullptr || !same_but_float_rounding(member.value(), *other)) {
         return false;
       }
     }
