@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -144,7 +145,11 @@ class EnvelopeScanner {
     set(Kind::kNumber);
     return true;
   }
-  bool on_double(double, sv, ec&) {
+  bool on_double(double d, sv, ec& e) {
+    if (!std::isfinite(d)) {  // as parse_json: a literal no double holds is refused
+      e = boost::json::error::exponent_overflow;
+      return false;
+    }
     set(Kind::kNumber);
     return true;
   }

@@ -7,6 +7,7 @@
 #include <string_view>
 #include <utility>
 
+#include <boost/json/error.hpp>
 #include <boost/json/monotonic_resource.hpp>
 #include <boost/json/parse.hpp>
 #include <boost/json/storage_ptr.hpp>
@@ -29,15 +30,46 @@ struct SmallDocumentArena {
   boost::json::monotonic_resource resource{stack, sizeof stack};
 };
 
+// Whether `v` holds a double that is not finite anywhere inside (depth: parse_json's bound).
+inline bool holds_non_finite(const boost::json::value& v) {
+  switch (v.kind()) {
+    case boost::json::kind::double_:
+      return !std::isfinite(v.get_double());
+    case boost::json::kind::array:
+      for (const boost::json::value& e : v.get_array()) {
+        if (holds_non_finite(e)) {
+          return true;
+        }
+      }
+      return false;
+    case boost::json::kind::object:
+      for (const auto& member : v.get_object()) {
+        if (holds_non_finite(member.value())) {
+          return true;
+        }
+      }
+      return false;
+    default:
+      return false;
+  }
+}
+
 // json::parse with a depth bound: more than `max_depth` levels fails with
-// boost::json::error::too_deep. The value allocates from `storage` (the default resource when
-// null) and must not outlive it. On failure `ec` is set and the value is null.
+// boost::json::error::too_deep, and a number literal no double holds (Boost.JSON reads 1e999 as
+// infinity, 0e99999 as NaN; serialized again they are not JSON) with
+// boost::json::error::exponent_overflow. The value allocates from `storage` (the default
+// resource when null) and must not outlive it. On failure `ec` is set and the value is null.
 inline boost::json::value parse_json(std::string_view text, boost::system::error_code& ec,
                                      boost::json::storage_ptr storage = {},
                                      std::size_t max_depth = kMaxJsonDepth) {
   boost::json::parse_options opts;
   opts.max_depth = max_depth;
-  return boost::json::parse(text, ec, std::move(storage), opts);
+  boost::json::value v = boost::json::parse(text, ec, std::move(storage), opts);
+  if (!ec && holds_non_finite(v)) {
+    ec = boost::json::error::exponent_overflow;
+    return nullptr;
+  }
+  return v;
 }
 
 // A JSON value as a count (token counts, indices): a non-negative integer, whichever of

@@ -74,6 +74,18 @@ TEST(ScanEnvelope, RejectsWhatIsNotOneJsonObject) {
   deep += std::string(100, ']');
   Scan too_deep("{\"x\":" + deep + "}");
   EXPECT_FALSE(too_deep.ok);
+  // Numbers no double holds, anywhere: read as infinity or NaN, they would be sent on as
+  // "Infinity" or "NaN" wherever a codec writes the document again (found by the fuzzers).
+  for (const char* bad : {R"({"a":1e999})", R"({"a":[-1e999]})", R"({"m":{"b":0e99999}})"}) {
+    Scan s(bad);
+    EXPECT_FALSE(s.ok) << bad;
+    EXPECT_NE(s.error.find("exponent"), std::string::npos) << s.error;
+  }
+  boost::system::error_code ec;
+  EXPECT_TRUE(parse_json(R"({"a":[{"b":0e99999}]})", ec).is_null());
+  EXPECT_EQ(ec, boost::json::error::exponent_overflow);
+  EXPECT_EQ(parse_json(R"({"a":1e308})", ec).at("a").as_double(), 1e308);
+  EXPECT_FALSE(ec);
 }
 
 // The path for a "model" that cannot be spliced at one known range (escaped, repeated): every

@@ -437,10 +437,11 @@ TEST(OpenAiIrDecodeRequest, RejectsWhatTheIrCannotHold) {
        "tool_choice"},
       {R"({"model":"m","messages":[{"role":"user","content":"x"}],"stream":"yes"})", "stream"},
       // Numbers no double holds: Boost.JSON reads them as infinity and NaN, which would reach
-      // the upstream as null (found by tests/fuzz/responses_request_fuzz, same reader).
-      {R"({"model":"m","messages":[{"role":"user","content":"x"}],"temperature":1e999})",
-       "temperature"},
-      {R"({"model":"m","messages":[{"role":"user","content":"x"}],"top_p":-1e999})", "top_p"},
+      // the upstream as null or as "NaN", not JSON (found by the request fuzzers).
+      {R"({"model":"m","messages":[{"role":"user","content":"x"}],"temperature":1e999})", ""},
+      {R"({"model":"m","messages":[{"role":"user","content":"x"}],"top_p":-1e999})", ""},
+      {R"({"model":"m","messages":[{"role":"user","content":"x"}],"metadata":{"a":[0e99999]}})",
+       ""},
       // Only system messages without content: encode_request would send "messages":[] (found
       // by tests/fuzz/openai_ir_request_fuzz).
       {R"({"model":"m","messages":[{"role":"developer"}]})", "messages"},
