@@ -1,5 +1,7 @@
 #include "protocol/openai_chat/chat_request.h"
 
+#include <cmath>
+
 #include <boost/json/basic_parser_impl.hpp>
 #include <boost/json/serialize.hpp>
 #include <boost/json/string.hpp>
@@ -126,7 +128,11 @@ class RequestScanner {
     value_at_depth(Value::kInteger);
     return true;
   }
-  bool on_double(double, json::string_view, error_code&) {
+  bool on_double(double d, json::string_view, error_code& ec) {
+    if (!std::isfinite(d)) {  // as codec::parse_json, which document() reads it with
+      ec = json::error::exponent_overflow;
+      return false;
+    }
     value_at_depth(Value::kOther);
     return true;
   }

@@ -50,8 +50,7 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{R"({"model":"m","messages":[{"content":"x"}]})", "messages[0].role"},
         BadCase{R"({"model":"m","messages":[{"role":"user","content":"x"},5]})", "messages[1]"},
         BadCase{R"({"model":"m","messages":[{"role":7,"content":"x"}]})", "messages[0].role"},
-        BadCase{R"({"model":"m","messages":[{"role":"user","content":5}]})",
-                "messages[0].content"},
+        BadCase{R"({"model":"m","messages":[{"role":"user","content":5}]})", "messages[0].content"},
         BadCase{R"({"model":"m","messages":[{"role":"user","content":{"text":"x"}}]})",
                 "messages[0].content"},
         BadCase{R"({"model":"m","messages":[{"role":"user","content":true}]})",
@@ -62,6 +61,10 @@ INSTANTIATE_TEST_SUITE_P(
             R"({"model":"m","messages":[{"role":"system","content":"s"},{"role":"user","content":[{"type":"text","text":"a"},3]}]})",
             "messages[1].content"},
         BadCase{R"({"model":"m","messages":[{"role":"user"}],"stream":"yes"})", "stream"},
+        // Read as infinity or NaN, a number would be written on as "NaN" when the body goes
+        // through a DOM (stream_options set for metering): refused wherever it is.
+        BadCase{R"({"model":"m","messages":[{"role":"user"}],"x":{"y":[1e999]}})", ""},
+        BadCase{R"({"model":"m","messages":[{"role":"user"}],"temperature":0e99999})", ""},
         BadCase{R"({"model":"m","messages":[{"role":"user"}],"stream_options":1})",
                 "stream_options"},
         BadCase{
