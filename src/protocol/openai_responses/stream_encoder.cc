@@ -1,5 +1,7 @@
 #include "protocol/openai_responses/stream_encoder.h"
 
+#include <algorithm>
+
 #include "codec/json_writer.h"
 #include "protocol/openai_responses/conventions.h"
 #include "protocol/openai_responses/response.h"
@@ -318,6 +320,18 @@ void StreamEncoder::on_tool_start(const ir::StreamEvent& event, std::string& out
   const std::size_t index = open_item(out, Kind::kFunctionCall);
   Item& item = items_[index];
   item.call_id = event.id.empty() ? item_id("call", id_, event.index) : event.id;
+  // An upstream that repeats a call id (broken or hostile) would hand the caller two calls it
+  // cannot tell apart (clients match outputs to calls by call_id): the repeat gets its own.
+  auto taken = [this](std::string_view call_id) {
+    return std::any_of(tools_.begin(), tools_.end(),
+                       [&](std::size_t t) { return items_[t].call_id == call_id; });
+  };
+  if (taken(item.call_id)) {
+    item.call_id = item_id("call", id_, event.index);
+    while (taken(item.call_id)) {
+      item.call_id += '_';
+    }
+  }
   item.name = event.name;
   tools_.push_back(index);
   begin_event(out, "response.output_item.added");

@@ -455,6 +455,26 @@ TEST(ResponsesStreamEncoder, ParallelToolCallsInterleaveByOutputIndex) {
   EXPECT_EQ(o.status, "completed");
 }
 
+// An upstream that repeats a call id (found by responses_stream_fuzz): the caller still gets
+// calls it can tell apart, the first keeping the upstream's id.
+TEST(ResponsesStreamEncoder, ARepeatedCallIdGetsOneOfItsOwn) {
+  const std::vector<ir::StreamEvent> events = {
+      start(),
+      tool_start(0, "call_same", "weather"),
+      tool_start(1, "call_same", "weather"),
+      tool_start(2, "call_msg_1_1", "time"),  // as the first renamed one would be
+      finish(ir::FinishReason::kToolCalls),
+      ev(ir::StreamEventKind::kDone),
+  };
+  const std::string out = encode_stream(events);
+  test::ResponsesObserved o;
+  ASSERT_EQ(test::check_responses_stream(out, o), "") << out;
+  ASSERT_EQ(o.calls.size(), 3u);
+  EXPECT_EQ(o.calls[0].call_id, "call_same");
+  EXPECT_EQ(o.calls[1].call_id, "call_msg_1_1");
+  EXPECT_EQ(o.calls[2].call_id, "call_msg_1_2");
+}
+
 TEST(ResponsesStreamEncoder, ReasoningSignatureAndRedactedReasoningBecomeEncryptedContent) {
   const std::vector<ir::StreamEvent> events = {
       start(),
