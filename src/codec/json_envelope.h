@@ -21,18 +21,26 @@
 namespace sluice::codec {
 
 struct EnvelopeField {
-  enum class Kind : std::uint8_t { kAbsent, kString, kInteger, kNumber, kBool, kNull, kObject,
-                                   kArray };
+  enum class Kind : std::uint8_t {
+    kAbsent,
+    kString,
+    kInteger,
+    kNumber,
+    kBool,
+    kNull,
+    kObject,
+    kArray
+  };
 
   explicit EnvelopeField(std::string_view name) : key(name) {}
 
   std::string_view key;
   Kind kind = Kind::kAbsent;
-  int count = 0;              // how often the key appeared (a repeat means its last value wins)
-  std::string text;           // kString: the value, unescaped
-  bool flag = false;          // kBool
-  std::int64_t integer = 0;   // kInteger (values above int64 are kNumber)
-  std::size_t elements = 0;   // kArray: number of elements
+  int count = 0;             // how often the key appeared (a repeat means its last value wins)
+  std::string text;          // kString: the value, unescaped
+  bool flag = false;         // kBool
+  std::int64_t integer = 0;  // kInteger (values above int64 are kNumber)
+  std::size_t elements = 0;  // kArray: number of elements
   // kString: byte range of the value in the body, quotes included, when it appeared once and
   // was written without escapes (spliceable); begin == end otherwise.
   std::size_t begin = 0;

@@ -86,12 +86,10 @@ inline std::optional<std::uint64_t> as_count(const boost::json::value& v) {
 }
 
 // A JSON number as a double, whichever representation Boost.JSON chose; nullopt for anything
-// else (a string, null, a boolean) and for a literal no double holds: Boost.JSON reads 1e999 as
-// infinity and 0e99999 as NaN, which no upstream takes and an encoder would write as null.
+// else (a string, null, a boolean). A document read by parse_json holds no non-finite double.
 inline std::optional<double> as_number(const boost::json::value& v) {
   if (v.is_double()) {
-    const double d = v.get_double();
-    return std::isfinite(d) ? std::optional<double>(d) : std::nullopt;
+    return v.get_double();
   }
   if (v.is_int64()) {
     return static_cast<double>(v.get_int64());

@@ -415,27 +415,35 @@ void Server::register_gauges() {
         MetricType::kGauge, "sluice_usage_spool_records",
         "Records in the local spool, waiting to be replayed into the store.", {},
         [sink](SampleSink& s) { s.sample({}, static_cast<double>(sink->spool_records())); }));
-    add(m.observe(MetricType::kCounter, "sluice_usage_records_written_total",
-                  "Usage records written to the store.", {},
-                  [sink](SampleSink& s) { s.sample({}, static_cast<double>(sink->written())); }));
-    add(m.observe(MetricType::kCounter, "sluice_usage_records_spooled_total",
-                  "Usage records written to the spool instead of the store.", {},
-                  [sink](SampleSink& s) { s.sample({}, static_cast<double>(sink->spooled())); }));
-    add(m.observe(MetricType::kCounter, "sluice_usage_records_deferred_total",
-                  "Of the spooled records: those spooled with the store up because it was "
-                  "slower than the traffic (replayed as it catches up).",
-                  {},
-                  [sink](SampleSink& s) { s.sample({}, static_cast<double>(sink->deferred())); }));
-    add(m.observe(MetricType::kCounter, "sluice_usage_records_rejected_total",
-                  "Usage records the store refused for what they hold (an out-of-range number), "
-                  "kept in the spool's .rejected file instead.",
-                  {},
-                  [sink](SampleSink& s) { s.sample({}, static_cast<double>(sink->rejected())); }));
-    add(m.observe(MetricType::kCounter, "sluice_usage_records_dropped_total",
-                  "Usage records lost: a worker's queue was full, or neither store nor spool took "
-                  "them (should stay 0).",
-                  {},
-                  [sink](SampleSink& s) { s.sample({}, static_cast<double>(sink->dropped())); }));
+    struct SinkCounter {
+      const char* name;
+      const char* help;
+      std::uint64_t (metering::UsageSink::*value)() const;
+    };
+    for (const SinkCounter& c : {
+             SinkCounter{"sluice_usage_records_written_total",
+                         "Usage records written to the store.", &metering::UsageSink::written},
+             SinkCounter{"sluice_usage_records_spooled_total",
+                         "Usage records written to the spool instead of the store.",
+                         &metering::UsageSink::spooled},
+             SinkCounter{"sluice_usage_records_deferred_total",
+                         "Of the spooled records: those spooled with the store up because it was "
+                         "slower than the traffic (replayed as it catches up).",
+                         &metering::UsageSink::deferred},
+             SinkCounter{"sluice_usage_records_rejected_total",
+                         "Usage records the store refused for what they hold (an out-of-range "
+                         "number), kept in the spool's .rejected file instead.",
+                         &metering::UsageSink::rejected},
+             SinkCounter{"sluice_usage_records_dropped_total",
+                         "Usage records lost: a worker's queue was full, or neither store nor "
+                         "spool took them (should stay 0).",
+                         &metering::UsageSink::dropped},
+         }) {
+      add(m.observe(MetricType::kCounter, c.name, c.help, {},
+                    [sink, value = c.value](SampleSink& s) {
+                      s.sample({}, static_cast<double>((sink->*value)()));
+                    }));
+    }
     add(m.observe(MetricType::kGauge, "sluice_usage_store_up",
                   "1 while the last write to the store succeeded, 0 while records go to the "
                   "spool (absent until the first write).",

@@ -253,8 +253,14 @@ class RequestScanner {
   }
 
   // Keeps the first problem found: its message index names the field in the error.
-  enum class MessageProblem : std::uint8_t { kNone, kNotObject, kNoRole, kRoleType, kContentType,
-                                             kPartType };
+  enum class MessageProblem : std::uint8_t {
+    kNone,
+    kNotObject,
+    kNoRole,
+    kRoleType,
+    kContentType,
+    kPartType
+  };
   void message_problem(MessageProblem problem) {
     if (problem_ == MessageProblem::kNone) {
       problem_ = problem;
@@ -325,9 +331,9 @@ Error RequestScanner::message_error() const {
                              ".content': expected one of a string or an array of content parts.",
                          at + ".content");
     case MessageProblem::kPartType:
-      return bad_request("Invalid type for '" + at +
-                             ".content': each content part must be an object.",
-                         at + ".content");
+      return bad_request(
+          "Invalid type for '" + at + ".content': each content part must be an object.",
+          at + ".content");
     case MessageProblem::kNone:
       break;
   }

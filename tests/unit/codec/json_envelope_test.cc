@@ -33,8 +33,9 @@ TEST(ScanEnvelope, ReadsTopLevelMembersAndWhereTheStringSits) {
   EXPECT_EQ(max_tokens.integer, 64);
   EXPECT_EQ(messages.kind, Kind::kArray);
   EXPECT_EQ(messages.elements, 2u);
-  EXPECT_EQ(splice_json_string(body, model.begin, model.end, "up\"stream"),
-            R"({"messages":[{"role":"user","model":"nested"},{}],"model":"up\"stream","stream":true,"max_tokens":64,"other":{"model":"no"}})");
+  EXPECT_EQ(
+      splice_json_string(body, model.begin, model.end, "up\"stream"),
+      R"({"messages":[{"role":"user","model":"nested"},{}],"model":"up\"stream","stream":true,"max_tokens":64,"other":{"model":"no"}})");
 }
 
 TEST(ScanEnvelope, EscapedOrRepeatedValuesAreReadButNotSpliceable) {

@@ -509,7 +509,8 @@ TEST(OpenAiIrDecodeRequest, ResponseFormatBothWays) {
   auto object = decode_request(base + R"("response_format":{"type":"json_object"}})");
   ASSERT_TRUE(object.has_value());
   EXPECT_EQ(object->response_format.kind, ir::ResponseFormat::Kind::kJsonObject);
-  EXPECT_EQ(json::serialize(encode_json(*object).at("response_format")), R"({"type":"json_object"})");
+  EXPECT_EQ(json::serialize(encode_json(*object).at("response_format")),
+            R"({"type":"json_object"})");
   // A json_schema without a schema constrains the answer to JSON only.
   auto schemaless = decode_request(
       base + R"("response_format":{"type":"json_schema","json_schema":{"name":"n"}}})");
@@ -543,7 +544,8 @@ TEST(OpenAiIrDecodeRequest, StrictRejectsWhatWouldBeIgnored) {
   ASSERT_FALSE(r.has_value());
   EXPECT_EQ(r.error().param(), "seed");
   EXPECT_EQ(r.error().code(), "unsupported_parameter");
-  EXPECT_EQ(r.error().message().rfind("Unsupported parameter: 'seed'", 0), 0u) << r.error().message();
+  EXPECT_EQ(r.error().message().rfind("Unsupported parameter: 'seed'", 0), 0u)
+      << r.error().message();
   auto ok = decode_request(
       R"({"model":"m","messages":[{"role":"user","content":"x"}],"n":1,"stream_options":{}})",
       nullptr, strict);

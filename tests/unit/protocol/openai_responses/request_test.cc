@@ -399,9 +399,10 @@ TEST(ResponsesRequest, TextFormatBothWays) {
   unnamed.response_format.name.clear();
   unnamed.response_format.description.clear();
   unnamed.response_format.strict.reset();
-  EXPECT_EQ(json::serialize(json::parse(encode_ok(unnamed)).at("text")),
-            R"({"format":{"type":"json_schema","name":"response",)"
-            R"("schema":{"type":"object","properties":{"n":{"type":"string"}},"required":["n"]}}})");
+  EXPECT_EQ(
+      json::serialize(json::parse(encode_ok(unnamed)).at("text")),
+      R"({"format":{"type":"json_schema","name":"response",)"
+      R"("schema":{"type":"object","properties":{"n":{"type":"string"}},"required":["n"]}}})");
 
   const ir::Request object =
       decode_ok(R"({"model":"m","input":"hi","text":{"format":{"type":"json_object"}}})");
@@ -421,7 +422,8 @@ TEST(ResponsesRequest, MalformedTextFormatInTheApisWords) {
       {R"("text":{"format":{"type":"xml"}})", "text.format.type"},
       {R"("text":{"format":{"type":"json_schema","schema":{}}})", "text.format.name"},
       {R"("text":{"format":{"type":"json_schema","name":"n"}})", "text.format.schema"},
-      {R"("text":{"format":{"type":"json_schema","name":"n","schema":true}})", "text.format.schema"},
+      {R"("text":{"format":{"type":"json_schema","name":"n","schema":true}})",
+       "text.format.schema"},
       {R"("text":{"format":{"type":"json_schema","name":"n","schema":{},"strict":"yes"}})",
        "text.format.strict"},
   };
@@ -430,11 +432,14 @@ TEST(ResponsesRequest, MalformedTextFormatInTheApisWords) {
     EXPECT_EQ(e.kind(), ErrorKind::kBadRequest) << field;
     EXPECT_EQ(e.param(), param) << field << " -> " << e.message();
   }
-  EXPECT_EQ(decode_error(R"({"model":"m","input":"hi","text":{"format":{"type":"json_schema","schema":{}}}})")
-                .message(),
-            "Missing required parameter: 'text.format.name'.");
-  EXPECT_EQ(decode_error(R"({"model":"m","input":"hi","text":{"format":{"type":"xml"}}})").message(),
-            "Invalid value: 'xml'. Supported values are: 'text', 'json_object', and 'json_schema'.");
+  EXPECT_EQ(
+      decode_error(
+          R"({"model":"m","input":"hi","text":{"format":{"type":"json_schema","schema":{}}}})")
+          .message(),
+      "Missing required parameter: 'text.format.name'.");
+  EXPECT_EQ(
+      decode_error(R"({"model":"m","input":"hi","text":{"format":{"type":"xml"}}})").message(),
+      "Invalid value: 'xml'. Supported values are: 'text', 'json_object', and 'json_schema'.");
 }
 
 TEST(ResponsesRequest, StrictRejectsWhatWouldBeIgnored) {
@@ -444,8 +449,8 @@ TEST(ResponsesRequest, StrictRejectsWhatWouldBeIgnored) {
   ASSERT_FALSE(top);
   EXPECT_EQ(top.error().param(), "metadata");
   EXPECT_EQ(top.error().code(), "unsupported_parameter");
-  auto nested = decode_request(R"({"model":"m","input":"hi","text":{"verbosity":"low"}})",
-                               nullptr, strict);
+  auto nested =
+      decode_request(R"({"model":"m","input":"hi","text":{"verbosity":"low"}})", nullptr, strict);
   ASSERT_FALSE(nested);
   EXPECT_EQ(nested.error().param(), "text.verbosity");
   // What the ingress reads, and values that ask for nothing, are fine.
