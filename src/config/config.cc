@@ -382,7 +382,7 @@ class Loader {
   void load_server(const YamlField& field) {
     const YamlMap m = field.map({"workers", "max_connections", "max_header_bytes", "max_body_bytes",
                                  "idle_timeout_ms", "request_timeout_ms", "drain_timeout_ms",
-                                 "max_upstream_response_bytes", "strict_fields"});
+                                 "max_upstream_response_bytes", "strict_fields", "heartbeat_ms"});
     ServerSettings& s = config_.server;
     if (auto f = m.get("workers")) {
       s.workers = static_cast<std::uint32_t>(f->unsigned_in(0, 256));
@@ -410,6 +410,9 @@ class Loader {
     }
     if (auto f = m.get("strict_fields")) {
       s.strict_fields = f->boolean();
+    }
+    if (auto f = m.get("heartbeat_ms")) {
+      s.heartbeat = f->millis_in(0, kMaxMillis);
     }
   }
 
@@ -1068,8 +1071,8 @@ class Loader {
   }
 
   void load_route(const YamlField& field) {
-    const YamlMap m =
-        field.map({"alias", "kind", "provider", "model", "targets", "policy", "retry", "timeout"});
+    const YamlMap m = field.map({"alias", "kind", "provider", "model", "targets", "policy", "retry",
+                                 "timeout", "max_output_tokens", "heartbeat_ms"});
     Route route;
     route.source = field.where();
 
@@ -1147,6 +1150,15 @@ class Loader {
     if (route.kind == RouteKind::kEmbeddings) {
       check_embeddings_policy(route, m.self());
     }
+    if (auto f = m.get("max_output_tokens")) {
+      if (route.kind == RouteKind::kEmbeddings) {
+        f->fail("max_output_tokens applies to chat routes only");
+      }
+      route.max_output_tokens = load_output_cap(*f);
+    }
+    if (auto f = m.get("heartbeat_ms")) {
+      route.heartbeat = f->millis_in(0, kMaxMillis);
+    }
 
     // Targets whose provider is disabled (an unset key) leave the tree; the route is skipped
     // only when none is left.
@@ -1184,6 +1196,28 @@ class Loader {
       }
     }
     config_.routes.push_back(std::move(route));
+  }
+
+  // `max_output_tokens: N` (capped) or `{ limit: N, action: cap | refuse }`.
+  static OutputCap load_output_cap(const YamlField& field) {
+    OutputCap cap;
+    if (!field.is_map()) {
+      cap.limit = static_cast<std::uint32_t>(field.unsigned_in(1, kMaxU32));
+      return cap;
+    }
+    const YamlMap m = field.map({"limit", "action"});
+    cap.limit = static_cast<std::uint32_t>(m.required("limit").unsigned_in(1, kMaxU32));
+    if (auto f = m.get("action")) {
+      const std::string action = f->text();
+      if (action == "cap") {
+        cap.action = OutputCap::Action::kCap;
+      } else if (action == "refuse") {
+        cap.action = OutputCap::Action::kRefuse;
+      } else {
+        f->fail("expected \"cap\" or \"refuse\", got " + in_quotes(action));
+      }
+    }
+    return cap;
   }
 
   // What one route's tree collects while it is read.

@@ -210,6 +210,17 @@ struct RoutingSettings {
 
 enum class RouteKind { kChat, kEmbeddings };
 
+// A route's ceiling on the output a request may ask for (max_tokens, max_completion_tokens,
+// max_output_tokens, maxOutputTokens, whichever the caller's protocol uses).
+struct OutputCap {
+  enum class Action : std::uint8_t {
+    kCap,     // a request asking for more, or for no limit, is sent with the limit
+    kRefuse,  // such a request is refused (400 naming the field and the limit)
+  };
+  std::uint32_t limit = 0;  // 0 = no cap
+  Action action = Action::kCap;
+};
+
 struct Route {
   std::vector<std::string> aliases;  // model names callers use
   RouteKind kind = RouteKind::kChat;
@@ -217,6 +228,9 @@ struct Route {
   PolicyNode policy;            // a single target: one kTarget leaf
   RetrySettings retry;
   std::optional<Timeouts> timeout;  // overrides the provider's
+  OutputCap max_output_tokens;
+  // Overrides server.heartbeat_ms for this route's streams.
+  std::optional<Millis> heartbeat;
   std::string source;
 };
 
@@ -243,6 +257,9 @@ struct ServerSettings {
   // Translated requests carrying a field the target protocol cannot take are rejected (400
   // naming the field) instead of sent without it; passthrough is never affected.
   bool strict_fields = false;
+  // A stream with nothing to send for this long gets an SSE comment (`: keep-alive`), so that
+  // load balancers' idle timeouts do not cut a model that thinks for minutes. 0 = off.
+  Millis heartbeat{15000};
 };
 
 struct AccessLogSettings {

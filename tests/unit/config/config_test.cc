@@ -175,7 +175,7 @@ routes:
     {"ServerUnknownField", "version: 1\nserver: {threads: 4}\n",
      "test.yaml:2:10: server.threads: unknown field (expected one of: workers, max_connections, "
      "max_header_bytes, max_body_bytes, idle_timeout_ms, request_timeout_ms, drain_timeout_ms, "
-     "max_upstream_response_bytes, strict_fields)"},
+     "max_upstream_response_bytes, strict_fields, heartbeat_ms)"},
     {"ServerNotAMapping", "version: 1\nserver: fast\n",
      "test.yaml:2:9: server: expected a mapping, got a scalar"},
     {"ServerHeaderBytesTooSmall", "version: 1\nserver:\n  max_header_bytes: 512\n",
@@ -190,6 +190,22 @@ routes:
      "test.yaml:3:20: server.idle_timeout_ms: must be between 1 and 86400000 (got 0)"},
     {"ServerZeroMaxConnections", "version: 1\nserver:\n  max_connections: 0\n",
      "test.yaml:3:20: server.max_connections: must be between 1 and 10000000 (got 0)"},
+
+    {"RouteOutputCapZero",
+     "version: 1\nauth: none\nproviders: [{id: mock, adapter: mock}]\n"
+     "routes:\n  - { alias: chat, provider: mock, model: m, max_output_tokens: 0 }\n",
+     "test.yaml:5:65: routes[0].max_output_tokens: must be between 1 and 4294967295 (got 0)"},
+    {"RouteOutputCapBadAction",
+     "version: 1\nauth: none\nproviders: [{id: mock, adapter: mock}]\n"
+     "routes:\n  - alias: chat\n    provider: mock\n    model: m\n"
+     "    max_output_tokens: { limit: 10, action: trim }\n",
+     "test.yaml:8:45: routes[0].max_output_tokens.action: expected \"cap\" or \"refuse\", got "
+     "\"trim\""},
+    {"RouteOutputCapEmbeddings",
+     "version: 1\nauth: none\nproviders: [{id: mock, adapter: mock}]\n"
+     "routes:\n  - alias: e\n    kind: embeddings\n    provider: mock\n    model: m\n"
+     "    max_output_tokens: 10\n",
+     "test.yaml:9:24: routes[0].max_output_tokens: max_output_tokens applies to chat routes only"},
 
     // access_log, auth
     {"ServerStrictFieldsNotBool", "version: 1\nserver: { strict_fields: maybe }\n",
@@ -871,7 +887,7 @@ routes:
     retries: { max_attempts: 3 }
 )y",
      "test.yaml:10:5: routes[0].retries: unknown field (expected one of: alias, kind, provider, "
-     "model, targets, policy, retry, timeout)"},
+     "model, targets, policy, retry, timeout, max_output_tokens, heartbeat_ms)"},
 
     // keys
     {"KeyTooShort",
@@ -1173,6 +1189,37 @@ TEST(ConfigLoadTest, StrictFields) {
       load_ok(std::string("server: { strict_fields: true }\n") + kMinimal)->server.strict_fields);
   EXPECT_FALSE(
       load_ok(std::string("server: { strict_fields: false }\n") + kMinimal)->server.strict_fields);
+}
+
+TEST(ConfigLoadTest, HeartbeatAndOutputCap) {
+  auto defaults = load_ok(kMinimal);
+  EXPECT_EQ(defaults->server.heartbeat, std::chrono::milliseconds(15000));
+  EXPECT_EQ(defaults->routes[0].max_output_tokens.limit, 0u);
+  EXPECT_FALSE(defaults->routes[0].heartbeat);
+
+  auto config = load_ok(R"y(version: 1
+auth: none
+server: { heartbeat_ms: 0 }
+providers:
+  - id: mock
+    adapter: mock
+routes:
+  - alias: capped
+    provider: mock
+    model: m
+    max_output_tokens: 512
+    heartbeat_ms: 2500
+  - alias: strict
+    provider: mock
+    model: m
+    max_output_tokens: { limit: 64, action: refuse }
+)y");
+  EXPECT_EQ(config->server.heartbeat, std::chrono::milliseconds(0));
+  EXPECT_EQ(config->routes[0].max_output_tokens.limit, 512u);
+  EXPECT_EQ(config->routes[0].max_output_tokens.action, config::OutputCap::Action::kCap);
+  EXPECT_EQ(config->routes[0].heartbeat, std::chrono::milliseconds(2500));
+  EXPECT_EQ(config->routes[1].max_output_tokens.limit, 64u);
+  EXPECT_EQ(config->routes[1].max_output_tokens.action, config::OutputCap::Action::kRefuse);
 }
 
 TEST(ConfigLoadTest, MinimalConfigGetsDefaults) {
