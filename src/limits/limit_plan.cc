@@ -212,4 +212,22 @@ Charges LimitPlan::token_charges(const config::Key* key, std::string_view alias,
   return out;
 }
 
+Charges LimitPlan::provider_charges(std::string_view provider, std::uint64_t tokens) const {
+  Charges out;
+  if (const LayerBuckets* p = find(providers_, provider)) {
+    if (p->requests != nullptr) {
+      out.push_back({p->requests, 1});
+    }
+    if (p->tokens != nullptr) {
+      out.push_back({p->tokens, static_cast<std::int64_t>(tokens)});
+    }
+  }
+  return out;
+}
+
+bool LimitPlan::limits_provider(std::string_view provider) const {
+  const LayerBuckets* p = find(providers_, provider);
+  return p != nullptr && (p->requests != nullptr || p->tokens != nullptr);
+}
+
 }  // namespace sluice::limits

@@ -58,6 +58,11 @@ class LimitPlan {
   // The token buckets of the same request (for settlement), with `delta` each.
   Charges token_charges(const config::Key* key, std::string_view alias, std::string_view provider,
                         std::int64_t delta) const;
+  // One attempt's charges on a provider's capacity alone: requests 1 and `tokens` (admission
+  // charges the caller's layers once, with provider "", and each attempt its provider).
+  Charges provider_charges(std::string_view provider, std::uint64_t tokens) const;
+  // Whether `provider` has a requests or tokens limit.
+  bool limits_provider(std::string_view provider) const;
 
  private:
   using Named = std::map<std::string, LayerBuckets, std::less<>>;

@@ -5,6 +5,8 @@
 #include <memory>
 #include <string_view>
 
+#include <boost/container/static_vector.hpp>
+
 #include "limits/limiter.h"
 
 namespace sluice::limits {
@@ -29,6 +31,7 @@ class Ticket {
       lease = other.lease;
       plan = std::move(other.plan);
       reserved = other.reserved;
+      providers = other.providers;
       requests = other.requests;
       tokens = other.tokens;
       other.limiter = nullptr;
@@ -48,7 +51,14 @@ class Ticket {
   Lease lease;
   std::shared_ptr<const LimitPlan> plan;  // the buckets charged (settlement asks it again)
   std::uint64_t reserved = 0;             // tokens taken at entry (estimate + max output)
-  std::string_view provider;              // the provider layer charged (view into the snapshot)
+  // Each attempt's charge on its provider's capacity (requests 1, `reserved` tokens), in
+  // attempt order; settled with the usage for the one that answered, refunded for the others.
+  struct ProviderCharge {
+    std::string_view provider;  // view into the snapshot
+    std::uint64_t reserved = 0;
+    std::size_t attempt = 0;  // the index of its attempt in the request's attempts
+  };
+  boost::container::static_vector<ProviderCharge, 8> providers;
   Figures requests;
   Figures tokens;
   // Where the header values of `requests` and `tokens` are written (header_values), so their

@@ -20,34 +20,6 @@ std::string random_instance_id() {
   return std::string(buf, end);
 }
 
-// The value of a top-level-looking numeric field `"name": 123` in a JSON body, or 0. A scan,
-// not a parse: passthrough requests are never decoded, and an estimate does not need more (a
-// match inside a string only reserves more than needed until settlement gives it back).
-std::uint64_t number_field(std::string_view body, std::string_view quoted_name) {
-  for (std::size_t at = body.find(quoted_name); at != std::string_view::npos;
-       at = body.find(quoted_name, at + 1)) {
-    std::size_t i = at + quoted_name.size();
-    while (i < body.size() &&
-           (body[i] == ' ' || body[i] == '\t' || body[i] == '\n' || body[i] == '\r')) {
-      ++i;
-    }
-    if (i >= body.size() || body[i] != ':') {
-      continue;
-    }
-    ++i;
-    while (i < body.size() &&
-           (body[i] == ' ' || body[i] == '\t' || body[i] == '\n' || body[i] == '\r')) {
-      ++i;
-    }
-    std::uint64_t value = 0;
-    const auto [end, ec] = std::from_chars(body.data() + i, body.data() + body.size(), value);
-    if (ec == std::errc()) {
-      return std::min<std::uint64_t>(value, 10'000'000);
-    }
-  }
-  return 0;
-}
-
 }  // namespace
 
 LimitMetrics LimitMetrics::register_in(observability::MetricsRegistry& registry) {
@@ -157,21 +129,12 @@ void LimitsAdmission::start() {
   }
 }
 
-std::uint64_t LimitsAdmission::reserve_tokens(const protocol::IngressRequest& request) {
-  std::uint64_t tokens =
+std::uint64_t LimitsAdmission::reserve_tokens(const protocol::IngressRequest& request,
+                                              std::optional<std::uint64_t> output) {
+  const std::uint64_t prompt =
       request.ir ? ir::estimate_input_tokens(*request.ir) : request.body.size() / 4 + 1;
-  std::uint64_t output = 0;
-  if (request.ir && request.ir->max_tokens) {
-    output = *request.ir->max_tokens;
-  } else {
-    for (std::string_view name : {"\"max_completion_tokens\"", "\"max_tokens\"",
-                                  "\"max_output_tokens\"", "\"maxOutputTokens\""}) {
-      if ((output = number_field(request.body, name)) != 0) {
-        break;
-      }
-    }
-  }
-  return tokens + output;
+  // An absurd limit in a request must not reserve more than any bucket could ever hold.
+  return prompt + std::min<std::uint64_t>(output.value_or(0), 10'000'000);
 }
 
 const limits::LimitPlan& LimitsAdmission::plan(const RequestContext& ctx) {
@@ -200,50 +163,7 @@ void LimitsAdmission::count(std::string_view result, const limits::Bucket* bucke
       .add(1);
 }
 
-boost::asio::awaitable<std::optional<Error>> LimitsAdmission::admit(
-    RequestContext& ctx, const protocol::IngressRequest& request) {
-  const limits::LimitPlan& p = plan(ctx);
-  if (p.empty()) {
-    co_return std::nullopt;
-  }
-  std::string_view provider;
-  if (const RouteRuntime* route = ctx.snapshot->find_route(ctx.alias);
-      route != nullptr && !route->targets.empty()) {
-    // Provider capacity is charged to the route's first target: the one the plan tries first.
-    provider = route->targets.front().provider->config->id;
-  }
-  const std::uint64_t tokens = reserve_tokens(request);
-  const limits::Charges charges = p.charges(ctx.key, ctx.alias, provider, tokens);
-  if (charges.empty()) {
-    co_return std::nullopt;
-  }
-  limits::Ticket& ticket = ctx.limits;
-  const Decision d = co_await limiter_->check(
-      charges, clock_.now(), std::chrono::steady_clock::now() + shared_.state().timeout,
-      ticket.lease);
-  ticket.requests = d.requests;
-  ticket.tokens = d.tokens;
-  switch (d.status) {
-    case Decision::Status::kOk:
-      ticket.limiter = limiter_;
-      ticket.plan = plan_;
-      ticket.reserved = tokens;
-      ticket.provider = provider;
-      count("admitted", nullptr);
-      co_return std::nullopt;
-    case Decision::Status::kError:
-      if (shared_.state().on_error == config::StateSettings::OnError::kFailOpen) {
-        count("failed_open", nullptr);
-        co_return std::nullopt;
-      }
-      count("failed_closed", nullptr);
-      co_return Error(ErrorKind::kUnavailable,
-                      "rate limits cannot be checked right now; retry shortly")
-          .with_code("limits_unavailable")
-          .with_retry_after(1);
-    case Decision::Status::kOverLimit:
-      break;
-  }
+Error LimitsAdmission::refusal(const Decision& d, std::uint64_t tokens) {
   const limits::Bucket& b = *d.limited;
   count("limited", &b);
   std::string message = "rate limit exceeded: " + std::string(limits::to_string(b.layer));
@@ -258,11 +178,84 @@ boost::asio::awaitable<std::optional<Error>> LimitsAdmission::admit(
   }
   const auto seconds =
       static_cast<std::uint32_t>(std::max<std::int64_t>(1, (d.retry_after.count() + 999) / 1000));
-  co_return Error(ErrorKind::kRateLimited, std::move(message))
+  return Error(ErrorKind::kRateLimited, std::move(message))
       .with_code(b.dimension == limits::Dimension::kTokens     ? "tokens_limit_exceeded"
                  : b.dimension == limits::Dimension::kRequests ? "requests_limit_exceeded"
                                                                : "concurrency_limit_exceeded")
       .with_retry_after(seconds);
+}
+
+std::optional<Error> LimitsAdmission::unchecked() {
+  if (shared_.state().on_error == config::StateSettings::OnError::kFailOpen) {
+    count("failed_open", nullptr);
+    return std::nullopt;
+  }
+  count("failed_closed", nullptr);
+  return Error(ErrorKind::kUnavailable, "rate limits cannot be checked right now; retry shortly")
+      .with_code("limits_unavailable")
+      .with_retry_after(1);
+}
+
+boost::asio::awaitable<std::optional<Error>> LimitsAdmission::admit(RequestContext& ctx,
+                                                                    std::uint64_t tokens) {
+  const limits::LimitPlan& p = plan(ctx);
+  if (p.empty()) {
+    co_return std::nullopt;
+  }
+  // The provider layer is charged per attempt (admit_attempt), for the provider it goes to.
+  const limits::Charges charges = p.charges(ctx.key, ctx.alias, "", tokens);
+  if (charges.empty()) {
+    co_return std::nullopt;
+  }
+  limits::Ticket& ticket = ctx.limits;
+  const Decision d = co_await limiter_->check(
+      charges, clock_.now(), std::chrono::steady_clock::now() + shared_.state().timeout,
+      ticket.lease);
+  ticket.requests = d.requests;
+  ticket.tokens = d.tokens;
+  switch (d.status) {
+    case Decision::Status::kOk:
+      ticket.limiter = limiter_;
+      ticket.plan = plan_;
+      ticket.reserved = tokens;
+      count("admitted", nullptr);
+      co_return std::nullopt;
+    case Decision::Status::kError:
+      co_return unchecked();
+    case Decision::Status::kOverLimit:
+      break;
+  }
+  co_return refusal(d, tokens);
+}
+
+boost::asio::awaitable<std::optional<Error>> LimitsAdmission::admit_attempt(
+    RequestContext& ctx, std::string_view provider, std::uint64_t tokens) {
+  const limits::LimitPlan& p = plan(ctx);
+  const limits::Charges charges = p.provider_charges(provider, tokens);
+  limits::Ticket& ticket = ctx.limits;
+  if (charges.empty() || ticket.providers.size() == ticket.providers.capacity()) {
+    co_return std::nullopt;  // no capacity limit (or an attempt beyond what a ticket tracks)
+  }
+  limits::Lease none;  // provider layers have no slots
+  const Decision d = co_await limiter_->check(
+      charges, clock_.now(), std::chrono::steady_clock::now() + shared_.state().timeout, none);
+  switch (d.status) {
+    case Decision::Status::kOk:
+      ticket.limiter = limiter_;
+      ticket.plan = plan_;
+      ticket.providers.push_back({provider, tokens, ctx.attempts.size()});
+      count("admitted", nullptr);
+      co_return std::nullopt;
+    case Decision::Status::kError:
+      co_return unchecked();
+    case Decision::Status::kOverLimit:
+      break;
+  }
+  co_return refusal(d, tokens);
+}
+
+bool LimitsAdmission::limits_provider(const RequestContext& ctx, std::string_view provider) {
+  return plan(ctx).limits_provider(provider);
 }
 
 void LimitsAdmission::on_finish(const RequestContext& ctx) {
@@ -270,7 +263,7 @@ void LimitsAdmission::on_finish(const RequestContext& ctx) {
   if (ticket.limiter == nullptr) {
     return;
   }
-  // Settle the tokens taken at entry with what the call used: the real usage when the upstream
+  // Settle the tokens taken with what the call used: the real usage when the upstream
   // reported it; nothing when no upstream answered (rejected, failed before any output);
   // otherwise (a stream cut without usage) the reservation stands.
   std::optional<std::int64_t> used;
@@ -279,13 +272,27 @@ void LimitsAdmission::on_finish(const RequestContext& ctx) {
   } else if (ctx.outcome == Outcome::kNone || ctx.outcome == Outcome::kUpstreamError) {
     used = 0;
   }
+  const auto now = clock_.now();
   if (used && ticket.plan != nullptr && ticket.reserved != 0) {
     const std::int64_t delta = *used - static_cast<std::int64_t>(ticket.reserved);
     if (delta != 0) {
-      ticket.limiter->correct(
-          ticket.plan->token_charges(ctx.key, ctx.alias, ticket.provider, delta), clock_.now());
+      ticket.limiter->correct(ticket.plan->token_charges(ctx.key, ctx.alias, "", delta), now);
     }
   }
+  // Each provider charged: the last attempt's answered (its usage settles it); the attempts
+  // before it failed over and produced nothing.
+  for (const limits::Ticket::ProviderCharge& c : ticket.providers) {
+    if (ticket.plan == nullptr) {
+      break;
+    }
+    const bool answered = c.attempt + 1 == ctx.attempts.size();
+    const std::int64_t reserved = static_cast<std::int64_t>(c.reserved);
+    const std::int64_t delta = answered ? (used ? *used - reserved : 0) : -reserved;
+    if (delta != 0) {
+      ticket.limiter->correct(ticket.plan->token_charges(nullptr, "", c.provider, delta), now);
+    }
+  }
+  ticket.providers.clear();
   ticket.release();
   ticket.limiter = nullptr;
   ticket.plan.reset();

@@ -15,9 +15,9 @@
 #include "limits/local_limiter.h"
 #include "limits/redis_limiter.h"
 #include "observability/metrics.h"
-#include "pipeline/hooks.h"
 #include "pipeline/observer.h"
 #include "pipeline/snapshot.h"
+#include "protocol/ingress.h"
 #include "tenancy/key_set.h"
 
 namespace sluice::pipeline {
@@ -78,16 +78,21 @@ class SharedLimits {
   std::shared_ptr<const tenancy::KeySet> plan_keys_;
 };
 
-// Admission by rate limits and concurrency slots, one per worker, on that worker's thread:
-//   admit      charges a request's buckets (requests 1, tokens = the prompt's estimate plus
-//              the output it asks room for) and slots; a refusal is a 429 naming the layer and
-//              dimension ("key group research: tokens per minute") with Retry-After; Redis not
-//              answering in time is the configured policy (fail open: admitted and counted;
-//              fail closed: 503)
-//   on_finish  settles the tokens with the real usage and releases the slots (the request
-//              context's ticket releases them too if a request never finishes normally)
+// Admission by rate limits and concurrency slots, one per worker, on that worker's thread
+// (the rate_limits and provider_capacity filters call it):
+//   admit          charges a request's caller-side buckets once (requests 1, tokens = the
+//                  prompt's estimate plus the output it may produce; key, key group, model) and
+//                  slots (group, instance); a refusal is a 429 naming the layer and dimension
+//                  ("key group research: tokens per minute") with Retry-After; Redis not
+//                  answering in time is the configured policy (fail open: admitted and counted;
+//                  fail closed: 503)
+//   admit_attempt  charges one attempt to the capacity of the provider it goes to (requests 1,
+//                  the same tokens); a refusal is a retryable 429, so the plan may move on
+//   on_finish      settles the tokens with the real usage (the answering provider's too;
+//                  providers that failed over get theirs back) and releases the slots (the
+//                  request context's ticket releases them too if a request never finishes)
 // The local path completes inline: no I/O, no lock, no allocation.
-class LimitsAdmission final : public Admission, public RequestObserver {
+class LimitsAdmission final : public RequestObserver {
  public:
   // `clock` drives the local buckets (Redis uses its own TIME; its timeout is real time).
   LimitsAdmission(SharedLimits& shared, boost::asio::io_context& ioc, std::size_t worker,
@@ -96,17 +101,26 @@ class LimitsAdmission final : public Admission, public RequestObserver {
   // Connects to Redis when that is the backend (returns at once).
   void start();
 
-  boost::asio::awaitable<std::optional<Error>> admit(
-      RequestContext& ctx, const protocol::IngressRequest& request) override;
+  boost::asio::awaitable<std::optional<Error>> admit(RequestContext& ctx, std::uint64_t tokens);
+  boost::asio::awaitable<std::optional<Error>> admit_attempt(RequestContext& ctx,
+                                                             std::string_view provider,
+                                                             std::uint64_t tokens);
+  // Whether `provider` has a capacity limit in the limits `ctx` is governed by.
+  bool limits_provider(const RequestContext& ctx, std::string_view provider);
   void on_finish(const RequestContext& ctx) override;
 
   // The tokens a request reserves at entry: its prompt estimated from the IR (or ~4 bytes a
-  // token of body), plus the output it asks room for (max_tokens and its protocol variants).
-  static std::uint64_t reserve_tokens(const protocol::IngressRequest& request);
+  // token of body), plus `output`, the most output it may produce (CallContext::output_limit).
+  static std::uint64_t reserve_tokens(const protocol::IngressRequest& request,
+                                      std::optional<std::uint64_t> output);
 
  private:
   const limits::LimitPlan& plan(const RequestContext& ctx);
   void count(std::string_view result, const limits::Bucket* bucket);
+  // The 429 for a bucket's refusal (counted).
+  Error refusal(const limits::Decision& decision, std::uint64_t tokens);
+  // What the failure policy answers when the backend did not decide in time (counted).
+  std::optional<Error> unchecked();
 
   SharedLimits& shared_;
   std::unique_ptr<limits::RedisLimiter> redis_;  // null: local backend

@@ -5,6 +5,7 @@
 #include "codec/json_writer.h"
 #include "config/config.h"
 #include "pipeline/error_reply.h"
+#include "pipeline/filters/registry.h"
 #include "pipeline/model_call.h"
 #include "pipeline/stored_object_call.h"
 #include "pipeline/trace_propagation.h"
@@ -309,21 +310,22 @@ Awaitable<void> Pipeline::reject(RequestContext& ctx, const Error& error,
   co_await downstream.send(ctx, head, body);
 }
 
+std::shared_ptr<const RouteChains> Pipeline::chains(
+    const std::shared_ptr<const Snapshot>& snapshot) const {
+  if (chains_ == nullptr || chains_->snapshot() != snapshot.get()) {
+    chains_ = std::make_shared<const RouteChains>(snapshot, parts_, filter_registry(),
+                                                  parts_.extra_filters_for_test);
+  }
+  return chains_;
+}
+
 void Pipeline::end(RequestContext& ctx) const {
   ctx.ended = parts_.clock->now();
   ctx.wall_ended = parts_.clock->wall_now();
-  // Charged once, here, for every observer to read (usage record, metrics), with the prices of
-  // the version the request pinned and the time it entered.
-  if (gets_usage_record(ctx) && ctx.snapshot != nullptr) {
+  // A model call charges itself when it ends (model_call.cc); one that never got that far (the
+  // transport gave up on it) is charged here, for the observers to read.
+  if (!ctx.charge && gets_usage_record(ctx) && ctx.snapshot != nullptr) {
     ctx.charge = ctx.snapshot->price_book().charge(charge_input(ctx));
-    // Budgets count it at once (an atomic add per account); the ledger confirms it later.
-    if (ctx.store_key != nullptr && ctx.charge->priced && ctx.charge->micros > 0) {
-      for (tenancy::BudgetAccount* account : ctx.store_key->charge_to) {
-        if (account != nullptr) {
-          account->add(ctx.charge->micros);
-        }
-      }
-    }
   }
   for (RequestObserver* observer : parts_.observers) {
     observer->on_finish(ctx);

@@ -13,7 +13,7 @@
 #include "observability/metrics.h"
 #include "pipeline/affinity.h"
 #include "pipeline/downstream.h"
-#include "pipeline/hooks.h"
+#include "pipeline/filter_chain.h"
 #include "pipeline/observer.h"
 #include "pipeline/request_context.h"
 #include "pipeline/snapshot.h"
@@ -32,17 +32,19 @@ class Host {
   virtual bool draining() const = 0;
 };
 
+class LimitsAdmission;
+
 struct PipelineParts {
   Host* host = nullptr;
   UpstreamConnector* connector = nullptr;
   Sleeper* sleeper = nullptr;                   // null: retries do not wait (tests)
   const Clock* clock = nullptr;                 // RealClock::instance() in production
   std::span<RequestObserver* const> observers;  // called in order
-  Admission* admission = nullptr;               // null: admit everything
+  // This worker's rate limiter (the rate_limits and provider_capacity filters); null: no limits.
+  LimitsAdmission* limits = nullptr;
   // Keys from the store (tenancy/key_directory.h), looked up after the config's keys; null:
-  // config keys only. Budgets of store keys are checked before `admission`.
+  // config keys only (and no budgets).
   const tenancy::KeySetHolder* store_keys = nullptr;
-  ResponseCache* cache = nullptr;  // null: no cache
   // Which provider stored which answer (shared by every worker); null: nothing is remembered and
   // GETs of stored objects answer 404.
   ResponseAffinity* affinity = nullptr;
@@ -50,6 +52,8 @@ struct PipelineParts {
   // null: never.
   const observability::MetricsRegistry* metrics = nullptr;
   std::size_t worker = 0;  // for logs
+  // Filters appended to every chain after the registered ones (not owned).
+  std::span<Filter* const> extra_filters_for_test;
 };
 
 // One request's way through the gateway, as named phases over one RequestContext (the shape
@@ -58,7 +62,8 @@ struct PipelineParts {
 //   begin      first byte of a request arrived: pin the snapshot, stamp the start
 //   on_head    head read: endpoint, method, authenticate, declared size (before the body is
 //              read or 100-continue is sent)
-//   serve      body read: decode -> admit -> cache -> plan attempts -> attempt loop -> relay
+//   serve      body read: the model call (model_call.h: decode, route, the filter chain around
+//              the attempt loop), a stored object's GET, or an ops endpoint
 //   reject     the transport could not read the request (408, 413, 431, malformed): answer in
 //              the caller's protocol
 //   end        the request is over: observers' on_finish
@@ -85,8 +90,12 @@ class Pipeline {
   void end(RequestContext& ctx) const;
 
   const Clock& clock() const { return *parts_.clock; }
+  // The filter chains of `snapshot`'s routes on this worker, built when the worker first serves
+  // a request of that version.
+  std::shared_ptr<const RouteChains> chains(const std::shared_ptr<const Snapshot>& snapshot) const;
 
  private:
+  friend class CallContext;
   friend class ModelCall;
   friend class StoredObjectCall;
   // The body of an ops endpoint (health, readiness, model list), filling `res`.
@@ -99,6 +108,7 @@ class Pipeline {
   PipelineParts parts_;
   // This worker's copy of the store's key set (reloaded when the holder publishes a new one).
   mutable tenancy::KeySetCache store_keys_;
+  mutable std::shared_ptr<const RouteChains> chains_;  // of the newest snapshot seen
 };
 
 }  // namespace sluice::pipeline

@@ -87,6 +87,7 @@ Result<std::shared_ptr<const Snapshot>> Snapshot::build(
     }
     auto rr = std::make_unique<RouteRuntime>();
     rr->config = &r;
+    rr->index = snap->routes_.size();
     rr->operation = r.kind == config::RouteKind::kEmbeddings ? protocol::Operation::kEmbeddings
                                                              : protocol::Operation::kChat;
     rr->policy.compile(r, cfg->routing, *snap->health_);

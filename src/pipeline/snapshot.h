@@ -35,6 +35,7 @@ struct TargetRuntime {
 
 struct RouteRuntime {
   const config::Route* config = nullptr;
+  std::size_t index = 0;  // in Snapshot::routes()
   protocol::Operation operation = protocol::Operation::kChat;
   std::vector<TargetRuntime> targets;  // per config::Route::targets entry
   routing::CompiledPolicy policy;
@@ -68,6 +69,7 @@ class Snapshot {
   std::string_view stored_alias(std::string_view alias) const;
 
   const std::vector<std::unique_ptr<ProviderRuntime>>& providers() const { return providers_; }
+  const std::vector<std::unique_ptr<RouteRuntime>>& routes() const { return routes_; }
   const std::shared_ptr<routing::HealthRegistry>& health() const { return health_; }
   // The price catalogue of this version: metering.prices, or the one built into the binary.
   // Requests charge with the book of the snapshot they pinned.

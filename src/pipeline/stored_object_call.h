@@ -48,7 +48,7 @@ class StoredObjectCall {
   const codec::RequestHead& head_;
   Downstream& downstream_;
   providers::Cancellation cancel_;
-  UpstreamRequest up_;
+  FramedRequest up_;
 };
 
 }  // namespace sluice::pipeline

@@ -15,8 +15,9 @@ namespace sluice::pipeline {
 
 struct ProviderRuntime;
 
-// One framed upstream request, ready to send.
-struct UpstreamRequest {
+// One framed upstream request, ready to send: what the connector needs of an attempt
+// (pipeline/upstream_request.h owns it).
+struct FramedRequest {
   const ProviderRuntime* provider = nullptr;
   protocol::Operation operation = protocol::Operation::kChat;
   bool stream = false;
@@ -37,7 +38,7 @@ class UpstreamConnector {
  public:
   virtual ~UpstreamConnector() = default;
   virtual boost::asio::awaitable<Result<std::unique_ptr<providers::Exchange>>> open(
-      const UpstreamRequest& request, providers::Cancellation& cancel) = 0;
+      const FramedRequest& request, providers::Cancellation& cancel) = 0;
 };
 
 // Waits between attempts (retry backoff) on the worker's executor. The server implements it

@@ -8,6 +8,7 @@
 #include <string>
 #include <string_view>
 
+#include "codec/json_members.h"
 #include "codec/request_head.h"
 #include "core/error.h"
 #include "core/result.h"
@@ -138,6 +139,13 @@ class IngressCodec {
   virtual std::string passthrough_body(const IngressRequest& request,
                                        std::string_view upstream_model) const = 0;
 
+  // Where this protocol's requests state the most output the model may produce, the first being
+  // the one to write when a request states none (OpenAI Chat: max_tokens, then
+  // max_completion_tokens; Gemini: generationConfig.maxOutputTokens). Empty for requests that
+  // produce no output (embeddings, count_tokens). The route's max_output_tokens cap reads and
+  // rewrites these members in the caller's body (pipeline/filters/output_cap_filter.h).
+  virtual std::span<const codec::MemberPath> output_limit_fields() const { return {}; }
+
   // Endpoints that ask about a prompt rather than for an answer (Anthropic
   // /v1/messages/count_tokens). An upstream that speaks this protocol answers in passthrough; for
   // any other there is no request to translate to, so the gateway answers itself: the body, and a
@@ -151,6 +159,9 @@ class IngressCodec {
   virtual std::optional<Result<LocalAnswer>> local_answer(IngressRequest& /*request*/) const {
     return std::nullopt;
   }
+  // Whether local_answer() can answer this protocol's requests (the pipeline's local-answer
+  // filter is in the chain only for protocols that have one).
+  virtual bool answers_locally() const { return false; }
 
   // A complete translated answer in this protocol. `usage_clamped` is set when the usage could
   // not be expressed exactly and was clamped (see StreamEncoder::usage_clamped).

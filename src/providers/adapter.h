@@ -129,6 +129,14 @@ class ProviderAdapter {
     return passes_caller_headers_ || !config_->forward_headers.empty();
   }
 
+  // The member this upstream reads a request's output limit from in `protocol`'s bodies, where
+  // the protocol has several names for it (IngressCodec::output_limit_fields: OpenAI Chat's
+  // max_tokens and max_completion_tokens); "" = the protocol's first. Read when the route's
+  // max_output_tokens cap adds the limit to a request passed through.
+  virtual std::string_view output_limit_field(protocol::ProtocolId /*protocol*/) const {
+    return {};
+  }
+
   // Secrets of this provider that must never reach a caller (its API key). Upstream error bodies
   // are scrubbed of them before they are relayed.
   virtual std::span<const std::string> secrets() const { return {}; }

@@ -67,4 +67,11 @@ std::unique_ptr<protocol::StreamDecoder> OpenAiCompatibleAdapter::make_stream_de
   return std::make_unique<protocol::openai_chat::StreamDecoder>();
 }
 
+std::string_view OpenAiCompatibleAdapter::output_limit_field(protocol::ProtocolId protocol) const {
+  if (protocol == protocol::openai_chat::kChatProtocol && max_completion_tokens_) {
+    return "max_completion_tokens";
+  }
+  return {};
+}
+
 }  // namespace sluice::providers

@@ -32,6 +32,8 @@ class OpenAiCompatibleAdapter : public ProviderAdapter {
   Result<ir::Response> decode_response(std::string_view body) const override;
   std::unique_ptr<protocol::StreamDecoder> make_stream_decoder() const override;
   std::span<const std::string> secrets() const override { return secrets_; }
+  // max_completion_tokens where this server wants it for translated requests too.
+  std::string_view output_limit_field(protocol::ProtocolId protocol) const override;
 
  protected:
   using ProviderAdapter::ProviderAdapter;

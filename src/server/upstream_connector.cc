@@ -11,7 +11,7 @@
 namespace sluice::server {
 
 boost::asio::awaitable<Result<std::unique_ptr<providers::Exchange>>> WorkerConnector::open(
-    const pipeline::UpstreamRequest& request, providers::Cancellation& cancel) {
+    const pipeline::FramedRequest& request, providers::Cancellation& cancel) {
   const providers::ProviderAdapter& adapter = *request.provider->adapter;
   const providers::Endpoint* endpoint = adapter.endpoint();
   if (endpoint == nullptr) {

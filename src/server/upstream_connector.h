@@ -13,7 +13,7 @@ class WorkerConnector final : public pipeline::UpstreamConnector {
   explicit WorkerConnector(Worker& worker) : worker_(worker) {}
 
   boost::asio::awaitable<Result<std::unique_ptr<providers::Exchange>>> open(
-      const pipeline::UpstreamRequest& request, providers::Cancellation& cancel) override;
+      const pipeline::FramedRequest& request, providers::Cancellation& cancel) override;
 
  private:
   Worker& worker_;

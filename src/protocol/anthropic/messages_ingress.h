@@ -12,6 +12,10 @@ inline constexpr ProtocolId kMessagesProtocol = "anthropic_messages";
 // are answered in Anthropic's shapes.
 class MessagesIngress : public IngressCodec {
  public:
+  std::span<const codec::MemberPath> output_limit_fields() const override {
+    static constexpr codec::MemberPath kFields[] = {{"max_tokens", ""}};
+    return kFields;
+  }
   ProtocolId protocol() const override { return kMessagesProtocol; }
   Operation operation() const override { return Operation::kChat; }
   std::string_view api_name() const override { return "anthropic"; }
@@ -49,6 +53,9 @@ inline constexpr ProtocolId kCountTokensProtocol = "anthropic_count_tokens";
 // is metered: counting is free at Anthropic.
 class CountTokensIngress final : public MessagesIngress {
  public:
+  // A token count produces no output.
+  std::span<const codec::MemberPath> output_limit_fields() const override { return {}; }
+  bool answers_locally() const override { return true; }
   ProtocolId protocol() const override { return kCountTokensProtocol; }
   std::string_view path() const override { return "/v1/messages/count_tokens"; }
 

@@ -30,6 +30,10 @@ std::optional<GenerateTarget> parse_generate_path(std::string_view path);
 // API would answer one JSON array, which the gateway does not produce.
 class GeminiIngress final : public IngressCodec {
  public:
+  std::span<const codec::MemberPath> output_limit_fields() const override {
+    static constexpr codec::MemberPath kFields[] = {{"generationConfig", "maxOutputTokens"}};
+    return kFields;
+  }
   ProtocolId protocol() const override { return kGeminiProtocol; }
   Operation operation() const override { return Operation::kChat; }
   std::string_view api_name() const override { return "gemini"; }

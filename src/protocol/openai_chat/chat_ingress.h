@@ -14,6 +14,13 @@ inline constexpr ProtocolId kEmbeddingsProtocol = "openai_embeddings";
 // then written back in OpenAI's shape by response_encoder.h and stream_encoder.h.
 class ChatIngress final : public OpenAiIngress {
  public:
+  // max_tokens first: every OpenAI-compatible server reads it; an adapter that wants
+  // max_completion_tokens renames it (ProviderAdapter::output_limit_field).
+  std::span<const codec::MemberPath> output_limit_fields() const override {
+    static constexpr codec::MemberPath kFields[] = {{"max_tokens", ""},
+                                                    {"max_completion_tokens", ""}};
+    return kFields;
+  }
   ProtocolId protocol() const override { return kChatProtocol; }
   Operation operation() const override { return Operation::kChat; }
   std::string_view path() const override { return "/v1/chat/completions"; }

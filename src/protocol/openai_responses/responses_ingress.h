@@ -20,6 +20,10 @@ namespace sluice::protocol::openai_responses {
 // Errors are OpenAI's {"error":{message,type,param,code}}.
 class ResponsesIngress final : public IngressCodec {
  public:
+  std::span<const codec::MemberPath> output_limit_fields() const override {
+    static constexpr codec::MemberPath kFields[] = {{"max_output_tokens", ""}};
+    return kFields;
+  }
   ProtocolId protocol() const override { return kResponsesProtocol; }
   Operation operation() const override { return Operation::kChat; }
   std::string_view api_name() const override { return "openai_responses"; }

@@ -258,12 +258,12 @@ class FakeExchange final : public providers::Exchange {
 class FakeConnector final : public UpstreamConnector {
  public:
   std::deque<Result<Script>> scripts;
-  std::vector<UpstreamRequest> sent;
+  std::vector<FramedRequest> sent;
   bool last_aborted = false;  // the most recent exchange was aborted
 
-  Awaitable<Result<std::unique_ptr<providers::Exchange>>> open(const UpstreamRequest& request,
+  Awaitable<Result<std::unique_ptr<providers::Exchange>>> open(const FramedRequest& request,
                                                                providers::Cancellation&) override {
-    UpstreamRequest copy;
+    FramedRequest copy;
     copy.provider = request.provider;
     copy.operation = request.operation;
     copy.stream = request.stream;

@@ -1,0 +1,231 @@
+#include "pipeline/call_context.h"
+
+#include "config/config.h"
+#include "pipeline/error_reply.h"
+#include "pipeline/pipeline.h"
+#include "pipeline/upstream_relay.h"
+#include "pipeline/upstream_request.h"
+
+namespace sluice::pipeline {
+
+CallContext::CallContext(const Pipeline& pipeline, RequestContext& ctx,
+                         const codec::RequestHead& head, Downstream& downstream)
+    : pipeline_(pipeline), ctx_(ctx), head_(head), downstream_(downstream) {}
+
+const PipelineParts& CallContext::parts() const { return pipeline_.parts_; }
+const Clock& CallContext::clock() const { return pipeline_.clock(); }
+const config::Config& CallContext::config() const { return ctx_.snapshot->config(); }
+
+std::optional<Error> CallContext::decode(std::string_view body) {
+  auto decoded = ctx_.ingress->decode(body, head_);
+  if (!decoded) {
+    return std::move(decoded).error();
+  }
+  request_ = std::move(*decoded);
+  ctx_.stream = request_.stream;
+  ctx_.ignored_fields = request_.ignored_fields;
+  return std::nullopt;
+}
+
+std::optional<Error> CallContext::resolve_route(std::shared_ptr<const RouteChains> chains) {
+  const std::string_view model = request_.model;
+  const RouteRuntime* route = ctx_.snapshot->find_route(model);
+  if (route == nullptr || route->operation != ctx_.ingress->operation()) {
+    return model_not_found(model);
+  }
+  if (!Snapshot::key_allows(ctx_.key, model)) {
+    return Error(ErrorKind::kForbidden,
+                 "key '" + ctx_.key->name + "' may not use model '" + std::string(model) + "'")
+        .with_code("model_not_allowed")
+        .with_param("model");
+  }
+  ctx_.alias = ctx_.snapshot->stored_alias(model);
+  route_ = route;
+  chain_ = &chains->of(*route, *ctx_.ingress);
+  chains_ = std::move(chains);
+  return std::nullopt;
+}
+
+Result<ir::Request*> CallContext::ir() {
+  if (!ir_) {
+    auto ir = ctx_.ingress->to_ir(request_);
+    if (!ir) {
+      return std::move(ir).error();
+    }
+    ir_ = std::make_unique<ir::Request>(std::move(*ir));
+    ir_strict_ = request_.strict_fields;
+  }
+  return ir_.get();
+}
+
+Result<ir::Request*> CallContext::ir_for_translation() {
+  const bool strict = config().server.strict_fields;
+  if (ir_ && strict && !ir_strict_) {
+    ir_.reset();  // decoded for a look, without the strict check translation needs
+  }
+  request_.strict_fields = strict;
+  auto ir = this->ir();
+  ctx_.ignored_fields = request_.ignored_fields;  // the full decode counts them
+  return ir;
+}
+
+std::optional<Error> CallContext::replace_body(std::string body) {
+  // On the heap: the decoded request views it, and moving a short std::string copies its bytes.
+  auto next = std::make_unique<std::string>(std::move(body));
+  auto decoded = ctx_.ingress->decode(*next, head_);
+  if (!decoded) {
+    return std::move(decoded).error();  // the request is left as it was
+  }
+  request_ = std::move(*decoded);
+  rewritten_body_ = std::move(next);
+  ir_.reset();
+  requested_limit_.reset();
+  return std::nullopt;
+}
+
+std::optional<std::uint64_t> CallContext::output_limit() const {
+  if (output_limit_) {
+    return output_limit_;
+  }
+  const ir::Request* ir = ir_ ? ir_.get() : request_.ir ? &*request_.ir : nullptr;
+  if (ir != nullptr) {
+    return ir->max_tokens ? std::optional<std::uint64_t>(*ir->max_tokens) : std::nullopt;
+  }
+  if (!requested_limit_) {
+    // The first field the protocol names that the body sets (read without a DOM).
+    std::optional<std::uint64_t> found;
+    for (const codec::MemberPath& field : ctx_.ingress->output_limit_fields()) {
+      const codec::UnsignedMember m = codec::read_unsigned_member(request_.body, field);
+      if (m.present) {
+        found = m.value;
+        break;
+      }
+    }
+    requested_limit_ = found;
+  }
+  return *requested_limit_;
+}
+
+std::optional<std::uint64_t> CallContext::max_tokens() const { return output_limit(); }
+
+std::string_view CallContext::key() const {
+  return ctx_.key != nullptr ? std::string_view(ctx_.key->name) : std::string_view();
+}
+
+std::string_view CallContext::key_group() const {
+  return ctx_.key != nullptr ? std::string_view(ctx_.key->group) : std::string_view();
+}
+
+std::optional<std::string_view> CallContext::header(std::string_view lower_name) const {
+  if (!head_.has_header(lower_name)) {
+    return std::nullopt;
+  }
+  return head_.header(lower_name);
+}
+
+CallerStream& CallContext::open_stream(std::chrono::milliseconds heartbeat) {
+  stream_.emplace(ctx_, downstream_, clock(), heartbeat);
+  return *stream_;
+}
+
+Awaitable<void> CallContext::send_answer(ResponseHead& head, std::string body) {
+  std::optional<Error> stopped;
+  for (Filter* filter : chain_->at(FilterHook::kResponseHead)) {
+    const FilterStatus status = filter->on_response_head(*this, head);
+    if (!status.proceeds()) {
+      stopped = status.action() == FilterStatus::Action::kStop ? std::optional(status.error())
+                                                               : std::nullopt;
+      break;
+    }
+  }
+  for (Filter* filter : chain_->at(FilterHook::kResponseBody)) {
+    if (stopped) {
+      break;
+    }
+    const FilterStatus status = filter->on_response_body(*this, body);
+    if (status.action() == FilterStatus::Action::kStop) {
+      stopped = status.error();
+    }
+  }
+  if (!stopped && stream_ && stream_->begun()) {
+    // The keep-alive sent a stream's head early and the upstream answered in one piece: the
+    // caller expects events now.
+    stopped = Error(ErrorKind::kUpstreamProtocol,
+                    "the provider answered a streaming request without a stream")
+                  .with_code("upstream_not_streaming");
+  }
+  if (stopped) {
+    co_await fail(*stopped, Outcome::kUpstreamError);
+    co_return;
+  }
+  co_await downstream_.send(ctx_, head, body);
+}
+
+Awaitable<void> CallContext::send_upstream_error(ResponseHead& head, std::string_view body) {
+  for (Filter* filter : chain_->at(FilterHook::kResponseHead)) {
+    const FilterStatus status = filter->on_response_head(*this, head);
+    if (status.action() == FilterStatus::Action::kStop) {
+      co_await fail(status.error(), Outcome::kUpstreamError);
+      co_return;
+    }
+  }
+  co_await downstream_.send(ctx_, head, body);
+}
+
+Awaitable<void> CallContext::fail(const Error& error, Outcome outcome, UpstreamRequest* upstream) {
+  ctx_.outcome = outcome;
+  ctx_.error = error;
+  if (stream_ && stream_->begun()) {
+    std::string event;
+    ctx_.ingress->append_stream_error(error, event);
+    const bool sent = co_await stream_->write(event);
+    if (sent) {
+      co_await stream_->end();
+    }
+    co_return;
+  }
+  ResponseHead& head = downstream_.new_head();
+  const std::string body = error_response(ctx_, error, head);
+  if (upstream != nullptr) {
+    relay_upstream_headers(upstream->adapter(), upstream->exchange(), head,
+                           /*include_retry_headers=*/false);
+  }
+  co_await downstream_.send(ctx_, head, body);
+}
+
+void CallContext::client_gone(const Error& error) {
+  ctx_.outcome = Outcome::kClientGone;
+  ctx_.error = error.kind() == ErrorKind::kClientGone
+                   ? error
+                   : Error(ErrorKind::kClientGone, "client disconnected");
+  if (ctx_.status == 0) {
+    ctx_.status = 499;  // nothing was written: log what nginx logs for it
+  }
+}
+
+bool CallContext::filter_stream_data(std::string& data, std::optional<Error>& stopped) {
+  for (Filter* filter : chain_->at(FilterHook::kStreamData)) {
+    const FilterStatus status = filter->on_stream_data(*this, data);
+    if (!status.proceeds()) {
+      stopped = status.action() == FilterStatus::Action::kStop
+                    ? status.error()
+                    : Error(ErrorKind::kInternal, "a filter ended the stream")
+                          .with_code("stream_stopped");
+      ctx_.ingress->append_stream_error(*stopped, data);
+      return false;
+    }
+  }
+  return true;
+}
+
+void CallContext::end_filters() {
+  if (ended_filters_ || chain_ == nullptr) {
+    return;
+  }
+  ended_filters_ = true;
+  for (Filter* filter : chain_->at(FilterHook::kEnd)) {
+    filter->on_end(*this);
+  }
+}
+
+}  // namespace sluice::pipeline

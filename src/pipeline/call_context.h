@@ -1,0 +1,172 @@
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include <boost/container/small_vector.hpp>
+
+#include "codec/request_head.h"
+#include "core/clock.h"
+#include "ir/request.h"
+#include "pipeline/caller_stream.h"
+#include "pipeline/downstream.h"
+#include "pipeline/filter.h"
+#include "pipeline/filter_chain.h"
+#include "pipeline/request_context.h"
+#include "pipeline/snapshot.h"
+#include "protocol/ingress.h"
+#include "providers/exchange.h"
+#include "routing/plan.h"
+
+namespace sluice::pipeline {
+
+class Pipeline;
+class UpstreamRequest;
+struct PipelineParts;
+
+// One model call as its filters and stages see it: the request as decoded (and as filters
+// rewrote it), its route and filter chain, the IR when something asks for it, the caller's side
+// (a plain answer or a stream), and per-filter state. Lives in the model call's frame; one worker
+// thread. The answers it writes go through the chain's response-side filters.
+class CallContext final : public routing::RequestFacts {
+ public:
+  CallContext(const Pipeline& pipeline, RequestContext& ctx, const codec::RequestHead& head,
+              Downstream& downstream);
+
+  RequestContext& ctx() { return ctx_; }
+  const RequestContext& ctx() const { return ctx_; }
+  const codec::RequestHead& head() const { return head_; }
+  Downstream& downstream() { return downstream_; }
+  const PipelineParts& parts() const;
+  const Clock& clock() const;
+  const config::Config& config() const;
+  const protocol::IngressCodec& ingress() const { return *ctx_.ingress; }
+  const protocol::IngressRequest& request() const { return request_; }
+  // For the stages that annotate the request (estimated_input_tokens); filters change a request
+  // through replace_body.
+  protocol::IngressRequest& mutable_request() { return request_; }
+  // Set once the route is resolved (before any filter runs).
+  const RouteRuntime& route() const { return *route_; }
+  const FilterChain& chain() const { return *chain_; }
+  // Stops whatever waits on an upstream (the exchange, a retry backoff): the caller went away.
+  providers::Cancellation& cancel() { return cancel_; }
+
+  // Decodes the caller's body: the request, its stream flag and ignored fields, or the error to
+  // answer (400 in the caller's protocol).
+  std::optional<Error> decode(std::string_view body);
+  // The route for the decoded model and the key's allow-list (404 / 403), and its filter chain
+  // from `chains` (held until the call ends).
+  std::optional<Error> resolve_route(std::shared_ptr<const RouteChains> chains);
+
+  // The request as IR, decoded from the caller's body on first use and kept: translation needs
+  // it anyway, and a filter looking at a passed-through request pays for the decode only when it
+  // asks. Errors are the codec's (content the IR cannot carry).
+  Result<ir::Request*> ir();
+  // The IR to translate from: ir() under the config's strict_fields (a field the translation
+  // would drop is refused); counts the fields it ignores into the context.
+  Result<ir::Request*> ir_for_translation();
+  // Replaces the caller's body with one a filter rewrote, and decodes it again so that the
+  // envelope facts and every later stage see the new request; an IR already built is dropped.
+  std::optional<Error> replace_body(std::string body);
+
+  // The most output the request may produce as far as the gateway knows: what a filter set
+  // (the route's max_output_tokens cap), else what the request asks for; nullopt when the
+  // request sets no limit. Admission reserves tokens for it.
+  std::optional<std::uint64_t> output_limit() const;
+  void set_output_limit(std::uint64_t tokens) { output_limit_ = tokens; }
+
+  // The one target this call may go to (Responses affinity: the provider that stored what it
+  // continues): the attempt loop then makes that single attempt, with nothing to fail over to.
+  void pin_target(std::size_t index) { pinned_ = index; }
+  std::optional<std::size_t> pinned_target() const { return pinned_; }
+
+  // The id under which an upstream stored the answer this call relayed verbatim (a Responses
+  // answer; IngressCodec::stored_id_of_body, StreamSniffer::stored_id), and the provider that
+  // holds it; set by the relay, "" when nothing was stored.
+  void set_stored_answer(std::string id, std::string_view provider) {
+    stored_id_ = std::move(id);
+    stored_by_ = provider;
+  }
+  const std::string& stored_answer_id() const { return stored_id_; }
+  std::string_view stored_answer_provider() const { return stored_by_; }
+
+  // `filter`'s state for this request, made on first use (T derives from FilterState).
+  template <class T>
+  T& state(const Filter& filter) {
+    if (T* found = find_state<T>(filter)) {
+      return *found;
+    }
+    auto made = std::make_unique<T>();
+    T& ref = *made;
+    states_.emplace_back(&filter, std::move(made));
+    return ref;
+  }
+  template <class T>
+  T* find_state(const Filter& filter) const {
+    for (const auto& [owner, state] : states_) {
+      if (owner == &filter) {
+        return static_cast<T*>(state.get());
+      }
+    }
+    return nullptr;
+  }
+
+  // The caller's stream, once the attempt loop of a streamed call has made it; null otherwise.
+  CallerStream* stream() { return stream_ ? &*stream_ : nullptr; }
+  CallerStream& open_stream(std::chrono::milliseconds heartbeat);
+
+  // --- answering the caller -------------------------------------------------------------
+  // A complete answer: the response-side filters see the head and the body first (a filter
+  // stopping it answers its error instead). `head` comes from downstream().new_head().
+  Awaitable<void> send_answer(ResponseHead& head, std::string body);
+  // An upstream error relayed as the provider wrote it (passthrough): the head filters run.
+  Awaitable<void> send_upstream_error(ResponseHead& head, std::string_view body);
+  // `error` in the caller's protocol, and the call's outcome: a status and an error body, or
+  // the protocol's error event and the stream's end when a stream has already begun. With
+  // `upstream`, the upstream's relayable headers (rate-limit state) go along.
+  Awaitable<void> fail(const Error& error, Outcome outcome, UpstreamRequest* upstream = nullptr);
+  // The caller went away (or the upstream read says so): recorded, nothing written.
+  void client_gone(const Error& error);
+  // Stream bytes through the stream-data filters; false (and `stopped` set) when one stopped
+  // the stream, whose error event is then appended to `data`.
+  bool filter_stream_data(std::string& data, std::optional<Error>& stopped);
+  // Runs every on_end hook (once; the driver calls it on every way out).
+  void end_filters();
+
+  // routing::RequestFacts, for conditional policy nodes.
+  std::string_view key() const override;
+  std::string_view key_group() const override;
+  std::optional<std::string_view> header(std::string_view lower_name) const override;
+  bool stream() const override { return request_.stream; }
+  std::optional<std::uint64_t> max_tokens() const override;
+
+ private:
+  const Pipeline& pipeline_;
+  RequestContext& ctx_;
+  const codec::RequestHead& head_;
+  Downstream& downstream_;
+  providers::Cancellation cancel_;
+  protocol::IngressRequest request_;
+  const RouteRuntime* route_ = nullptr;
+  std::shared_ptr<const RouteChains> chains_;  // holds chain_ alive
+  const FilterChain* chain_ = nullptr;
+  std::unique_ptr<std::string> rewritten_body_;  // replace_body's; request_.body views it
+  std::unique_ptr<ir::Request> ir_;
+  bool ir_strict_ = false;  // ir_ was decoded under strict_fields
+  std::optional<std::uint64_t> output_limit_;
+  // What the body asks for, read once from the codec's output_limit_fields.
+  mutable std::optional<std::optional<std::uint64_t>> requested_limit_;
+  std::optional<std::size_t> pinned_;
+  std::string stored_id_;
+  std::string_view stored_by_;  // a provider id, owned by the snapshot
+  std::optional<CallerStream> stream_;
+  bool ended_filters_ = false;
+  boost::container::small_vector<std::pair<const Filter*, std::unique_ptr<FilterState>>, 2> states_;
+};
+
+}  // namespace sluice::pipeline

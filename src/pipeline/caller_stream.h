@@ -1,0 +1,88 @@
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string_view>
+
+#include <boost/asio/steady_timer.hpp>
+
+#include "core/clock.h"
+#include "pipeline/downstream.h"
+#include "pipeline/request_context.h"
+#include "pipeline/upstream_connector.h"
+#include "providers/exchange.h"
+
+namespace sluice::pipeline {
+
+// The caller's side of one streamed model call, across all its attempts: whether the response
+// head has gone out, the stream's writes, and the SSE comments that keep an idle stream open.
+//
+// Keep-alive: while the call waits (for an upstream's head, its first event, a retry backoff, a
+// model thinking), a stream with nothing written for `heartbeat` gets `: keep-alive` (an SSE
+// comment, which every SSE client ignores), so a load balancer's idle timeout (often 60 s) does
+// not cut a reasoning model that thinks for minutes. Before the streaming commit point that
+// means sending the 200 head early: the attempts may still fail over while nothing but comments
+// went out (the held prelude stays held), but a final failure can no longer be a status: it ends
+// the stream with the protocol's error event. The early head carries the standard fields known
+// at that time.
+//
+// Writes come from the relay and from the keep-alive, one at a time: a relay write waits for a
+// keep-alive write in flight (never the other way: a keep-alive skips while the relay writes).
+// One per streamed call, on its worker; lives in the call's frame.
+class CallerStream {
+ public:
+  CallerStream(RequestContext& ctx, Downstream& downstream, const Clock& clock,
+               std::chrono::milliseconds heartbeat);
+
+  // The head is out (sent by begin() or early by the keep-alive).
+  bool begun() const { return begun_; }
+  bool ended() const { return ended_; }
+  // Whether a keep-alive runs (heartbeat on and a sleeper to wait with).
+  bool keeps_alive(const Sleeper* sleeper) const {
+    return sleeper != nullptr && heartbeat_.count() > 0;
+  }
+
+  // Sends `head` as the stream's head, unless one was already sent. False when the caller is
+  // gone.
+  Awaitable<bool> begin(const ResponseHead& head);
+  // One piece of the stream; false when the caller is gone.
+  Awaitable<bool> write(std::string_view bytes);
+  // The stream's end (after stop_keep_alive). False when the caller is gone.
+  Awaitable<bool> end();
+
+  // Runs until stop_keep_alive(): whenever nothing was written for `heartbeat`, writes the
+  // comment (after an early head when none went out). Waits with `sleeper`, so simulated time
+  // drives it in tests. Start it beside the attempt loop (awaitable operator &&).
+  Awaitable<void> keep_alive(Sleeper& sleeper);
+  // Ends keep_alive() at its next wake-up (at once when it sleeps).
+  void stop_keep_alive();
+  // How many keep-alive comments went out (the access log's events count them).
+  std::uint32_t heartbeats() const { return heartbeats_; }
+
+ private:
+  // Waits while a keep-alive write is in flight.
+  Awaitable<void> wait_for_writer();
+  Awaitable<bool> early_head();
+  bool wrote(bool ok);
+
+  RequestContext& ctx_;
+  Downstream& downstream_;
+  const Clock& clock_;
+  const std::chrono::milliseconds heartbeat_;
+  Clock::Monotonic::time_point last_write_;
+  bool begun_ = false;
+  bool ended_ = false;
+  bool gone_ = false;
+  bool relay_writing_ = false;
+  bool keep_alive_writing_ = false;
+  bool stopped_ = false;
+  std::uint32_t heartbeats_ = 0;
+  providers::Cancellation sleep_cancel_;
+  // Where a relay write waits for a keep-alive write to finish (cancelled to wake it).
+  std::optional<boost::asio::steady_timer> writer_done_;
+  // The early head's storage: Downstream::new_head() may be holding the relay's head.
+  std::unique_ptr<ResponseHead> early_head_;
+};
+
+}  // namespace sluice::pipeline

@@ -1,0 +1,64 @@
+#include "pipeline/filters/affinity_filter.h"
+
+#include "pipeline/affinity.h"
+#include "pipeline/call_context.h"
+#include "pipeline/pipeline.h"
+
+namespace sluice::pipeline {
+
+namespace {
+
+std::string_view owner_of(const RequestContext& ctx) {
+  return ctx.key != nullptr ? std::string_view(ctx.key->name) : std::string_view();
+}
+
+}  // namespace
+
+std::unique_ptr<Filter> AffinityFilter::make(const FilterSetup& setup) {
+  if (setup.parts.affinity == nullptr) {
+    return nullptr;
+  }
+  return std::make_unique<AffinityFilter>(*setup.parts.affinity);
+}
+
+Awaitable<FilterStatus> AffinityFilter::before_plan(CallContext& call) {
+  const std::string& continues = call.request().continues;
+  if (continues.empty()) {
+    co_return FilterStatus::proceed();
+  }
+  auto record = store_.find(continues, call.clock().now());
+  if (!record || record->owner != owner_of(call.ctx())) {
+    co_return FilterStatus::proceed();  // unknown here: the plan's first target answers
+  }
+  const RouteRuntime& route = call.route();
+  bool any_holds_state = false;  // a target of the caller's protocol (others refuse on their own)
+  for (std::size_t i = 0; i < route.targets.size(); ++i) {
+    const TargetRuntime& t = route.targets[i];
+    if (t.provider->config->id == record->provider) {
+      call.pin_target(i);
+      co_return FilterStatus::proceed();
+    }
+    any_holds_state =
+        any_holds_state || t.provider->adapter->speaks(call.ingress().protocol(), route.operation);
+  }
+  if (!any_holds_state) {
+    co_return FilterStatus::proceed();
+  }
+  co_return FilterStatus::stop(
+      Error(ErrorKind::kBadRequest,
+            "previous_response_id '" + continues + "' was stored by provider '" + record->provider +
+                "', which model '" + call.request().model +
+                "' does not route to; continue it with a model served by that provider")
+          .with_code("previous_response_not_found")
+          .with_param("previous_response_id"));
+}
+
+void AffinityFilter::on_end(CallContext& call) {
+  const std::string& id = call.stored_answer_id();
+  if (id.empty()) {
+    return;
+  }
+  store_.remember(id, call.stored_answer_provider(), owner_of(call.ctx()), call.clock().now());
+}
+
+}  // namespace sluice::pipeline

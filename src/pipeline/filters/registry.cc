@@ -1,0 +1,31 @@
+#include "pipeline/filters/registry.h"
+
+#include "pipeline/filters/affinity_filter.h"
+#include "pipeline/filters/budget_filter.h"
+#include "pipeline/filters/local_answer_filter.h"
+#include "pipeline/filters/output_cap_filter.h"
+#include "pipeline/filters/provider_capacity_filter.h"
+#include "pipeline/filters/rate_limit_filter.h"
+
+namespace sluice::pipeline {
+
+namespace {
+
+// Chain order. After decode: the output cap rewrites the request before anything reads its
+// limit, then budgets refuse before anything is charged. Before the plan: rate limits, then
+// Responses affinity (which may pin the target). Before each attempt: a local answer instead of
+// a translated count_tokens, then the provider's capacity for the attempts that do go out.
+constexpr FilterRegistration kFilters[] = {
+    {"max_output_tokens", &OutputCapFilter::make},
+    {"budget", &BudgetFilter::make},
+    {"rate_limits", &RateLimitFilter::make},
+    {"responses_affinity", &AffinityFilter::make},
+    {"local_answer", &LocalAnswerFilter::make},
+    {"provider_capacity", &ProviderCapacityFilter::make},
+};
+
+}  // namespace
+
+std::span<const FilterRegistration> filter_registry() { return kFilters; }
+
+}  // namespace sluice::pipeline
