@@ -193,15 +193,7 @@ Awaitable<void> CallContext::fail(const Error& error, Outcome outcome, UpstreamR
   co_await downstream_.send(ctx_, head, body);
 }
 
-void CallContext::client_gone(const Error& error) {
-  ctx_.outcome = Outcome::kClientGone;
-  ctx_.error = error.kind() == ErrorKind::kClientGone
-                   ? error
-                   : Error(ErrorKind::kClientGone, "client disconnected");
-  if (ctx_.status == 0) {
-    ctx_.status = 499;  // nothing was written: log what nginx logs for it
-  }
-}
+void CallContext::client_gone(const Error& error) { record_client_gone(ctx_, error); }
 
 bool CallContext::filter_stream_data(std::string& data, std::optional<Error>& stopped) {
   for (Filter* filter : chain_->at(FilterHook::kStreamData)) {

@@ -145,6 +145,10 @@ struct RequestContext {
   const Attempt* last_attempt() const { return attempts.empty() ? nullptr : &attempts.back(); }
 };
 
+// The caller went away (or an upstream read says so): the outcome, a kClientGone error, and
+// status 499 when nothing was written (what nginx logs for it).
+void record_client_gone(RequestContext& ctx, const Error& error);
+
 // One JSON line; never contains prompt text or credentials.
 std::string format_access_log(const RequestContext& ctx);
 

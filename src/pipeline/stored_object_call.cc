@@ -220,14 +220,6 @@ Awaitable<void> StoredObjectCall::relay_stream(providers::Exchange& exchange, Re
   co_await downstream_.end_stream(ctx_);
 }
 
-void StoredObjectCall::client_gone(const Error& error) {
-  ctx_.outcome = Outcome::kClientGone;
-  ctx_.error = error.kind() == ErrorKind::kClientGone
-                   ? error
-                   : Error(ErrorKind::kClientGone, "client disconnected");
-  if (ctx_.status == 0) {
-    ctx_.status = 499;  // nothing was written
-  }
-}
+void StoredObjectCall::client_gone(const Error& error) { record_client_gone(ctx_, error); }
 
 }  // namespace sluice::pipeline

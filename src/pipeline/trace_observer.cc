@@ -81,48 +81,31 @@ void usage_attributes(SpanWriter& span, const ir::Usage& usage) {
   }
 }
 
-void server_span(const RequestContext& ctx, std::string_view operation, std::int64_t start_ns,
-                 std::string& out) {
-  const std::int64_t end_ns =
-      start_ns + duration_cast<nanoseconds>(ctx.ended - ctx.started).count();
-  std::string name;
-  if (!operation.empty()) {
-    name.append(operation);
-    if (!ctx.alias.empty()) {
-      name.append(" ").append(ctx.alias);
-    }
-  } else {
-    name.append(ctx.method);
+void server_genai_attributes(SpanWriter& span, const RequestContext& ctx,
+                             std::string_view operation) {
+  span.str("gen_ai.operation.name", operation);
+  if (!ctx.alias.empty()) {
+    span.str("gen_ai.request.model", ctx.alias);
   }
-  SpanWriter span(out, ctx.trace.trace, ctx.trace.span, ctx.trace.parent, name, SpanKind::kServer,
-                  {start_ns, end_ns});
-  span.str("http.request.method", ctx.method);
-  span.str("url.path", std::string_view(ctx.path).substr(0, ctx.path.find('?')));
-  if (ctx.status != 0) {
-    span.integer("http.response.status_code", ctx.status);
-  }
-  const Attempt* last = ctx.last_attempt();
-  if (!operation.empty()) {
-    span.str("gen_ai.operation.name", operation);
-    if (!ctx.alias.empty()) {
-      span.str("gen_ai.request.model", ctx.alias);
+  if (const Attempt* last = ctx.last_attempt()) {
+    if (const ProviderRuntime* provider = find_provider(ctx, last->provider)) {
+      span.str("gen_ai.provider.name", provider_name(provider->config->adapter));
     }
-    if (last != nullptr) {
-      if (const ProviderRuntime* provider = find_provider(ctx, last->provider)) {
-        span.str("gen_ai.provider.name", provider_name(provider->config->adapter));
-      }
-      if (!last->model.empty()) {
-        span.str("gen_ai.response.model", last->model);
-      }
-    }
-    if (ctx.usage) {
-      usage_attributes(span, *ctx.usage);
-    }
-    if (!ctx.finish_reason.empty()) {
-      const std::string_view reasons[] = {ctx.finish_reason};
-      span.strings("gen_ai.response.finish_reasons", reasons);
+    if (!last->model.empty()) {
+      span.str("gen_ai.response.model", last->model);
     }
   }
+  if (ctx.usage) {
+    usage_attributes(span, *ctx.usage);
+  }
+  if (!ctx.finish_reason.empty()) {
+    const std::string_view reasons[] = {ctx.finish_reason};
+    span.strings("gen_ai.response.finish_reasons", reasons);
+  }
+}
+
+void server_sluice_attributes(SpanWriter& span, const RequestContext& ctx,
+                              std::string_view operation) {
   span.str("sluice.request_id", ctx.request_id);
   if (!ctx.alias.empty()) {
     span.str("sluice.alias", ctx.alias);
@@ -154,6 +137,9 @@ void server_span(const RequestContext& ctx, std::string_view operation, std::int
       span.str("sluice.price_version", ctx.charge->price_version);
     }
   }
+}
+
+void finish_server_span(SpanWriter& span, const RequestContext& ctx) {
   // HTTP semantic conventions: a SERVER span is an error for 5xx only (4xx are the caller's);
   // a model call that broke after its 200 head failed too.
   const bool failed = ctx.status >= 500 || ctx.outcome == Outcome::kUpstreamError ||
@@ -165,6 +151,68 @@ void server_span(const RequestContext& ctx, std::string_view operation, std::int
   }
   if (failed) {
     span.finish(SpanStatus::kError, ctx.error ? status_message(*ctx.error) : std::string_view());
+  } else {
+    span.finish(SpanStatus::kUnset);
+  }
+}
+
+void server_span(const RequestContext& ctx, std::string_view operation, std::int64_t start_ns,
+                 std::string& out) {
+  const std::int64_t end_ns =
+      start_ns + duration_cast<nanoseconds>(ctx.ended - ctx.started).count();
+  std::string name;
+  if (!operation.empty()) {
+    name.append(operation);
+    if (!ctx.alias.empty()) {
+      name.append(" ").append(ctx.alias);
+    }
+  } else {
+    name.append(ctx.method);
+  }
+  SpanWriter span(out, ctx.trace.trace, ctx.trace.span, ctx.trace.parent, name, SpanKind::kServer,
+                  {start_ns, end_ns});
+  span.str("http.request.method", ctx.method);
+  span.str("url.path", std::string_view(ctx.path).substr(0, ctx.path.find('?')));
+  if (ctx.status != 0) {
+    span.integer("http.response.status_code", ctx.status);
+  }
+  if (!operation.empty()) {
+    server_genai_attributes(span, ctx, operation);
+  }
+  server_sluice_attributes(span, ctx, operation);
+  finish_server_span(span, ctx);
+}
+
+void attempt_sluice_attributes(SpanWriter& span, const Attempt& attempt) {
+  span.str("sluice.provider", attempt.provider);
+  if (!attempt.path.empty()) {
+    span.str("sluice.attempt_path", attempt.path);
+  }
+  if (!attempt.breaker.empty()) {
+    span.str("sluice.breaker", attempt.breaker);
+  }
+  if (attempt.backoff.count() > 0) {
+    span.integer("sluice.backoff_ms", attempt.backoff.count());
+  }
+  span.boolean("sluice.passthrough", attempt.passthrough);
+  span.boolean("sluice.reused_connection", attempt.reused_connection);
+  if (attempt.acquire.count() >= 0) {
+    span.real("sluice.acquire_ms", millis(attempt.acquire));
+  }
+  if (attempt.first_byte.count() >= 0) {
+    span.real("sluice.first_byte_ms", millis(attempt.first_byte));
+  }
+}
+
+void finish_client_span(SpanWriter& span, const Attempt& attempt) {
+  // HTTP semantic conventions: a CLIENT span is an error for any 4xx or 5xx, or no answer.
+  const bool failed = attempt.error.has_value() || attempt.status >= 400;
+  if (attempt.error) {
+    span.str("error.type", error_type(*attempt.error));
+    span.finish(SpanStatus::kError, status_message(*attempt.error));
+  } else if (failed) {
+    span.str("error.type", std::to_string(attempt.status));
+    span.finish(SpanStatus::kError);
   } else {
     span.finish(SpanStatus::kUnset);
   }
@@ -220,35 +268,8 @@ void client_span(const RequestContext& ctx, const Attempt& attempt, bool answere
       }
     }
   }
-  span.str("sluice.provider", attempt.provider);
-  if (!attempt.path.empty()) {
-    span.str("sluice.attempt_path", attempt.path);
-  }
-  if (!attempt.breaker.empty()) {
-    span.str("sluice.breaker", attempt.breaker);
-  }
-  if (attempt.backoff.count() > 0) {
-    span.integer("sluice.backoff_ms", attempt.backoff.count());
-  }
-  span.boolean("sluice.passthrough", attempt.passthrough);
-  span.boolean("sluice.reused_connection", attempt.reused_connection);
-  if (attempt.acquire.count() >= 0) {
-    span.real("sluice.acquire_ms", millis(attempt.acquire));
-  }
-  if (attempt.first_byte.count() >= 0) {
-    span.real("sluice.first_byte_ms", millis(attempt.first_byte));
-  }
-  // HTTP semantic conventions: a CLIENT span is an error for any 4xx or 5xx, or no answer.
-  const bool failed = attempt.error.has_value() || attempt.status >= 400;
-  if (attempt.error) {
-    span.str("error.type", error_type(*attempt.error));
-    span.finish(SpanStatus::kError, status_message(*attempt.error));
-  } else if (failed) {
-    span.str("error.type", std::to_string(attempt.status));
-    span.finish(SpanStatus::kError);
-  } else {
-    span.finish(SpanStatus::kUnset);
-  }
+  attempt_sluice_attributes(span, attempt);
+  finish_client_span(span, attempt);
 }
 
 }  // namespace

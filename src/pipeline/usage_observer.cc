@@ -72,6 +72,78 @@ metering::ChargeInput charge_input(const RequestContext& ctx) {
   return in;
 }
 
+namespace {
+
+// Each attempt's record; what the attempts spent, for the latency split.
+struct AttemptTotals {
+  std::int64_t upstream_us = 0;
+  std::int64_t backoff_us = 0;
+  std::int64_t acquire_us = 0;
+};
+
+AttemptTotals fill_attempts(const RequestContext& ctx, store::UsageRecord& r) {
+  AttemptTotals t;
+  r.attempts.resize(ctx.attempts.size());
+  for (std::size_t i = 0; i < ctx.attempts.size(); ++i) {
+    const Attempt& a = ctx.attempts[i];
+    store::AttemptRecord& out = r.attempts[i];
+    out.provider.assign(a.provider);
+    out.model.assign(a.model);
+    out.path.assign(a.path);
+    out.status = a.status;
+    out.error_class.assign(error_class(a.error));
+    out.acquire_us = a.acquire.count();
+    out.first_byte_us = a.first_byte.count();
+    out.duration_us = a.duration.count();
+    out.backoff_ms = a.backoff.count();
+    out.reused_connection = a.reused_connection;
+    t.upstream_us += std::max<std::int64_t>(0, a.duration.count());
+    t.acquire_us += std::max<std::int64_t>(0, a.acquire.count());
+    t.backoff_us += duration_cast<microseconds>(a.backoff).count();
+  }
+  return t;
+}
+
+void fill_timings(const RequestContext& ctx, const AttemptTotals& t, store::UsageRecord& r) {
+  const Attempt* answered = ctx.last_attempt();
+  r.upstream_ttfb_us = answered != nullptr ? answered->first_byte.count() : -1;
+  const std::int64_t total = duration_cast<microseconds>(ctx.ended - ctx.started).count();
+  r.total_us = total;
+  r.overhead_us = std::max<std::int64_t>(0, total - t.upstream_us - t.backoff_us);
+  r.queue_us = t.backoff_us + t.acquire_us;
+  r.ttft_us = ctx.stream && ctx.first_token.count() >= 0 ? ctx.first_token.count() : -1;
+  std::int64_t generation_us = -1;
+  if (r.ttft_us >= 0) {
+    generation_us = total - r.ttft_us;
+  } else if (answered != nullptr) {
+    generation_us = answered->duration.count();
+  }
+  r.output_tokens_per_s_milli = -1;
+  if (ctx.usage && ctx.usage->output_tokens > 0 && generation_us > 0) {
+    r.output_tokens_per_s_milli = static_cast<std::int64_t>(
+        ctx.usage->output_tokens * 1'000'000'000ULL / static_cast<std::uint64_t>(generation_us));
+  }
+}
+
+void fill_charge(const RequestContext& ctx, store::UsageRecord& r) {
+  if (ctx.charge) {
+    r.priced = ctx.charge->priced;
+    r.price_version.assign(ctx.charge->price_version);
+    r.currency.assign(ctx.charge->currency);
+    r.cost_micros = ctx.charge->micros;
+    r.cost_items.assign(ctx.charge->items_json);
+  } else {  // a record's defaults: unaccounted
+    static const store::UsageRecord unpriced;
+    r.priced = unpriced.priced;
+    r.price_version.assign(unpriced.price_version);
+    r.currency.assign(unpriced.currency);
+    r.cost_micros = unpriced.cost_micros;
+    r.cost_items.assign(unpriced.cost_items);
+  }
+}
+
+}  // namespace
+
 void fill_usage_record(const RequestContext& ctx, std::string_view record_id,
                        store::UsageRecord& r) {
   // Every field is assigned in every case, strings by assign (their buffers reused).
@@ -99,64 +171,11 @@ void fill_usage_record(const RequestContext& ctx, std::string_view record_id,
   r.outcome.assign(outcome_name(ctx.outcome));
   r.error_class.assign(error_class(ctx.error));
   r.finish_reason.assign(ctx.finish_reason);
-
-  std::int64_t upstream_us = 0;
-  std::int64_t backoff_us = 0;
-  std::int64_t acquire_us = 0;
-  r.attempts.resize(ctx.attempts.size());
-  for (std::size_t i = 0; i < ctx.attempts.size(); ++i) {
-    const Attempt& a = ctx.attempts[i];
-    store::AttemptRecord& out = r.attempts[i];
-    out.provider.assign(a.provider);
-    out.model.assign(a.model);
-    out.path.assign(a.path);
-    out.status = a.status;
-    out.error_class.assign(error_class(a.error));
-    out.acquire_us = a.acquire.count();
-    out.first_byte_us = a.first_byte.count();
-    out.duration_us = a.duration.count();
-    out.backoff_ms = a.backoff.count();
-    out.reused_connection = a.reused_connection;
-    upstream_us += std::max<std::int64_t>(0, a.duration.count());
-    acquire_us += std::max<std::int64_t>(0, a.acquire.count());
-    backoff_us += duration_cast<microseconds>(a.backoff).count();
-  }
   const Attempt* answered = ctx.last_attempt();
   r.provider.assign(answered != nullptr ? std::string_view(answered->provider) : "");
   r.model.assign(answered != nullptr ? std::string_view(answered->model) : "");
-  r.upstream_ttfb_us = answered != nullptr ? answered->first_byte.count() : -1;
-
-  const std::int64_t total = duration_cast<microseconds>(ctx.ended - ctx.started).count();
-  r.total_us = total;
-  r.overhead_us = std::max<std::int64_t>(0, total - upstream_us - backoff_us);
-  r.queue_us = backoff_us + acquire_us;
-  r.ttft_us = ctx.stream && ctx.first_token.count() >= 0 ? ctx.first_token.count() : -1;
-  std::int64_t generation_us = -1;
-  if (r.ttft_us >= 0) {
-    generation_us = total - r.ttft_us;
-  } else if (answered != nullptr) {
-    generation_us = answered->duration.count();
-  }
-  r.output_tokens_per_s_milli = -1;
-  if (ctx.usage && ctx.usage->output_tokens > 0 && generation_us > 0) {
-    r.output_tokens_per_s_milli = static_cast<std::int64_t>(
-        ctx.usage->output_tokens * 1'000'000'000ULL / static_cast<std::uint64_t>(generation_us));
-  }
-
-  if (ctx.charge) {
-    r.priced = ctx.charge->priced;
-    r.price_version.assign(ctx.charge->price_version);
-    r.currency.assign(ctx.charge->currency);
-    r.cost_micros = ctx.charge->micros;
-    r.cost_items.assign(ctx.charge->items_json);
-  } else {  // a record's defaults: unaccounted
-    static const store::UsageRecord unpriced;
-    r.priced = unpriced.priced;
-    r.price_version.assign(unpriced.price_version);
-    r.currency.assign(unpriced.currency);
-    r.cost_micros = unpriced.cost_micros;
-    r.cost_items.assign(unpriced.cost_items);
-  }
+  fill_timings(ctx, fill_attempts(ctx, r), r);
+  fill_charge(ctx, r);
 }
 
 store::UsageRecord build_usage_record(const RequestContext& ctx, std::string_view record_id) {
