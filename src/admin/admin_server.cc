@@ -8,6 +8,7 @@
 #include <boost/beast/http/write.hpp>
 #include <openssl/crypto.h>
 
+#include "codec/request_id.h"
 #include "config/scalars.h"
 #include "core/thread_name.h"
 #include "spdlog/spdlog.h"
@@ -312,7 +313,13 @@ http::Awaitable<void> AdminServer::serve(http::tcp::socket socket, net::ip::addr
         if (it == message.end()) {
           return {};
         }
-        return sv(it->value());
+        const std::string_view value = sv(it->value());
+        // Handlers echo it and write it to the audit log: the data plane's rule, or none (the
+        // handler then makes its own).
+        if (boost::beast::iequals(name, "x-request-id") && !codec::acceptable_request_id(value)) {
+          return {};
+        }
+        return value;
       };
       response = handle(request);
     }

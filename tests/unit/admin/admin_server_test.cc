@@ -227,6 +227,9 @@ class AdminListenerTest : public ::testing::Test {
  protected:
   void start(AdminLimits limits = {}) {
     add_test_routes(router_);
+    router_.add("GET", "/admin/v1/request-id", Access::kAdmin, [](const Request& req) {
+      return Response::json(std::string(req.header("x-request-id")));
+    });
     config::AdminSettings s = settings();
     s.listen = {"127.0.0.1", 0};
     server_ = std::make_unique<AdminServer>(router_, s, limits);
@@ -280,6 +283,19 @@ TEST_F(AdminListenerTest, UnauthenticatedConnectionsGetSecondsForTheirHead) {
   closed = false;
   EXPECT_EQ(admin.read_all(&closed), "");
   EXPECT_FALSE(closed) << "closed after the unauthenticated timeout";
+}
+
+TEST_F(AdminListenerTest, RequestIdsFollowTheDataPlaneRule) {
+  start();
+  Client client(port_);
+  client.send(get("/admin/v1/request-id", "X-Request-Id: deploy-42/a.b_c\r\n"));
+  const std::string kept = client.read_answer();
+  EXPECT_NE(kept.find("\r\n\r\ndeploy-42/a.b_c"), std::string::npos) << kept;
+  const std::string hostile = "x\"" + std::string(3000, 'a') + "\"";
+  client.send(get("/admin/v1/request-id", "X-Request-Id: " + hostile + "\r\n"));
+  const std::string dropped = client.read_answer();
+  EXPECT_EQ(dropped.find("aaaa"), std::string::npos) << "a 3 KB id reached the handler";
+  EXPECT_NE(dropped.find("Content-Length: 0\r\n"), std::string::npos) << dropped;
 }
 
 }  // namespace
