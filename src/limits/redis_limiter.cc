@@ -163,7 +163,8 @@ std::int64_t RedisLimiter::redis_deadline(Clock::time_point deadline) const {
   if (!redis_ahead_ms_) {
     return 0;  // none: a late reply is still given back
   }
-  return std::max<std::int64_t>(1, steady_ms(deadline) + *redis_ahead_ms_ + deadline_skew_.count());
+  return std::max<std::int64_t>(
+      1, steady_ms(deadline + kScriptDeadlineGrace + deadline_skew_) + *redis_ahead_ms_);
 }
 
 void RedisLimiter::failed(std::string_view why) {
@@ -358,10 +359,11 @@ boost::asio::awaitable<Decision> RedisLimiter::check(std::span<const Charge> cha
     co_return error("redis error");
   }
   if (p->allowed < 0) {
-    // In time by our clock, past the deadline by Redis's (it jumped ahead): nothing was taken,
-    // and the answer corrected the offset for the next check.
+    // Taken as in time (this worker ran late too, or Redis's clock jumped ahead), yet run past
+    // the deadline and its grace by Redis's clock: nothing was taken, and the answer corrected
+    // the offset for the next check.
     free(p);
-    failed("timeout");
+    failed("past the deadline by its clock");
     co_return error("redis timeout");
   }
   answered();

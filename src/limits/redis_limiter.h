@@ -1,6 +1,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -31,14 +32,20 @@ struct RedisHealth {
 // takes all of a request's token buckets and concurrency slots atomically (token_bucket_script.h),
 // bounded by `deadline`. A check abandoned at its deadline must leave nothing taken, or a stalled
 // Redis that runs it later would hold its slots for the lease TTL: the script gets the deadline
-// in Redis's clock and takes nothing past it, and a reply that still comes after the deadline
-// with charges taken (clock error) has them given back at once. While the connection is down a
-// check answers kError at once. Instance-wide slots stay local (`local`). One per worker, on
-// that worker's io_context; all calls on its thread.
+// (plus kScriptDeadlineGrace) in Redis's clock and takes nothing past it, and a reply that still
+// comes after the deadline with charges taken has them given back at once. While the connection
+// is down a check answers kError at once. Instance-wide slots stay local (`local`). One per
+// worker, on that worker's io_context; all calls on its thread.
 class RedisLimiter final : public Limiter {
  public:
   // At most this many checks wait on one worker's connection; beyond it a check is kError.
   static constexpr std::size_t kMaxPending = 1024;
+  // How long after a check's deadline Redis may still run its script. Not zero: a worker
+  // starved of CPU handles a timely reply after its own timer has expired and still takes the
+  // answer, and a script refused for being a few ms late would turn that answer into kError (a
+  // fail-open). Scripts run within the grace whose reply comes after the deadline are given
+  // back; only a connection lost in that window leaves its slots to the lease TTL.
+  static constexpr std::chrono::milliseconds kScriptDeadlineGrace{250};
 
   RedisLimiter(boost::asio::io_context& ioc, const config::StateSettings& settings,
                LocalLimiter& local, RedisHealth& health, std::string lease_prefix);

@@ -182,7 +182,13 @@ describe('limits shared through Redis', { skip: !REDIS_URL && 'SLUICE_TEST_REDIS
       const limited = statuses.filter((s) => s === 429).length;
       assert.equal(admitted + limited, 300, `unexpected statuses: ${[...new Set(statuses)]}`);
       // A bucket of 100 that refills 100 a minute: the run takes well under 3 s (< 5 more).
-      assert.ok(admitted >= 95 && admitted <= 105, `admitted ${admitted}`);
+      // Checks Redis did not answer in time (a loaded machine) were admitted by fail_open and
+      // took nothing from the bucket: they come on top.
+      const failedOpen =
+        (await metric(a, 'sluice_limiter_decisions_total', { result: 'failed_open' })) +
+        (await metric(b, 'sluice_limiter_decisions_total', { result: 'failed_open' }));
+      const charged = admitted - failedOpen;
+      assert.ok(charged >= 95 && charged <= 105, `admitted ${admitted}, ${failedOpen} of them failed open`);
       const counted =
         (await metric(a, 'sluice_limiter_decisions_total', { result: 'limited', layer: 'key', dimension: 'rpm' })) +
         (await metric(b, 'sluice_limiter_decisions_total', { result: 'limited', layer: 'key', dimension: 'rpm' }));
@@ -273,12 +279,12 @@ describe('limits shared through Redis', { skip: !REDIS_URL && 'SLUICE_TEST_REDIS
         .reduce((n, k) => n + Number(redis('ZCARD', k)), 0);
     try {
       assert.equal((await call(gw, '/v1/chat/completions', chat('gpt-test'), KEYS.busy)).status, 200);
-      redis('CLIENT', 'PAUSE', '1000', 'ALL');
+      redis('CLIENT', 'PAUSE', '1500', 'ALL');
       const during = await Promise.all(
         [1, 2, 3].map(() => call(gw, '/v1/chat/completions', chat('gpt-test'), KEYS.busy)),
       );
       assert.deepEqual(during.map((r) => r.status), [200, 200, 200]);
-      assert.ok(Math.max(...during.map((r) => r.ms)) < 900, 'they did not wait for Redis');
+      assert.ok(Math.max(...during.map((r) => r.ms)) < 1200, 'they did not wait for Redis');
       redis('PING'); // answers once the pause is over and the stalled scripts have run
       // The stalled checks took nothing: the slots are free, the bucket has only what the
       // admitted requests took (10 a minute refill one every 6 s).
