@@ -86,8 +86,8 @@ class RedisLimiter final : public Limiter {
   std::string check_sha_;
   std::string correct_sha_;
   // Redis's clock minus our steady clock, in ms: an upper bound (the Redis time of an answer
-  // minus when it was asked), refreshed by every answer that came in time, so it is off by at
-  // most one timeout and follows drift. Unknown until the first answer of a connection.
+  // minus when it was asked), refreshed by every answer taken in time, so it is off by at most
+  // that answer's round trip and follows drift. Unknown until a connection's TIME answers.
   std::optional<std::int64_t> redis_ahead_ms_;
   Clock::time_point time_asked_{};
   std::chrono::milliseconds deadline_skew_{0};
