@@ -8,6 +8,7 @@
 #include <boost/beast/http/write.hpp>
 #include <openssl/crypto.h>
 
+#include "codec/request_id.h"
 #include "config/scalars.h"
 #include "core/thread_name.h"
 #include "spdlog/spdlog.h"
@@ -21,7 +22,9 @@ using http::use_nothrow;
 
 struct AdminServer::Connection {
   beast::tcp_stream* stream = nullptr;
-  bool busy = false;  // between a request's first byte... and its answer written
+  net::ip::address peer;
+  bool busy = false;           // between a request's first byte... and its answer written
+  bool authenticated = false;  // a request carried the admin credential
 };
 
 namespace {
@@ -37,6 +40,21 @@ std::string_view trim(std::string_view s) {
     s.remove_suffix(1);
   }
   return s;
+}
+
+// Answers 503 on a socket the listener will not serve and closes it, without waiting: a client
+// that does not read the answer loses nothing but it.
+void refuse(http::tcp::socket& socket, std::string_view message) {
+  const std::string body =
+      R"({"error":{"code":"connection_limit","message":")" + std::string(message) + R"("}})";
+  const std::string answer =
+      "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\n"
+      "Connection: close\r\nContent-Length: " +
+      std::to_string(body.size()) + "\r\n\r\n" + body;
+  boost::system::error_code ignored;
+  socket.non_blocking(true, ignored);
+  socket.send(net::buffer(answer), 0, ignored);
+  socket.close(ignored);
 }
 
 Response unauthorized(std::string_view message) {
@@ -196,17 +214,19 @@ http::Awaitable<void> AdminServer::accept_loop() {
       continue;
     }
     if (connections_.size() >= limits_.max_connections) {
-      static constexpr std::string_view kBusy =
-          "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\n"
-          "Connection: close\r\nContent-Length: 75\r\n\r\n"
-          R"({"error":{"code":"connection_limit","message":"too many admin connections"}})";
-      boost::system::error_code ignored;
-      socket.non_blocking(true, ignored);
-      socket.send(net::buffer(kBusy), 0, ignored);
-      socket.close(ignored);
+      refuse(socket, "too many admin connections");
       continue;
     }
-    net::co_spawn(ioc_, serve(std::move(socket)), [](std::exception_ptr e) {
+    boost::system::error_code peer_ec;
+    const net::ip::address peer = socket.remote_endpoint(peer_ec).address();
+    if (peer_ec) {
+      continue;  // already gone
+    }
+    if (connections_from(peer) >= limits_.max_connections_per_peer) {
+      refuse(socket, "too many admin connections from this address");
+      continue;
+    }
+    net::co_spawn(ioc_, serve(std::move(socket), peer), [](std::exception_ptr e) {
       if (e) {
         try {
           std::rethrow_exception(e);
@@ -218,10 +238,18 @@ http::Awaitable<void> AdminServer::accept_loop() {
   }
 }
 
-http::Awaitable<void> AdminServer::serve(http::tcp::socket socket) {
+std::uint32_t AdminServer::connections_from(const net::ip::address& peer) const {
+  std::uint32_t n = 0;
+  for (const Connection* c : connections_) {
+    n += c->peer == peer ? 1 : 0;
+  }
+  return n;
+}
+
+http::Awaitable<void> AdminServer::serve(http::tcp::socket socket, net::ip::address peer) {
   beast::tcp_stream stream(std::move(socket));
   beast::flat_buffer buffer;
-  Connection conn{&stream};
+  Connection conn{&stream, peer};
   const auto registration = connections_.insert(connections_.end(), &conn);
   struct Unregister {
     AdminServer& server;
@@ -237,9 +265,23 @@ http::Awaitable<void> AdminServer::serve(http::tcp::socket socket) {
     bhttp::request_parser<bhttp::string_body> parser;
     parser.header_limit(limits_.max_header_bytes);
     parser.body_limit(limits_.max_body_bytes);
-    stream.expires_after(limits_.read_timeout);
-    auto [ec, n] = co_await bhttp::async_read(stream, buffer, parser, use_nothrow);
+    // A connection that never showed the credential gets seconds for its head, and keeps that
+    // deadline for its body: it cannot hold a slot by trickling either.
+    stream.expires_after(conn.authenticated ? limits_.read_timeout
+                                            : limits_.unauthenticated_timeout);
+    auto [ec, n] = co_await bhttp::async_read_header(stream, buffer, parser, use_nothrow);
     conn.busy = true;
+    if (!ec && !conn.authenticated) {
+      const auto it = parser.get().find(bhttp::field::authorization);
+      conn.authenticated = it != parser.get().end() && authorized(sv(it->value()));
+      if (conn.authenticated) {
+        stream.expires_after(limits_.read_timeout);
+      }
+    }
+    if (!ec && !parser.is_done()) {
+      auto [body_ec, body_n] = co_await bhttp::async_read(stream, buffer, parser, use_nothrow);
+      ec = body_ec;
+    }
     Response response;
     bool keep_alive = false;
     bhttp::request<bhttp::string_body> message;
@@ -268,7 +310,16 @@ http::Awaitable<void> AdminServer::serve(http::tcp::socket socket) {
       request.body = message.body();
       request.header = [&message](std::string_view name) -> std::string_view {
         const auto it = message.find(boost::beast::string_view(name.data(), name.size()));
-        return it == message.end() ? std::string_view() : sv(it->value());
+        if (it == message.end()) {
+          return {};
+        }
+        const std::string_view value = sv(it->value());
+        // Handlers echo it and write it to the audit log: the data plane's rule, or none (the
+        // handler then makes its own).
+        if (boost::beast::iequals(name, "x-request-id") && !codec::acceptable_request_id(value)) {
+          return {};
+        }
+        return value;
       };
       response = handle(request);
     }

@@ -22,7 +22,15 @@ struct AdminLimits {
   std::chrono::milliseconds read_timeout{30000};
   // A client that stops reading its answer is cut after this.
   std::chrono::milliseconds write_timeout{30000};
+  // Until a connection has shown the admin credential, each request head must arrive within
+  // this (and its body too): an idle or trickling socket cannot hold a slot for read_timeout.
+  // Public scrapers and health checks simply reconnect.
+  std::chrono::milliseconds unauthenticated_timeout{5000};
   std::uint32_t max_connections = 64;  // more are answered 503 and closed
+  // Connections from one peer address at once: beyond it the peer is answered 503 and closed,
+  // so one client cannot take every slot (behind a proxy every client is one peer: keep the
+  // admin listener off shared addresses).
+  std::uint32_t max_connections_per_peer = 16;
   // stop(): how long requests in progress may take to finish before the thread is stopped.
   std::chrono::milliseconds stop_timeout{5000};
 };
@@ -62,7 +70,8 @@ class AdminServer {
  private:
   struct Connection;
   http::Awaitable<void> accept_loop();
-  http::Awaitable<void> serve(http::tcp::socket socket);
+  http::Awaitable<void> serve(http::tcp::socket socket, http::net::ip::address peer);
+  std::uint32_t connections_from(const http::net::ip::address& peer) const;
   void finish_stop();
 
   const Router& router_;

@@ -29,7 +29,9 @@ struct Request {
   std::string_view body;
   std::vector<QueryParam> params;        // parse_query(query)
   std::vector<std::string> path_params;  // the segments a route's "{}" matched, in order
-  std::function<std::string_view(std::string_view)> header;  // case-insensitive; "" if absent
+  // Case-insensitive; "" if absent. An X-Request-Id that fails codec::acceptable_request_id
+  // reads as absent (the handler makes its own id).
+  std::function<std::string_view(std::string_view)> header;
 
   // The first value of query parameter `name`, if present.
   std::optional<std::string_view> param(std::string_view name) const;

@@ -2,6 +2,8 @@
 
 #include <array>
 
+#include <boost/asio/ip/address.hpp>
+#include <boost/asio/ip/tcp.hpp>
 #include <hiredis/async.h>
 #include <hiredis/hiredis.h>
 
@@ -17,14 +19,40 @@ constexpr std::size_t kMaxArgs = 64;
 
 }  // namespace
 
+RedisConnection::Resolver RedisConnection::asio_resolver(boost::asio::io_context& ioc) {
+  return [&ioc](const std::string& host, Resolved done) {
+    auto resolver = std::make_shared<boost::asio::ip::tcp::resolver>(ioc);
+    resolver->async_resolve(
+        host, "",
+        [resolver, done = std::move(done)](const boost::system::error_code& ec,
+                                           const boost::asio::ip::tcp::resolver::results_type& r) {
+          if (ec || r.empty()) {
+            done("", ec ? ec.message() : "no address");
+            return;
+          }
+          // IPv4 first, as hiredis's own lookup does ("localhost" is often ::1 first, while
+          // Redis binds 127.0.0.1 by default).
+          auto chosen = r.begin();
+          for (auto it = r.begin(); it != r.end(); ++it) {
+            if (it->endpoint().address().is_v4()) {
+              chosen = it;
+              break;
+            }
+          }
+          done(chosen->endpoint().address().to_string(), "");
+        });
+  };
+}
+
 RedisConnection::RedisConnection(boost::asio::io_context& ioc,
                                  const config::StateSettings& settings,
                                  std::function<void()> on_ready,
-                                 std::function<void(std::string_view)> on_lost)
+                                 std::function<void(std::string_view)> on_lost, Resolver resolver)
     : ioc_(ioc),
       settings_(settings),
       on_ready_(std::move(on_ready)),
       on_lost_(std::move(on_lost)),
+      resolver_(resolver ? std::move(resolver) : asio_resolver(ioc)),
       reconnect_timer_(ioc) {}
 
 RedisConnection::~RedisConnection() {
@@ -38,8 +66,37 @@ RedisConnection::~RedisConnection() {
 void RedisConnection::start() { connect(); }
 
 void RedisConnection::connect() {
+  boost::system::error_code not_ip;
+  boost::asio::ip::make_address(settings_.redis_host, not_ip);
+  if (!not_ip) {
+    connect_to(settings_.redis_host);
+    return;
+  }
+  if (resolving_) {
+    return;
+  }
+  resolving_ = true;
+  resolver_(settings_.redis_host,
+            [this, alive = std::weak_ptr<bool>(alive_)](std::string address, std::string error) {
+              if (alive.expired()) {
+                return;
+              }
+              resolving_ = false;
+              if (stopping_ || ac_ != nullptr) {
+                return;
+              }
+              if (address.empty()) {
+                lost("cannot resolve " + settings_.redis_host + ": " + error);
+                schedule_reconnect();
+                return;
+              }
+              connect_to(address);
+            });
+}
+
+void RedisConnection::connect_to(const std::string& address) {
   redisAsyncContext* ac =
-      redisAsyncConnect(settings_.redis_host.c_str(), static_cast<int>(settings_.redis_port));
+      redisAsyncConnect(address.c_str(), static_cast<int>(settings_.redis_port));
   if (ac == nullptr) {
     lost("out of memory");
     schedule_reconnect();

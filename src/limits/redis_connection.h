@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -22,9 +23,19 @@ namespace sluice::limits {
 // One hiredis asynchronous connection driven by a worker's io_context: hiredis parses and
 // formats, Asio waits for the socket (a posix::stream_descriptor over hiredis's fd; hiredis
 // keeps owning the fd). Reconnects on its own after a failure, with backoff from 50 ms to 1 s.
-// Everything runs on the io_context's thread; nothing blocks.
+// Everything runs on the io_context's thread; nothing blocks: a host name is resolved before
+// each (re)connection by the Resolver (hiredis would call getaddrinfo on this thread), and
+// hiredis is given the address.
 class RedisConnection {
  public:
+  // Receives an IP address in text, or "" and why not. Called once, on the io_context's thread.
+  using Resolved = std::function<void(std::string address, std::string error)>;
+  // Looks `host` up off the io_context's thread and calls `done` on it, later (never inline).
+  // Outlives nothing: a connection destroyed meanwhile ignores the answer.
+  using Resolver = std::function<void(const std::string& host, Resolved done)>;
+  // The default: Asio's resolver on `ioc`, whose getaddrinfo runs on a thread of its own.
+  static Resolver asio_resolver(boost::asio::io_context& ioc);
+
   // Receives a command's reply (a redisReply*, valid during the call) on the worker's thread, or
   // null when the connection was lost before it arrived. Called exactly once per command sent.
   // hiredis's own callback type, so nothing is allocated per command.
@@ -32,8 +43,11 @@ class RedisConnection {
 
   // `on_ready` runs after each (re)connection with the connection usable (to load scripts);
   // `on_lost` when a connection fails or closes, with the reason (static text or hiredis's).
+  // `resolver` (default: asio_resolver(ioc)) is asked only when settings.redis_host is not an
+  // IP address.
   RedisConnection(boost::asio::io_context& ioc, const config::StateSettings& settings,
-                  std::function<void()> on_ready, std::function<void(std::string_view)> on_lost);
+                  std::function<void()> on_ready, std::function<void(std::string_view)> on_lost,
+                  Resolver resolver = {});
   ~RedisConnection();
   RedisConnection(const RedisConnection&) = delete;
   RedisConnection& operator=(const RedisConnection&) = delete;
@@ -56,6 +70,7 @@ class RedisConnection {
   static void cleanup(void* self);
 
   void connect();
+  void connect_to(const std::string& address);
   void arm_read();
   void arm_write();
   void arm(boost::asio::posix::descriptor_base::wait_type what, bool& armed, const bool& wanted,
@@ -67,6 +82,9 @@ class RedisConnection {
   const config::StateSettings settings_;
   std::function<void()> on_ready_;
   std::function<void(std::string_view)> on_lost_;
+  Resolver resolver_;
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);  // resolver answers check it
+  bool resolving_ = false;
   redisAsyncContext* ac_ = nullptr;
   std::optional<boost::asio::posix::stream_descriptor> fd_;
   std::uint64_t generation_ = 0;  // handlers of a closed connection see a newer one and return

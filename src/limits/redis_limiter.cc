@@ -15,7 +15,9 @@ namespace sluice::limits {
 
 namespace {
 
-constexpr std::size_t kMaxArgs = 4 + 3 * kMaxCharges + 4;
+// EVALSHA sha numkeys, the keys, n m lease ttl deadline, limit and cost per bucket, limit per
+// slot set: every charge adds at most a key and two numbers.
+constexpr std::size_t kMaxArgs = 3 + 5 + 3 * kMaxCharges;
 
 // A number's decimal text appended to `out`.
 void append_number(std::string& out, std::int64_t value) {
@@ -29,11 +31,53 @@ bool is_error(const redisReply* r, std::string_view prefix) {
          std::string_view(r->str, r->len).starts_with(prefix);
 }
 
+// A command's arguments after the script, written back to back into `text` (whose capacity a
+// warm caller keeps) and viewed once complete: views taken earlier would dangle on growth.
+template <std::size_t N>
+class ArgWriter {
+ public:
+  explicit ArgWriter(std::string& text) : text_(text) { text_.clear(); }
+
+  void number(std::int64_t v) {
+    begin();
+    append_number(text_, v);
+  }
+  void word(std::string_view w) {
+    begin();
+    text_ += w;
+  }
+  // The word `prefix` followed by `v`'s digits.
+  void word(std::string_view prefix, std::int64_t v) {
+    word(prefix);
+    append_number(text_, v);
+  }
+  // Writes the views into `out` from `at`; returns the index past the last.
+  std::size_t views(std::span<std::string_view> out, std::size_t at) {
+    offsets_[count_] = text_.size();
+    for (std::size_t i = 0; i < count_; ++i) {
+      out[at++] = std::string_view(text_).substr(offsets_[i], offsets_[i + 1] - offsets_[i]);
+    }
+    return at;
+  }
+
+ private:
+  void begin() { offsets_[count_++] = text_.size(); }
+
+  std::string& text_;
+  std::array<std::size_t, N + 1> offsets_{};
+  std::size_t count_ = 0;
+};
+
+std::int64_t steady_ms(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
+}
+
 }  // namespace
 
-// One check in flight: its arguments (kept for a NOSCRIPT retry), the timer its coroutine waits
-// on, and the parsed reply. Reused: the strings keep their capacity, so a warm worker allocates
-// nothing here per request.
+// One check in flight: its arguments (kept for a NOSCRIPT retry and, after a late reply, for
+// giving its charges back; they own copies of the bucket keys, since the request and its plan
+// may be gone by then), the timer its coroutine waits on, and the parsed reply. Reused: the
+// strings keep their capacity, so a warm worker allocates nothing here per request.
 struct RedisLimiter::Pending {
   enum class State : std::uint8_t { kFree, kWaiting, kDone, kAbandoned };
   explicit Pending(RedisLimiter& o) : owner(o), timer(o.ioc_) {}
@@ -42,13 +86,14 @@ struct RedisLimiter::Pending {
   boost::asio::steady_timer timer;
   State state = State::kFree;
   bool retried = false;
-  std::string numbers;  // every numeric argument, back to back (views point into it)
+  Clock::time_point sent{};
+  std::string text;  // every argument after the script, back to back (views point into it)
   std::array<std::string_view, kMaxArgs> args{};
   std::size_t argc = 0;
   // The reply.
   bool ok = false;
   std::string_view error;
-  long long allowed = 0;
+  long long allowed = 0;  // 1 taken, 0 refused, -1 past its deadline (nothing taken)
   long long index = 0;
   long long retry_ms = 0;
   boost::container::static_vector<long long, kMaxCharges> levels;
@@ -71,6 +116,11 @@ RedisLimiter::RedisLimiter(boost::asio::io_context& ioc, const config::StateSett
               connection_.command(load, &RedisLimiter::on_script_loaded,
                                   i == 0 ? static_cast<void*>(&check_sha_) : &correct_sha_);
             }
+            // This Redis may not be the last one: learn its clock before the first check.
+            redis_ahead_ms_.reset();
+            time_asked_ = Clock::now();
+            const std::array<std::string_view, 1> time{"TIME"};
+            connection_.command(time, &RedisLimiter::on_time, this);
           },
           [this](std::string_view why) { failed(why); }) {
   pending_.reserve(64);
@@ -85,6 +135,36 @@ void RedisLimiter::on_script_loaded(redisAsyncContext*, void* reply, void* privd
   if (r != nullptr && r->type == REDIS_REPLY_STRING) {
     static_cast<std::string*>(privdata)->assign(r->str, r->len);
   }
+}
+
+void RedisLimiter::on_time(redisAsyncContext*, void* reply, void* privdata) {
+  const auto* r = static_cast<const redisReply*>(reply);
+  if (r == nullptr || r->type != REDIS_REPLY_ARRAY || r->elements != 2 ||
+      r->element[0]->type != REDIS_REPLY_STRING || r->element[1]->type != REDIS_REPLY_STRING) {
+    return;
+  }
+  long long seconds = 0;
+  long long micros = 0;
+  const std::string_view s(r->element[0]->str, r->element[0]->len);
+  const std::string_view us(r->element[1]->str, r->element[1]->len);
+  if (std::from_chars(s.data(), s.data() + s.size(), seconds).ec != std::errc() ||
+      std::from_chars(us.data(), us.data() + us.size(), micros).ec != std::errc()) {
+    return;
+  }
+  auto& self = *static_cast<RedisLimiter*>(privdata);
+  self.learn_clock(seconds * 1000 + micros / 1000, self.time_asked_);
+}
+
+void RedisLimiter::learn_clock(long long redis_ms, Clock::time_point asked) {
+  redis_ahead_ms_ = redis_ms - steady_ms(asked);
+}
+
+std::int64_t RedisLimiter::redis_deadline(Clock::time_point deadline) const {
+  if (!redis_ahead_ms_) {
+    return 0;  // none: a late reply is still given back
+  }
+  return std::max<std::int64_t>(
+      1, steady_ms(deadline + kScriptDeadlineGrace + deadline_skew_) + *redis_ahead_ms_);
 }
 
 void RedisLimiter::failed(std::string_view why) {
@@ -131,7 +211,13 @@ void RedisLimiter::on_reply(redisAsyncContext*, void* reply, void* privdata) {
   RedisLimiter& self = p.owner;
   const auto* r = static_cast<const redisReply*>(reply);
   if (p.state == Pending::State::kAbandoned) {
-    self.free(&p);  // its request went on without us (timeout)
+    // Its request went on without us (timeout). A script that still ran in time by Redis's
+    // clock took what it was asked for: give it back, or nothing would.
+    if (r != nullptr && r->type == REDIS_REPLY_ARRAY && r->elements >= 1 &&
+        r->element[0]->type == REDIS_REPLY_INTEGER && r->element[0]->integer == 1) {
+      self.give_back(p);
+    }
+    self.free(&p);
     return;
   }
   if (is_error(r, "NOSCRIPT") && !p.retried) {
@@ -149,7 +235,7 @@ void RedisLimiter::on_reply(redisAsyncContext*, void* reply, void* privdata) {
   p.levels.clear();
   if (r == nullptr) {
     p.error = "connection lost";
-  } else if (r->type != REDIS_REPLY_ARRAY || r->elements < 3) {
+  } else if (r->type != REDIS_REPLY_ARRAY || r->elements < 4) {
     p.error = r->type == REDIS_REPLY_ERROR ? "script error" : "unexpected reply";
     spdlog::debug("limits: redis answered {}", r->type == REDIS_REPLY_ERROR
                                                    ? std::string_view(r->str, r->len)
@@ -159,12 +245,23 @@ void RedisLimiter::on_reply(redisAsyncContext*, void* reply, void* privdata) {
     p.allowed = r->element[0]->integer;
     p.index = r->element[1]->integer;
     p.retry_ms = r->element[2]->integer;
-    for (std::size_t i = 3; i < r->elements && p.levels.size() < kMaxCharges; ++i) {
+    self.learn_clock(r->element[3]->integer, p.sent);
+    for (std::size_t i = 4; i < r->elements && p.levels.size() < kMaxCharges; ++i) {
       p.levels.push_back(r->element[i]->integer);
     }
   }
   p.state = Pending::State::kDone;
   p.timer.cancel();
+}
+
+void RedisLimiter::give_back(Pending& p) {
+  p.args[0] = "EVAL";  // rare: not worth a cached SHA that a flushed cache could lose
+  p.args[1] = kGiveBackScript;
+  if (!send(p)) {
+    spdlog::warn(
+        "limits: a check Redis answered late could not be undone (connection lost); "
+        "its concurrency slots free themselves after lease_ttl_ms");
+  }
 }
 
 boost::asio::awaitable<Decision> RedisLimiter::check(std::span<const Charge> charges,
@@ -202,7 +299,6 @@ boost::asio::awaitable<Decision> RedisLimiter::check(std::span<const Charge> cha
     failed("too many checks waiting");
     co_return error("redis overloaded");
   }
-  // EVALSHA sha numkeys KEYS... n m lease ttl (limit cost)... (limit)...
   Charges buckets;
   Charges slots;
   std::chrono::milliseconds ttl{0};
@@ -215,48 +311,32 @@ boost::asio::awaitable<Decision> RedisLimiter::check(std::span<const Charge> cha
     }
   }
   const std::uint64_t lease_id = next_lease_++;
-  std::string& nums = p->numbers;
-  nums.clear();
-  nums.reserve(1024);  // once: a warm Pending never allocates
-  std::array<std::size_t, kMaxArgs + 1> offsets{};
-  std::size_t count = 0;
-  const auto number = [&](std::int64_t v) {
-    offsets[count++] = nums.size();
-    append_number(nums, v);
-  };
-  number(static_cast<std::int64_t>(buckets.size() + slots.size()));  // numkeys
-  number(static_cast<std::int64_t>(buckets.size()));
-  number(static_cast<std::int64_t>(slots.size()));
-  offsets[count++] = nums.size();
-  nums += lease_prefix_;
-  append_number(nums, static_cast<std::int64_t>(lease_id));
-  number(ttl.count());
+  p->text.reserve(2048);  // once: a warm Pending never allocates
+  ArgWriter<kMaxArgs> w(p->text);
+  w.number(static_cast<std::int64_t>(buckets.size() + slots.size()));  // numkeys
   for (const Charge& c : buckets) {
-    number(static_cast<std::int64_t>(c.bucket->limit));
-    number(std::max<std::int64_t>(c.cost, 0));
+    w.word(c.bucket->redis_key);
   }
   for (const Charge& c : slots) {
-    number(static_cast<std::int64_t>(c.bucket->limit));
+    w.word(c.bucket->redis_key);
   }
-  offsets[count] = nums.size();
-  const auto text = [&](std::size_t i) {
-    return std::string_view(nums).substr(offsets[i], offsets[i + 1] - offsets[i]);
-  };
-  std::size_t argc = 0;
+  w.number(static_cast<std::int64_t>(buckets.size()));
+  w.number(static_cast<std::int64_t>(slots.size()));
+  w.word(lease_prefix_, static_cast<std::int64_t>(lease_id));
+  w.number(ttl.count());
+  w.number(redis_deadline(deadline));
+  for (const Charge& c : buckets) {
+    w.number(static_cast<std::int64_t>(c.bucket->limit));
+    w.number(std::max<std::int64_t>(c.cost, 0));
+  }
+  for (const Charge& c : slots) {
+    w.number(static_cast<std::int64_t>(c.bucket->limit));
+  }
   const bool have_sha = !check_sha_.empty();
-  p->args[argc++] = have_sha ? "EVALSHA" : "EVAL";
-  p->args[argc++] = have_sha ? std::string_view(check_sha_) : kCheckScript;
-  p->args[argc++] = text(0);
-  for (const Charge& c : buckets) {
-    p->args[argc++] = c.bucket->redis_key;
-  }
-  for (const Charge& c : slots) {
-    p->args[argc++] = c.bucket->redis_key;
-  }
-  for (std::size_t i = 1; i < count; ++i) {
-    p->args[argc++] = text(i);
-  }
-  p->argc = argc;
+  p->args[0] = have_sha ? "EVALSHA" : "EVAL";
+  p->args[1] = have_sha ? std::string_view(check_sha_) : kCheckScript;
+  p->argc = w.views(p->args, 2);
+  p->sent = Clock::now();
   p->retried = false;
   p->state = Pending::State::kWaiting;
   if (!send(*p)) {
@@ -277,6 +357,14 @@ boost::asio::awaitable<Decision> RedisLimiter::check(std::span<const Charge> cha
     free(p);
     failed(why);
     co_return error("redis error");
+  }
+  if (p->allowed < 0) {
+    // Taken as in time (this worker ran late too, or Redis's clock jumped ahead), yet run past
+    // the deadline and its grace by Redis's clock: nothing was taken, and the answer corrected
+    // the offset for the next check.
+    free(p);
+    failed("past the deadline by its clock");
+    co_return error("redis timeout");
   }
   answered();
   if (p->allowed == 1) {
@@ -313,34 +401,21 @@ void RedisLimiter::correct(std::span<const Charge> charges, Clock::time_point /*
     return;  // settlement is best effort: a lost correction only makes a bucket drift briefly
   }
   std::array<std::string_view, 3 + 3 * kMaxCharges> args;
-  std::string nums;
-  nums.reserve(256);
-  std::array<std::size_t, 2 * kMaxCharges + 2> offsets{};
-  std::size_t count = 0;
-  const auto number = [&](std::int64_t v) {
-    offsets[count++] = nums.size();
-    append_number(nums, v);
-  };
-  number(static_cast<std::int64_t>(charges.size()));
+  std::string text;
+  text.reserve(1024);
+  ArgWriter<1 + 3 * kMaxCharges> w(text);
+  w.number(static_cast<std::int64_t>(charges.size()));
   for (const Charge& c : charges) {
-    number(static_cast<std::int64_t>(c.bucket->limit));
-    number(c.cost);
+    w.word(c.bucket->redis_key);
   }
-  offsets[count] = nums.size();
-  const auto text = [&](std::size_t i) {
-    return std::string_view(nums).substr(offsets[i], offsets[i + 1] - offsets[i]);
-  };
-  std::size_t argc = 0;
+  for (const Charge& c : charges) {
+    w.number(static_cast<std::int64_t>(c.bucket->limit));
+    w.number(c.cost);
+  }
   const bool have_sha = !correct_sha_.empty();
-  args[argc++] = have_sha ? "EVALSHA" : "EVAL";
-  args[argc++] = have_sha ? std::string_view(correct_sha_) : kCorrectScript;
-  args[argc++] = text(0);
-  for (const Charge& c : charges) {
-    args[argc++] = c.bucket->redis_key;
-  }
-  for (std::size_t i = 1; i < count; ++i) {
-    args[argc++] = text(i);
-  }
+  args[0] = have_sha ? "EVALSHA" : "EVAL";
+  args[1] = have_sha ? std::string_view(correct_sha_) : kCorrectScript;
+  const std::size_t argc = w.views(args, 2);
   connection_.command(std::span<const std::string_view>(args.data(), argc), nullptr, nullptr);
 }
 

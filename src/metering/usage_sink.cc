@@ -6,6 +6,10 @@
 #include <random>
 #include <stdexcept>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include "core/thread_name.h"
 #include "metering/record_bytes.h"
 #include "metering/record_json.h"
@@ -377,7 +381,13 @@ void UsageSink::reject(const store::UsageRecord& record, const Error& why) {
   const std::string path = rejected_path();
   std::string line = record_to_json(record);
   line += '\n';
-  std::FILE* f = std::fopen(path.c_str(), "ae");
+  // 0600 like the spool and the ledger (the records name keys and what they spent), also for a
+  // file an older version created wider.
+  const int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+  std::FILE* f = fd >= 0 && ::fchmod(fd, 0600) == 0 ? ::fdopen(fd, "a") : nullptr;
+  if (fd >= 0 && f == nullptr) {
+    ::close(fd);
+  }
   const bool kept = f != nullptr && std::fwrite(line.data(), 1, line.size(), f) == line.size();
   if (f != nullptr && std::fclose(f) != 0) {
     spdlog::error("usage record {}: cannot close {}", record.record_id, path);

@@ -46,6 +46,9 @@ obs::FamilySpec histogram(std::string name, std::string help, std::vector<std::s
 
 double seconds(std::chrono::microseconds d) { return Seconds(d).count(); }
 
+// The cells of sluice_schema_drift_total's `kind`, in the order of its fixed values.
+enum DriftKind : std::size_t { kAnswerUnknown, kRequestIgnored, kEventDropped };
+
 std::string_view key_name(const RequestContext& ctx) {
   return ctx.key != nullptr ? std::string_view(ctx.key->name) : std::string_view();
 }
@@ -128,6 +131,16 @@ RequestMetrics RequestMetrics::register_in(obs::MetricsRegistry& registry) {
       spec("sluice_unaccounted_requests_total",
            "Model calls with no price in the catalogue (recorded as unaccounted, not as free).",
            {"key", "model"}));
+  obs::FamilySpec drift = spec(
+      "sluice_schema_drift_total",
+      "Schema drift by provider: fields and event types in its answers that its decoder does "
+      "not know (answer_unknown, per attempt), caller request fields the translation for it "
+      "could not carry (request_ignored) and upstream events or parts the caller's protocol "
+      "has no place for (event_dropped). Translated requests only: passthrough is not decoded.",
+      {"provider"});
+  drift.fixed_label = "kind";
+  drift.fixed_values = {"answer_unknown", "request_ignored", "event_dropped"};
+  m.drift = registry.add(std::move(drift));
   m.overhead = registry.add(
       histogram("sluice_gateway_overhead_seconds",
                 "Time a model call spent in the gateway itself: total minus upstream attempts and "
@@ -169,6 +182,21 @@ void MetricsObserver::on_attempt(const RequestContext& ctx, const Attempt& attem
   }
 }
 
+// Counted at the end, not per attempt: a stream's decoder reports its unknown names only when
+// the stream is over.
+void MetricsObserver::count_drift(const RequestContext& ctx, std::string_view provider) {
+  for (const Attempt& a : ctx.attempts) {
+    if (a.unknown_fields > 0) {
+      shard_.at(families_.drift, {a.provider}).add(a.unknown_fields, kAnswerUnknown);
+    }
+  }
+  if (ctx.ignored_fields > 0 || ctx.dropped_events > 0) {
+    obs::Series& s = shard_.at(families_.drift, {provider});
+    s.add(ctx.ignored_fields, kRequestIgnored);
+    s.add(ctx.dropped_events, kEventDropped);
+  }
+}
+
 void MetricsObserver::on_finish(const RequestContext& ctx) {
   using std::chrono::duration_cast;
   using std::chrono::microseconds;
@@ -186,6 +214,7 @@ void MetricsObserver::on_finish(const RequestContext& ctx) {
   if (!ctx.retry_stop.empty()) {
     shard_.at(families_.retry_stops, {ctx.retry_stop}).add(1);
   }
+  count_drift(ctx, provider);
   if (last == nullptr) {
     return;  // no model call reached an upstream
   }

@@ -19,6 +19,7 @@ struct RequestMetrics {
   observability::FamilyId tokens;       // key, model; type fixed
   observability::FamilyId cost;         // key, model, currency
   observability::FamilyId unaccounted;  // key, model
+  observability::FamilyId drift;        // provider; kind fixed
   observability::FamilyId overhead;     // histogram, no labels
   observability::FamilyId ttfb;         // histogram: provider, model
   observability::FamilyId ttft;         // histogram: provider, model
@@ -42,6 +43,8 @@ class MetricsObserver final : public RequestObserver {
   void on_finish(const RequestContext& ctx) override;
 
  private:
+  void count_drift(const RequestContext& ctx, std::string_view provider);
+
   observability::MetricsShard& shard_;
   RequestMetrics families_;
 };

@@ -8,6 +8,7 @@
 
 #include "codec/http_head.h"
 #include "codec/request_head.h"
+#include "codec/request_id.h"
 #include "pipeline/pipeline.h"
 #include "pipeline/snapshot.h"
 #include "server/worker.h"
@@ -90,20 +91,6 @@ std::string new_request_id() {
     id[28 + i] = kHex[(b >> (4 * i)) & 0xF];
   }
   return id;
-}
-
-// A caller-supplied id is kept when it is short and printable, so it can be correlated
-// across systems; anything else is replaced.
-bool acceptable_request_id(std::string_view id) {
-  if (id.empty() || id.size() > 128) {
-    return false;
-  }
-  for (unsigned char c : id) {
-    if (c <= 0x20 || c >= 0x7f || c == '"' || c == '\\') {
-      return false;
-    }
-  }
-  return true;
 }
 
 // Read deadline that cancels the socket instead of closing it (as tcp_stream's own timer
@@ -465,7 +452,7 @@ http::Awaitable<void> Session::run() {
     }
     const Request& head = parser.get();
     if (auto it = head.find("x-request-id");
-        it != head.end() && acceptable_request_id(sv(it->value()))) {
+        it != head.end() && codec::acceptable_request_id(sv(it->value()))) {
       ctx.request_id = std::string(sv(it->value()));
     } else {
       ctx.request_id = new_request_id();

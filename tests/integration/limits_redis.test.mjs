@@ -6,7 +6,7 @@
 // the upstream (sluice-mock-upstream). Request-size limits are tests/integration/limits.test.mjs.
 
 import assert from 'node:assert/strict';
-import { execSync } from 'node:child_process';
+import { execFileSync, execSync } from 'node:child_process';
 import { after, before, describe, test } from 'node:test';
 
 import { PROVIDER_KEY, postJson, startMock, startSluice, waitFor } from '../support/harness.mjs';
@@ -182,7 +182,13 @@ describe('limits shared through Redis', { skip: !REDIS_URL && 'SLUICE_TEST_REDIS
       const limited = statuses.filter((s) => s === 429).length;
       assert.equal(admitted + limited, 300, `unexpected statuses: ${[...new Set(statuses)]}`);
       // A bucket of 100 that refills 100 a minute: the run takes well under 3 s (< 5 more).
-      assert.ok(admitted >= 95 && admitted <= 105, `admitted ${admitted}`);
+      // Checks Redis did not answer in time (a loaded machine) were admitted by fail_open and
+      // took nothing from the bucket: they come on top.
+      const failedOpen =
+        (await metric(a, 'sluice_limiter_decisions_total', { result: 'failed_open' })) +
+        (await metric(b, 'sluice_limiter_decisions_total', { result: 'failed_open' }));
+      const charged = admitted - failedOpen;
+      assert.ok(charged >= 95 && charged <= 105, `admitted ${admitted}, ${failedOpen} of them failed open`);
       const counted =
         (await metric(a, 'sluice_limiter_decisions_total', { result: 'limited', layer: 'key', dimension: 'rpm' })) +
         (await metric(b, 'sluice_limiter_decisions_total', { result: 'limited', layer: 'key', dimension: 'rpm' }));
@@ -257,6 +263,39 @@ describe('limits shared through Redis', { skip: !REDIS_URL && 'SLUICE_TEST_REDIS
         { timeoutMs: 3000, message: 'the slot to be released' },
       );
       assert.equal(freed.status, 200);
+    } finally {
+      await gw.stop();
+    }
+  });
+
+  test('a Redis stall past the timeout: requests fail open, and no lease or token is left behind', async () => {
+    const prefix = uniquePrefix('stall');
+    const gw = await startSluice(config({ prefix, limits: { groups: { busy: { concurrency: 2, rpm: 10 } } } }));
+    const redis = (...args) => execFileSync('redis-cli', ['-u', REDIS_URL, ...args], { encoding: 'utf8' }).trim();
+    const leases = () =>
+      redis('--scan', '--pattern', `${prefix}*`)
+        .split('\n')
+        .filter((k) => k && redis('TYPE', k) === 'zset')
+        .reduce((n, k) => n + Number(redis('ZCARD', k)), 0);
+    try {
+      assert.equal((await call(gw, '/v1/chat/completions', chat('gpt-test'), KEYS.busy)).status, 200);
+      redis('CLIENT', 'PAUSE', '1500', 'ALL');
+      const during = await Promise.all(
+        [1, 2, 3].map(() => call(gw, '/v1/chat/completions', chat('gpt-test'), KEYS.busy)),
+      );
+      assert.deepEqual(during.map((r) => r.status), [200, 200, 200]);
+      assert.ok(Math.max(...during.map((r) => r.ms)) < 1200, 'they did not wait for Redis');
+      redis('PING'); // answers once the pause is over and the stalled scripts have run
+      // The stalled checks took nothing: the slots are free, the bucket has only what the
+      // admitted requests took (10 a minute refill one every 6 s).
+      let last;
+      for (let i = 0; i < 4; i++) {
+        last = await call(gw, '/v1/chat/completions', chat('gpt-test'), KEYS.busy);
+        assert.equal(last.status, 200, `request ${i} after the stall: ${last.text}`);
+      }
+      const remaining = Number(last.headers.get('x-ratelimit-remaining-requests'));
+      assert.ok(remaining === 5 || remaining === 6, `remaining requests ${remaining}`);
+      await waitFor(() => leases() === 0, { timeoutMs: 3000, intervalMs: 50, message: 'every lease to be released' });
     } finally {
       await gw.stop();
     }

@@ -250,6 +250,37 @@ describe('metrics on the admin listener', () => {
     assert.equal(value(fams, 'sluice_metrics_series_dropped_total'), 0);
   });
 
+  test('schema drift is counted per provider and kind (sluice_schema_drift_total)', async () => {
+    const drift = async (kind) =>
+      value(parseExposition((await scrape(adminPort)).text), 'sluice_schema_drift_total', { provider: 'up', kind });
+    const messages = (extra, headers = {}) =>
+      postJson(
+        gw,
+        '/v1/messages',
+        { model: 'gpt-test', max_tokens: 16, messages: [{ role: 'user', content: 'hi' }], ...extra },
+        { headers: { 'anthropic-version': '2023-06-01', ...headers } },
+      );
+    const ignoredBefore = await drift('request_ignored');
+    const unknownBefore = await drift('answer_unknown');
+    // Caller fields the translation to the OpenAI provider cannot carry.
+    const ignored = await messages({ service_tier: 'auto', context_management: {} });
+    assert.equal(ignored.status, 200, ignored.text);
+    // An answer with a field the OpenAI decoder does not know: the provider changed its shape.
+    const answer = {
+      id: 'chatcmpl-drift',
+      object: 'chat.completion',
+      created: 1,
+      model: 'mock-model',
+      choices: [{ index: 0, message: { role: 'assistant', content: 'hi' }, finish_reason: 'stop' }],
+      usage: { prompt_tokens: 3, completion_tokens: 1, total_tokens: 4 },
+      brand_new_field: { added: 'by the provider' },
+    };
+    const unknown = await messages({}, { 'x-mock-raw-body': JSON.stringify(answer) });
+    assert.equal(unknown.status, 200, unknown.text);
+    assert.equal((await drift('request_ignored')) - ignoredBefore, 2);
+    assert.equal((await drift('answer_unknown')) - unknownBefore, 1);
+  });
+
   test('no request id, gateway key, provider key or admin key appears in the exposition', async () => {
     const { text } = await scrape(adminPort);
     assert.equal(requestIds.length, sent.ok + sent.stream + sent.failed400 + sent.retried + sent.unauthorized);

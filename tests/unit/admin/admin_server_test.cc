@@ -1,6 +1,15 @@
 #include "admin/admin_server.h"
 
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
 
 #include "admin/router.h"
 #include "config/scalars.h"
@@ -138,6 +147,155 @@ TEST(AdminServer, PatternRoutesPassTheirSegmentsAndExactRoutesWin) {
   EXPECT_EQ(server.handle(make_request("GET", "/admin/v1/keys/k9/revoke", auth)).status, 405);
   EXPECT_EQ(server.handle(make_request("GET", "/admin/v1/keys/k9")).status, 401)
       << "patterns keep their access rule";
+}
+
+// A blocking client socket from `from` (any 127.0.0.0/8 address: each is a different peer to
+// the server) to the admin listener on 127.0.0.1:`port`; reads give up after `read_timeout`.
+class Client {
+ public:
+  Client(std::uint16_t port, const char* from = "127.0.0.1",
+         std::chrono::milliseconds read_timeout = std::chrono::seconds(5)) {
+    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in local{};
+    local.sin_family = AF_INET;
+    ::inet_pton(AF_INET, from, &local.sin_addr);
+    EXPECT_EQ(::bind(fd_, reinterpret_cast<sockaddr*>(&local), sizeof local), 0);
+    timeval tv{};
+    tv.tv_sec = read_timeout.count() / 1000;
+    tv.tv_usec = static_cast<suseconds_t>(read_timeout.count() % 1000 * 1000);
+    ::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    sockaddr_in server{};
+    server.sin_family = AF_INET;
+    server.sin_port = htons(port);
+    ::inet_pton(AF_INET, "127.0.0.1", &server.sin_addr);
+    EXPECT_EQ(::connect(fd_, reinterpret_cast<sockaddr*>(&server), sizeof server), 0);
+  }
+  ~Client() { ::close(fd_); }
+  Client(const Client&) = delete;
+  Client& operator=(const Client&) = delete;
+
+  void send(std::string_view bytes) {
+    EXPECT_EQ(::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL),
+              static_cast<ssize_t>(bytes.size()));
+  }
+  // Everything until the server closes or the read timeout; `closed` says which.
+  std::string read_all(bool* closed = nullptr) {
+    std::string out;
+    char buf[4096];
+    for (;;) {
+      const ssize_t n = ::recv(fd_, buf, sizeof buf, 0);
+      if (n <= 0) {
+        if (closed != nullptr) {
+          *closed = n == 0 || errno == ECONNRESET;
+        }
+        return out;
+      }
+      out.append(buf, static_cast<std::size_t>(n));
+    }
+  }
+  // One answer's head and body (Content-Length framed), without waiting for a close.
+  std::string read_answer() {
+    std::string out;
+    char buf[4096];
+    for (;;) {
+      const std::size_t head_end = out.find("\r\n\r\n");
+      if (head_end != std::string::npos) {
+        const std::size_t at = out.find("Content-Length: ");
+        const std::size_t length = at == std::string::npos ? 0 : std::stoul(out.substr(at + 16));
+        if (out.size() >= head_end + 4 + length) {
+          return out;
+        }
+      }
+      const ssize_t n = ::recv(fd_, buf, sizeof buf, 0);
+      if (n <= 0) {
+        return out;
+      }
+      out.append(buf, static_cast<std::size_t>(n));
+    }
+  }
+
+ private:
+  int fd_ = -1;
+};
+
+std::string get(std::string_view path, std::string_view extra_headers = "") {
+  return "GET " + std::string(path) + " HTTP/1.1\r\nHost: admin\r\nAuthorization: Bearer " +
+         std::string(kAdminKey) + "\r\n" + std::string(extra_headers) + "\r\n";
+}
+
+class AdminListenerTest : public ::testing::Test {
+ protected:
+  void start(AdminLimits limits = {}) {
+    add_test_routes(router_);
+    router_.add("GET", "/admin/v1/request-id", Access::kAdmin, [](const Request& req) {
+      return Response::json(std::string(req.header("x-request-id")));
+    });
+    config::AdminSettings s = settings();
+    s.listen = {"127.0.0.1", 0};
+    server_ = std::make_unique<AdminServer>(router_, s, limits);
+    port_ = server_->bind();
+    server_->start();
+  }
+
+  Router router_;
+  std::unique_ptr<AdminServer> server_;
+  std::uint16_t port_ = 0;
+};
+
+TEST_F(AdminListenerTest, OnePeerCannotHoldEverySlot) {
+  start();
+  std::vector<std::unique_ptr<Client>> idle;
+  for (int i = 0; i < 64; ++i) {
+    idle.push_back(std::make_unique<Client>(port_, "127.0.0.2"));
+  }
+  // Past its share, the greedy peer is told so and closed...
+  bool closed = false;
+  const std::string refused = idle.back()->read_all(&closed);
+  EXPECT_TRUE(closed);
+  EXPECT_NE(refused.find("503"), std::string::npos) << refused;
+  EXPECT_NE(refused.find("connection_limit"), std::string::npos) << refused;
+  // ...while another peer is served at once.
+  Client other(port_);
+  other.send(get("/metrics", "Connection: close\r\n"));
+  const std::string answer = other.read_all();
+  EXPECT_EQ(answer.rfind("HTTP/1.1 200", 0), 0u) << answer;
+}
+
+TEST_F(AdminListenerTest, UnauthenticatedConnectionsGetSecondsForTheirHead) {
+  AdminLimits limits;
+  limits.unauthenticated_timeout = std::chrono::milliseconds(200);
+  start(limits);
+  const auto started = std::chrono::steady_clock::now();
+  Client silent(port_);
+  Client slow(port_);
+  slow.send("GET /metrics HTTP/1.1\r\nHost: admin\r\n");  // and the rest never comes
+  bool closed = false;
+  silent.read_all(&closed);
+  EXPECT_TRUE(closed) << "an idle socket kept its slot";
+  closed = false;
+  slow.read_all(&closed);
+  EXPECT_TRUE(closed) << "a trickled head kept its slot";
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(4));
+  // Once the admin credential was shown, the connection keeps the long keep-alive timeout.
+  Client admin(port_, "127.0.0.1", std::chrono::milliseconds(600));
+  admin.send(get("/metrics"));
+  EXPECT_EQ(admin.read_answer().rfind("HTTP/1.1 200", 0), 0u);
+  closed = false;
+  EXPECT_EQ(admin.read_all(&closed), "");
+  EXPECT_FALSE(closed) << "closed after the unauthenticated timeout";
+}
+
+TEST_F(AdminListenerTest, RequestIdsFollowTheDataPlaneRule) {
+  start();
+  Client client(port_);
+  client.send(get("/admin/v1/request-id", "X-Request-Id: deploy-42/a.b_c\r\n"));
+  const std::string kept = client.read_answer();
+  EXPECT_NE(kept.find("\r\n\r\ndeploy-42/a.b_c"), std::string::npos) << kept;
+  const std::string hostile = "x\"" + std::string(3000, 'a') + "\"";
+  client.send(get("/admin/v1/request-id", "X-Request-Id: " + hostile + "\r\n"));
+  const std::string dropped = client.read_answer();
+  EXPECT_EQ(dropped.find("aaaa"), std::string::npos) << "a 3 KB id reached the handler";
+  EXPECT_NE(dropped.find("Content-Length: 0\r\n"), std::string::npos) << dropped;
 }
 
 }  // namespace

@@ -43,8 +43,11 @@ class RedisLimiterTest : public ::testing::Test {
     config_ = load(url_, prefix_, limits);
     plan_ = std::make_unique<LimitPlan>(config_, local_);
     for (std::size_t i = 0; i < instances; ++i) {
+      std::string lease_prefix = "i";
+      lease_prefix += std::to_string(i);
+      lease_prefix += ':';
       limiters_.push_back(std::make_unique<RedisLimiter>(ioc_, config_->state, local_, health_,
-                                                         "i" + std::to_string(i) + ":"));
+                                                         std::move(lease_prefix)));
       limiters_.back()->start();
     }
     // Bounded wait for the connections (and their SCRIPT LOADs).
@@ -95,6 +98,21 @@ class RedisLimiterTest : public ::testing::Test {
       sync_ = redisConnect(config_->state.redis_host.c_str(), config_->state.redis_port);
     }
     return static_cast<redisReply*>(redisCommand(sync_, format, a.c_str(), b.c_str()));
+  }
+
+  long long zcard(const std::string& key) {
+    redisReply* r = raw("ZCARD %s", key);
+    const long long n = r != nullptr && r->type == REDIS_REPLY_INTEGER ? r->integer : -1;
+    freeReplyObject(r);
+    return n;
+  }
+
+  // Runs the loop (bounded) until every check `instance` sent has had its reply, late or not.
+  void await_replies(std::size_t instance) {
+    for (int i = 0; i < 400 && limiters_[instance]->in_flight_for_test() > 0; ++i) {
+      ioc_.run_for(5ms);
+    }
+    ASSERT_EQ(limiters_[instance]->in_flight_for_test(), 0u);
   }
 
   void TearDown() override {
@@ -204,6 +222,49 @@ TEST_F(RedisLimiterTest, ScriptCacheFlushedAndRedisTooSlow) {
   }
   EXPECT_EQ(later.status, Status::kOk);
   EXPECT_TRUE(health_.up.load());
+}
+
+// A stall longer than the timeout: the checks fail open at once, and when Redis runs them later
+// they must take nothing, or the late leases (held for lease_ttl_ms) lock the group out.
+TEST_F(RedisLimiterTest, ChecksAbandonedInAStallTakeNothing) {
+  make("limits: { groups: { research: { rpm: 10, concurrency: 2 } } }\n", 1);
+  const std::string slots = plan_->charges(&config_->keys[0], "chat", "", 1)[0].bucket->redis_key;
+  Lease held;
+  ASSERT_EQ(check(0, held).status, Status::kOk);
+  // Longer than the timeout plus the grace Redis gives a late script.
+  freeReplyObject(raw("CLIENT PAUSE %s", "600"));
+  for (int i = 0; i < 3; ++i) {
+    Lease late;
+    EXPECT_EQ(check(0, late, 1, 20ms).status, Status::kError);
+    EXPECT_TRUE(late.empty());
+  }
+  await_replies(0);
+  EXPECT_EQ(zcard(slots), 1);
+  Lease next;
+  const Decision d = check(0, next);
+  ASSERT_EQ(d.status, Status::kOk) << "a stalled Redis locked the group out";
+  EXPECT_EQ(d.requests.remaining, 8u);  // 10 - the two admitted checks (refill: 1 per 6 s)
+  EXPECT_EQ(zcard(slots), 2);
+}
+
+// The deadline is only as good as the estimate of Redis's clock: a late script that still passed
+// it took its charges, and its late reply must give them back.
+TEST_F(RedisLimiterTest, ALateReplyGivesBackWhatItTook) {
+  make("limits: { groups: { research: { rpm: 10, concurrency: 2 } } }\n", 1);
+  const std::string slots = plan_->charges(&config_->keys[0], "chat", "", 1)[0].bucket->redis_key;
+  Lease held;
+  ASSERT_EQ(check(0, held).status, Status::kOk);
+  limiters_[0]->skew_deadlines_for_test(60s);
+  freeReplyObject(raw("CLIENT PAUSE %s", "300"));
+  Lease late;
+  EXPECT_EQ(check(0, late, 1, 20ms).status, Status::kError);
+  await_replies(0);
+  // The give-back was sent after the late reply, ahead of this check on the same connection.
+  Lease next;
+  const Decision d = check(0, next);
+  ASSERT_EQ(d.status, Status::kOk) << "the late lease was never released";
+  EXPECT_EQ(d.requests.remaining, 8u);
+  EXPECT_EQ(zcard(slots), 2);
 }
 
 }  // namespace

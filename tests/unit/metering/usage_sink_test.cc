@@ -352,6 +352,10 @@ TEST_F(UsageSinkTest, ARecordTheStoreRefusesIsSetAsideAndTheRestStored) {
   EXPECT_EQ(kept[0].record_id, "test-2");
   EXPECT_EQ(kept[1].record_id, "test-5");
   EXPECT_EQ(kept[1].output_tokens, 5u) << "kept whole";
+  // Like the spool and the ledger: what keys spent is nobody else's business.
+  namespace fs = std::filesystem;
+  EXPECT_EQ(fs::status(sink->rejected_path()).permissions() & fs::perms::all,
+            fs::perms::owner_read | fs::perms::owner_write);
 
   // The same in a replay: the store was down when the batch came, and is back.
   ledger_.fail = true;

@@ -29,8 +29,18 @@ RequestContext failed_over_stream(const config::Key& key) {
                         .cache_read_tokens = 40,
                         .cache_write_tokens = 0,
                         .reasoning_tokens = 7};
-  ctx.charge = metering::Charge{.priced = true, .micros = 1234};
+  ctx.charge.emplace();
+  ctx.charge->priced = true;
+  ctx.charge->micros = 1234;
   return ctx;
+}
+
+Attempt& add_attempt(RequestContext& ctx, std::string_view provider, int status) {
+  Attempt& a = ctx.attempts.emplace_back();
+  a.provider = provider;
+  a.model = "m";
+  a.status = status;
+  return a;
 }
 
 TEST(MetricsObserver, CountsRequestsAttemptsRetriesTokensAndCost) {
@@ -102,7 +112,7 @@ TEST(MetricsObserver, UnpricedCallIsUnaccountedNotFree) {
   config::Key key;
   key.name = "k";
   RequestContext ctx = failed_over_stream(key);
-  ctx.charge = metering::Charge{.priced = false};
+  ctx.charge->priced = false;
   Attempt& a = ctx.attempts.emplace_back();
   a.provider = "p";
   a.model = "m";
@@ -125,6 +135,38 @@ TEST(MetricsObserver, RequestWithoutModelCallCountsOnlyTheRequest) {
                        "sluice_requests_total{alias=\"\",provider=\"\",model=\"\","
                        "status=\"401\",outcome=\"none\"} 1\n"));
   EXPECT_TRUE(contains(text, "sluice_gateway_overhead_seconds_count 0\n")) << text;
+}
+
+// Schema drift per provider, so an operator can alert on a provider changing its shapes:
+// unknown answer fields per attempt (each its own provider), the translation's losses against
+// the provider that served the request.
+TEST(MetricsObserver, SchemaDriftByProviderAndKind) {
+  observability::MetricsRegistry reg(1);
+  MetricsObserver observer(reg.shard(0), RequestMetrics::register_in(reg));
+  config::Key key;
+  key.name = "k";
+  RequestContext ctx = failed_over_stream(key);
+  ctx.ignored_fields = 2;
+  ctx.dropped_events = 1;
+  add_attempt(ctx, "p1", 503).unknown_fields = 3;
+  add_attempt(ctx, "p2", 200).unknown_fields = 1;
+  observer.on_finish(ctx);
+  RequestContext clean = failed_over_stream(key);
+  add_attempt(clean, "p3", 200);
+  observer.on_finish(clean);
+
+  const std::string text = reg.scrape();
+  // p1's request_ignored is 0: the caller's request counts against the provider that served it.
+  for (const char* series :
+       {"provider=\"p1\",kind=\"answer_unknown\"} 3", "provider=\"p1\",kind=\"request_ignored\"} 0",
+        "provider=\"p2\",kind=\"answer_unknown\"} 1", "provider=\"p2\",kind=\"request_ignored\"} 2",
+        "provider=\"p2\",kind=\"event_dropped\"} 1"}) {
+    EXPECT_TRUE(contains(text, "sluice_schema_drift_total{" + std::string(series) + "\n"))
+        << series << "\n"
+        << text;
+  }
+  EXPECT_FALSE(contains(text, "sluice_schema_drift_total{provider=\"p3\""))
+      << "no drift, no series";
 }
 
 TEST(MetricsObserver, Labels) {
