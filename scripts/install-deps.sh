@@ -23,6 +23,8 @@ packages=(
 )
 if [[ $want_test == 1 ]]; then
   packages+=(libgtest-dev libgmock-dev curl clang-14 libclang-rt-14-dev postgresql redis-server)  # clang: scripts/run-fuzz.sh
+  # .ci/run checks that every tracked C++ file is formatted (scripts/check-format.sh).
+  packages+=(clang-format-14)
   # The Prometheus client's text-format parser checks the /metrics exposition
   # (tests/integration/metrics.test.mjs runs it with Debian's /usr/bin/python3).
   packages+=(python3-prometheus-client)
