@@ -40,7 +40,7 @@ function config() {
       provider('slow_head', { 'x-mock-latency-ms': '700' }),
       provider('slow_fail', { 'x-mock-latency-ms': '600', 'x-mock-status': '503' }),
       provider('fail503', { 'x-mock-status': '503' }),
-      provider('capacity'),
+      provider('full'),
       provider('roomy'),
       { id: 'claude', adapter: 'anthropic', base_url: mock.url, api_key: PROVIDER_KEY },
     ],
@@ -68,7 +68,7 @@ function config() {
         alias: 'full-failover',
         targets: [
           { provider: 'fail503', model: 'mock-model' },
-          { provider: 'capacity', model: 'mock-model' },
+          { provider: 'full', model: 'mock-model' },
         ],
       },
       {
@@ -86,7 +86,7 @@ function config() {
     limits: {
       keys: { twice: { rpm: 2 } },
       models: { capped: { tpm: 1000000 } },
-      providers: { capacity: { rpm: 1 }, roomy: { rpm: 100 } },
+      providers: { full: { rpm: 1 }, roomy: { rpm: 100 } },
     },
   };
 }
@@ -213,13 +213,13 @@ describe('provider capacity per attempt', () => {
   test("a failover target's capacity is checked, and the caller gets the 429 when it is full", async () => {
     const first = await postJson(gw, '/v1/chat/completions', chatBody({ model: 'full-failover' }));
     assert.equal(first.status, 200, first.text);
-    assert.equal(first.headers.get('x-sluice-provider'), 'capacity');
+    assert.equal(first.headers.get('x-sluice-provider'), 'full');
     const second = await postJson(gw, '/v1/chat/completions', chatBody({ model: 'full-failover' }));
     assert.equal(second.status, 429, second.text);
-    assert.match(second.json.error.message, /provider capacity: requests per minute/);
+    assert.match(second.json.error.message, /provider full: requests per minute \(limit 1\)/);
     assert.ok(Number(second.headers.get('retry-after')) >= 1);
     const stats = await mock.stats();
-    assert.equal(stats.requests_by_header.capacity, 1, 'the full provider got no second request');
+    assert.equal(stats.requests_by_header.full, 1, 'the full provider got no second request');
   });
 
   test('the caller is charged once per request, however many attempts it takes', async () => {
