@@ -1,10 +1,19 @@
 #pragma once
 
-#include "config/config.h"
+#include <string>
+#include <vector>
 
 namespace sluice::config {
 
 class YamlField;
+
+struct AccessLogSettings {
+  bool enabled = true;
+  std::string path;  // empty = stdout
+  // Adds request and response bodies to access-log lines (credentials stay redacted). For
+  // non-production debugging only: prompts and answers land in the log.
+  bool payloads = false;
+};
 
 // `access_log:`. Turning payloads on adds a note (prompts land in the log). Throws
 // ConfigError.

@@ -5,11 +5,12 @@
 #include <string_view>
 #include <vector>
 
-#include "config/config.h"
+#include "config/adapter_schema.h"
 
 namespace sluice::config {
 
 class YamlMap;
+struct Provider;
 
 // The adapter kinds a provider may name (LoadOptions::adapters) and their options, as the
 // provider loader checks a provider against them. Borrows `adapters` for its lifetime.

@@ -32,11 +32,6 @@
 
 namespace sluice::config {
 
-std::span<const int> default_fallback_statuses() {
-  static constexpr int kStatuses[] = {408, 429, 500, 502, 503, 504};
-  return kStatuses;
-}
-
 std::string to_lower(std::string_view text) {
   std::string out(text);
   for (char& c : out) {

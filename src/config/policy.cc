@@ -137,6 +137,11 @@ std::vector<Condition> load_conditions(const YamlField& field) {
 
 }  // namespace
 
+std::span<const int> default_fallback_statuses() {
+  static constexpr int kStatuses[] = {408, 429, 500, 502, 503, 504};
+  return kStatuses;
+}
+
 PolicyNode PolicyReader::node(const YamlField& field, bool in_balance, std::size_t depth) {
   if (depth > kMaxPolicyDepth) {
     field.fail("policy nested deeper than " + std::to_string(kMaxPolicyDepth) + " levels");
