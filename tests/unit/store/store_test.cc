@@ -1098,6 +1098,27 @@ INSTANTIATE_TEST_SUITE_P(Sqlite, StoreTest,
                              }}),
                          [](const auto& info) { return info.param.name; });
 
+// A reader (`sluice usage`) given a path with no database gets kNotFound, and no file: a
+// mistyped path never becomes an empty new database.
+TEST(OpenStore, AReaderNeverCreatesTheDatabaseFile) {
+  const auto dir = sqlite_dir();
+  std::filesystem::create_directories(dir);
+  config::StoreSettings settings;
+  settings.kind = config::StoreSettings::Kind::kSqlite;
+  settings.sqlite_path = (dir / "missing.db").string();
+  auto opened = open_store(settings, OpenMode::kExisting);
+  ASSERT_FALSE(opened);
+  EXPECT_EQ(opened.error().kind(), ErrorKind::kNotFound);
+  EXPECT_EQ(opened.error().message(), settings.sqlite_path + ": no such database file");
+  EXPECT_FALSE(std::filesystem::exists(settings.sqlite_path));
+  auto created = open_store(settings);
+  ASSERT_TRUE(created) << created.error().message();
+  ASSERT_TRUE((*created)->migrate());
+  auto existing = open_store(settings, OpenMode::kExisting);
+  ASSERT_TRUE(existing) << existing.error().message();
+  EXPECT_EQ(*(*existing)->count_usage(), 0u);
+}
+
 TEST(SqliteStoreFile, ANewDatabaseIsReadableByItsOwnerOnly) {
   const auto dir = sqlite_dir();
   std::filesystem::create_directories(dir);
