@@ -3,16 +3,15 @@
 #include <chrono>
 #include <limits>
 
-#include <fmt/format.h>
 #include <sqlite3.h>
 
-#include "store/migrations.h"
+#include "store/migration_runner.h"
 #include "store/tenancy_sql.h"
 
 namespace sluice::store {
 namespace {
 
-// sql/sqlite/005_segments.sql: its data step is SqliteLedger::move_from_usage_records.
+// sql/sqlite/005_segments.sql: its data step moves the ledger into segments.
 constexpr int kSegmentsMigration = 5;
 
 std::int64_t now_ms() {
@@ -33,63 +32,58 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::open(const std::string& path) 
   return std::unique_ptr<SqliteStore>(new SqliteStore(std::move(*db)));
 }
 
-Result<void> SqliteStore::migrate() { return migrate_up_to(std::numeric_limits<int>::max()); }
+// The migration runner's transaction on this connection: BEGIN IMMEDIATE takes the write lock
+// first, so a second process migrating at the same moment waits (busy timeout) for this one.
+class SqliteStore::MigrationAccess final : public MigrationSession {
+ public:
+  explicit MigrationAccess(SqliteStore& store) : store_(store) {}
 
-Result<void> SqliteStore::migrate_up_to(int version) {
-  // BEGIN IMMEDIATE takes the write lock first, so two processes starting together apply each
-  // migration once: the second waits (busy timeout), then finds it recorded.
-  if (auto r =
-          db_->exec("CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, "
-                    "name TEXT NOT NULL, applied_at_ms INTEGER NOT NULL) STRICT;"
-                    "BEGIN IMMEDIATE;");
-      !r) {
-    return r;
-  }
-  auto run = [&]() -> Result<void> {
-    auto applied = db_->prepare("SELECT 1 FROM schema_migrations WHERE version = ?");
-    auto record = db_->prepare(
-        "INSERT INTO schema_migrations (version, name, applied_at_ms) "
-        "VALUES (?, ?, ?)");
-    if (!applied || !record) {
-      return !applied ? applied.error() : record.error();
+  Dialect dialect() const override { return Dialect::kSqlite; }
+  Result<void> begin() override { return store_.db_->exec("BEGIN IMMEDIATE"); }
+  Result<void> commit() override { return store_.db_->exec("COMMIT"); }
+  void rollback() override { (void)store_.db_->exec("ROLLBACK"); }
+  Result<void> execute(std::string_view sql) override { return store_.db_->exec(std::string(sql)); }
+
+  Result<std::vector<std::int64_t>> query_integers(std::string_view sql) override {
+    auto stmt = store_.db_->prepare(std::string(sql));
+    if (!stmt) {
+      return stmt.error();
     }
-    for (const Migration& m : migrations(Dialect::kSqlite)) {
-      if (m.version > version) {
-        break;
-      }
-      sqlite3_reset(applied->get());
-      sqlite3_bind_int(applied->get(), 1, m.version);
-      const int rc = sqlite3_step(applied->get());
-      if (rc == SQLITE_ROW) {
-        continue;
-      }
-      if (rc != SQLITE_DONE) {
-        return db_->error("reading schema_migrations");
-      }
-      auto r = db_->exec(std::string(m.sql));
-      if (r && m.version == kSegmentsMigration) {
-        r = ledger_.move_from_usage_records();
-      }
-      if (!r) {
-        return Error(r.error().kind(),
-                     fmt::format("migration {:03}_{}: {}", m.version, m.name, r.error().message()));
-      }
-      sqlite3_reset(record->get());
-      sqlite3_bind_int(record->get(), 1, m.version);
-      sqlite3_bind_text(record->get(), 2, m.name.data(), static_cast<int>(m.name.size()),
-                        SQLITE_STATIC);
-      sqlite3_bind_int64(record->get(), 3, now_ms());
-      if (sqlite3_step(record->get()) != SQLITE_DONE) {
-        return db_->error("recording a migration");
-      }
+    std::vector<std::int64_t> out;
+    int rc;
+    while ((rc = sqlite3_step(stmt->get())) == SQLITE_ROW) {
+      out.push_back(sqlite3_column_int64(stmt->get(), 0));
     }
-    return {};
-  };
-  if (auto r = run(); !r) {
-    (void)db_->exec("ROLLBACK");
-    return r;
+    if (rc != SQLITE_DONE) {
+      return store_.db_->error("reading schema_migrations");
+    }
+    return out;
   }
-  return db_->exec("COMMIT");
+
+  Result<void> data_step(const Migration& migration) override {
+    return migration.version == kSegmentsMigration ? store_.ledger_.move_from_usage_records()
+                                                   : Result<void>();
+  }
+
+ private:
+  SqliteStore& store_;
+};
+
+Result<void> SqliteStore::migrate(std::span<const Migration> list, int up_to) {
+  MigrationAccess access(*this);
+  return run_migrations(access, list, now_ms(), up_to);
+}
+
+Result<void> SqliteStore::migrate() {
+  return migrate(migrations(Dialect::kSqlite), std::numeric_limits<int>::max());
+}
+
+Result<void> SqliteStore::migrate_to_for_test(int version) {
+  return migrate(migrations(Dialect::kSqlite), version);
+}
+
+Result<void> SqliteStore::migrate_with_for_test(std::span<const Migration> list) {
+  return migrate(list, std::numeric_limits<int>::max());
 }
 
 Result<void> SqliteStore::ping() {

@@ -1,8 +1,10 @@
 #pragma once
 
 #include <memory>
+#include <span>
 #include <string>
 
+#include "store/migrations.h"
 #include "store/sqlite_connection.h"
 #include "store/sqlite_ledger.h"
 #include "store/store.h"
@@ -24,6 +26,9 @@ class SqliteStore final : public Store {
   static Result<std::unique_ptr<SqliteStore>> open(const std::string& path);
 
   std::string_view kind() const override { return "sqlite"; }
+  // The migrations of sql/sqlite through store/migration_runner.h; BEGIN IMMEDIATE, so two
+  // processes starting together apply each migration once (the second waits, then finds it
+  // recorded).
   Result<void> migrate() override;
   Result<void> ping() override;
   Result<void> insert_usage(std::span<const UsageRecord> records) override;
@@ -42,14 +47,17 @@ class SqliteStore final : public Store {
   // Runs one or more statements with no parameters and no rows (tests, maintenance).
   Result<void> execute_for_test(const std::string& sql) { return db_->exec(sql); }
   // Applies the migrations up to `version` only (tests of a migration's data step).
-  Result<void> migrate_to_for_test(int version) { return migrate_up_to(version); }
+  Result<void> migrate_to_for_test(int version);
+  // Applies `list` instead of sql/sqlite's migrations (tests of the runner on this dialect).
+  Result<void> migrate_with_for_test(std::span<const Migration> list);
 
  private:
   explicit SqliteStore(std::unique_ptr<SqliteConnection> db) : db_(std::move(db)), ledger_(*db_) {}
 
+  class MigrationAccess;
   class TenancyAccess;
 
-  Result<void> migrate_up_to(int version);
+  Result<void> migrate(std::span<const Migration> list, int up_to);
 
   // Declared first: the ledger's statements are finalized before the connection closes.
   std::unique_ptr<SqliteConnection> db_;
