@@ -27,9 +27,10 @@ namespace {
 std::unique_ptr<metering::UsageSink> make_usage_sink(const config::Config& cfg,
                                                      std::uint32_t workers) {
   if (cfg.store.kind == config::StoreSettings::Kind::kNone) {
+    // One argument: spdlog prints it as it is, no format string (so no brace escaping).
     spdlog::info(
-        "no store configured: usage records are not persisted (set store: {{ sqlite: "
-        "./sluice.db }} to keep them)");
+        "no store configured: usage records are not persisted (set store: { sqlite: "
+        "./sluice.db } to keep them)");
     return nullptr;
   }
   metering::UsageSinkOptions options;

@@ -9,6 +9,7 @@
 #include <libpq-fe.h>
 #include <poll.h>
 
+#include "store/migration_runner.h"
 #include "store/migrations.h"
 #include "store/tenancy_sql.h"
 #include "store/usage_fields.h"
@@ -402,62 +403,73 @@ Result<void> PostgresStore::ping() {
   });
 }
 
-Result<void> PostgresStore::migrate() {
-  return with_connection<void>([&]() -> Result<void> {
-    const auto timeout = options_.migration_timeout + std::chrono::milliseconds(2000);
-    auto step = [&](const std::string& sql, Params* params = nullptr) {
-      return run(nullptr, sql, params, timeout);
-    };
-    auto body = [&]() -> Result<void> {
-      if (auto r = step(fmt::format(
-              "SET LOCAL statement_timeout = {}; SELECT pg_advisory_xact_lock({}); "
-              "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, "
-              "name TEXT NOT NULL, applied_at_ms BIGINT NOT NULL)",
-              options_.migration_timeout.count(), kMigrationLock));
-          !r) {
-        return r.error();
-      }
-      auto applied = step("SELECT version FROM schema_migrations");
-      if (!applied) {
-        return applied.error();
-      }
-      std::vector<std::int64_t> done;
-      for (int i = 0; i < PQntuples(applied->get()); ++i) {
-        done.push_back(integer_at(applied->get(), i, 0));
-      }
-      for (const Migration& m : migrations(Dialect::kPostgres)) {
-        if (std::find(done.begin(), done.end(), m.version) != done.end()) {
-          continue;
-        }
-        if (auto r = step(std::string(m.sql)); !r) {
-          return Error(r.error().kind(), fmt::format("migration {:03}_{}: {}", m.version, m.name,
-                                                     r.error().message()));
-        }
-        Params p;
-        p.add(std::to_string(m.version));
-        p.add(std::string(m.name));
-        p.add(std::to_string(now_ms()));
-        if (auto r = step("INSERT INTO schema_migrations (version, name, applied_at_ms) "
-                          "VALUES ($1, $2, $3)",
-                          &p);
-            !r) {
-          return r.error();
-        }
-      }
-      return {};
-    };
-    if (auto r = run("BEGIN"); !r) {
+// The migration runner's transaction on this connection: a transaction-scoped advisory lock
+// makes two gateways starting together migrate one after the other; each statement may take
+// the migration timeout (DDL may legitimately take longer than an insert).
+class PostgresStore::MigrationAccess final : public MigrationSession {
+ public:
+  explicit MigrationAccess(PostgresStore& store) : store_(store) {}
+
+  Dialect dialect() const override { return Dialect::kPostgres; }
+
+  Result<void> begin() override {
+    if (auto r = store_.run("BEGIN"); !r) {
       return r.error();
     }
-    if (auto r = body(); !r) {
-      if (conn_ != nullptr) {
-        (void)run("ROLLBACK");
-      }
+    if (auto r =
+            step(fmt::format("SET LOCAL statement_timeout = {}; SELECT pg_advisory_xact_lock({})",
+                             store_.options_.migration_timeout.count(), kMigrationLock));
+        !r) {
+      rollback();
       return r;
     }
-    auto commit = run("COMMIT");
-    if (!commit) {
-      return commit.error();
+    return {};
+  }
+  Result<void> commit() override {
+    auto r = store_.run("COMMIT");
+    if (!r) {
+      return r.error();
+    }
+    return {};
+  }
+  void rollback() override {
+    if (store_.conn_ != nullptr) {
+      (void)store_.run("ROLLBACK");
+    }
+  }
+  Result<void> execute(std::string_view sql) override { return step(std::string(sql)); }
+  Result<std::vector<std::int64_t>> query_integers(std::string_view sql) override {
+    auto r = store_.run(nullptr, std::string(sql), nullptr, timeout());
+    if (!r) {
+      return r.error();
+    }
+    std::vector<std::int64_t> out;
+    for (int i = 0; i < PQntuples(r->get()); ++i) {
+      out.push_back(integer_at(r->get(), i, 0));
+    }
+    return out;
+  }
+
+ private:
+  std::chrono::milliseconds timeout() const {
+    return store_.options_.migration_timeout + std::chrono::milliseconds(2000);
+  }
+  Result<void> step(const std::string& sql) {
+    auto r = store_.run(nullptr, sql, nullptr, timeout());
+    if (!r) {
+      return r.error();
+    }
+    return {};
+  }
+
+  PostgresStore& store_;
+};
+
+Result<void> PostgresStore::migrate(std::span<const Migration> list) {
+  return with_connection<void>([&]() -> Result<void> {
+    MigrationAccess access(*this);
+    if (auto r = run_migrations(access, list, now_ms()); !r) {
+      return r;
     }
     // The schema may have changed under statements prepared earlier.
     if (prepared_) {
@@ -467,6 +479,8 @@ Result<void> PostgresStore::migrate() {
     return {};
   });
 }
+
+Result<void> PostgresStore::migrate() { return migrate(migrations(Dialect::kPostgres)); }
 
 Result<void> PostgresStore::insert_usage(std::span<const UsageRecord> records) {
   if (records.empty()) {

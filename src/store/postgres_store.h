@@ -2,8 +2,10 @@
 
 #include <chrono>
 #include <memory>
+#include <span>
 #include <string>
 
+#include "store/migrations.h"
 #include "store/store.h"
 
 struct pg_conn;
@@ -46,6 +48,8 @@ class PostgresStore final : public Store {
   ~PostgresStore() override;
 
   std::string_view kind() const override { return "postgres"; }
+  // The migrations of sql/postgres through store/migration_runner.h, under an advisory lock so
+  // two gateways starting together apply each migration once.
   Result<void> migrate() override;
   Result<void> ping() override;
   Result<void> insert_usage(std::span<const UsageRecord> records) override;
@@ -65,6 +69,8 @@ class PostgresStore final : public Store {
   Result<void> execute_for_test(const std::string& sql);
   // Whether a connection is open now (tests of reconnection).
   bool connected_for_test() const { return conn_ != nullptr; }
+  // Applies `list` instead of sql/postgres's migrations (tests of the runner on this dialect).
+  Result<void> migrate_with_for_test(std::span<const Migration> list) { return migrate(list); }
 
  private:
   struct ClearResult {
@@ -72,7 +78,10 @@ class PostgresStore final : public Store {
   };
   using PgResult = std::unique_ptr<pg_result, ClearResult>;
   struct Params;  // text parameters of one statement
+  class MigrationAccess;
   class TenancyAccess;
+
+  Result<void> migrate(std::span<const Migration> list);
 
   PostgresStore(std::string url, Options options) : url_(std::move(url)), options_(options) {}
 

@@ -1,6 +1,7 @@
 #include "store/store.h"
 
 #include <array>
+#include <filesystem>
 #include <utility>
 
 #include "config/config.h"
@@ -43,11 +44,15 @@ std::optional<Dimension> parse_dimension(std::string_view name) {
   return std::nullopt;
 }
 
-Result<std::unique_ptr<Store>> open_store(const config::StoreSettings& settings) {
+Result<std::unique_ptr<Store>> open_store(const config::StoreSettings& settings, OpenMode mode) {
   switch (settings.kind) {
     case config::StoreSettings::Kind::kNone:
       return std::unique_ptr<Store>();
     case config::StoreSettings::Kind::kSqlite: {
+      std::error_code ec;
+      if (mode == OpenMode::kExisting && !std::filesystem::exists(settings.sqlite_path, ec)) {
+        return Error(ErrorKind::kNotFound, settings.sqlite_path + ": no such database file");
+      }
       auto store = SqliteStore::open(settings.sqlite_path);
       if (!store) {
         return store.error();

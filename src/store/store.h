@@ -109,9 +109,17 @@ class Store {
   virtual Result<std::vector<AuditEntry>> list_audit(const AuditQuery& query) = 0;
 };
 
-// Opens the configured store (none -> null): SqliteStore (creates the file when missing) or
-// PostgresStore (checks the URL, connects on the first call, so this succeeds while the
-// database is down). Does not migrate. Errors name the path, never the PostgreSQL URL.
-Result<std::unique_ptr<Store>> open_store(const config::StoreSettings& settings);
+// Whether opening a SQLite store may create its database file.
+enum class OpenMode : std::uint8_t {
+  kCreate,    // the gateway: a missing file is created (empty, owner-only)
+  kExisting,  // readers (`sluice usage`): a missing file is kNotFound, so a mistyped path
+              // never becomes an empty new database
+};
+
+// Opens the configured store (none -> null): SqliteStore or PostgresStore (checks the URL,
+// connects on the first call, so this succeeds while the database is down). Does not migrate.
+// Errors name the path, never the PostgreSQL URL.
+Result<std::unique_ptr<Store>> open_store(const config::StoreSettings& settings,
+                                          OpenMode mode = OpenMode::kCreate);
 
 }  // namespace sluice::store

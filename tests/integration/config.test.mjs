@@ -1,5 +1,6 @@
 // Configuration from the outside: check-config on the examples and on broken files, routes, --version,
-// reload on SIGHUP (higher version applied, invalid or not-newer file ignored), access_log.path.
+// start-up notes, reload on SIGHUP (higher version applied, invalid or not-newer file ignored),
+// access_log.path.
 
 import assert from 'node:assert/strict';
 import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
@@ -191,6 +192,20 @@ routes:
     assert.equal(routes.stdout, '');
     assert.equal(routes.stderr, check.stderr);
     assert.match(routes.stderr, /^.+:\d+:\d+: routes\[0\]\.policy\.fallback\.targets\[1\]\.provider: unknown provider "cc"/);
+  });
+});
+
+describe('start-up notes', () => {
+  test('without a store, the note shows the store setting to add, as it is written', async (t) => {
+    const mock = await startMock();
+    t.after(() => mock.stop());
+    const gw = await startSluice(gatewayConfig(mock.baseUrl));
+    t.after(() => gw.stop());
+    const note = await waitFor(() => gw.stderr.split('\n').find((l) => l.includes('no store configured')), {
+      timeoutMs: 3000,
+      message: 'the no-store note on stderr',
+    });
+    assert.match(note, /\(set store: \{ sqlite: \.\/sluice\.db \} to keep them\)$/);
   });
 });
 

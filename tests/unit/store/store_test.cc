@@ -13,8 +13,11 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <future>
+#include <latch>
 #include <map>
 #include <set>
+#include <span>
 #include <string>
 
 #include <fmt/format.h>
@@ -81,10 +84,12 @@ class RemoveSqliteDir : public ::testing::Environment {
 [[maybe_unused]] const auto* const kRemoveSqliteDir =
     ::testing::AddGlobalTestEnvironment(new RemoveSqliteDir);
 
-// Opens a fresh, empty store of one backend.
+// Opens a fresh, empty store of one backend; `reopen` connects once more to the database
+// `open` made for `test`, as it is.
 struct Backend {
   std::string name;
   std::function<Result<std::unique_ptr<Store>>(const std::string& test)> open;
+  std::function<Result<std::unique_ptr<Store>>(const std::string& test)> reopen;
 };
 
 void PrintTo(const Backend& b, std::ostream* os) { *os << b.name; }
@@ -143,6 +148,76 @@ TEST_P(StoreTest, MigrateTwiceIsANoOp) {
   auto again = store_->migrate();
   ASSERT_TRUE(again) << again.error().message();
   EXPECT_EQ(count(), 1u) << "a second migrate must not recreate tables";
+  EXPECT_TRUE(store_->ping());
+}
+
+Result<void> migrate_with(Store& store, std::span<const Migration> list) {
+  if (auto* sqlite = dynamic_cast<SqliteStore*>(&store)) {
+    return sqlite->migrate_with_for_test(list);
+  }
+  return dynamic_cast<PostgresStore&>(store).migrate_with_for_test(list);
+}
+
+Result<void> execute(Store& store, const std::string& sql) {
+  if (auto* sqlite = dynamic_cast<SqliteStore*>(&store)) {
+    return sqlite->execute_for_test(sql);
+  }
+  return dynamic_cast<PostgresStore&>(store).execute_for_test(sql);
+}
+
+// Two gateways starting together on a new database: each migration is applied once (none of
+// them may run twice: CREATE TABLE without IF NOT EXISTS), whichever store gets there first.
+// The first migration takes a moment, so the second store arrives while the first holds the
+// schema; without the dialect's lock one of them fails.
+TEST_P(StoreTest, TwoStoresMigratingAtOnceApplyEachMigrationOnce) {
+  const std::string database = test_slug() + "_new";
+  auto first = GetParam().open(database);
+  ASSERT_TRUE(first) << first.error().message();
+  auto second = GetParam().reopen(database);
+  ASSERT_TRUE(second) << second.error().message();
+  const Dialect dialect = store_->kind() == "sqlite" ? Dialect::kSqlite : Dialect::kPostgres;
+  std::vector<Migration> list = {
+      {0, "slow_start",
+       "CREATE TABLE slow_start AS WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n "
+       "WHERE i < 300000) SELECT i FROM n"}};
+  for (const Migration& m : migrations(dialect)) {
+    list.push_back(m);
+  }
+  std::latch start(2);
+  auto migrate = [&](Store& store) {
+    start.arrive_and_wait();
+    return migrate_with(store, list);
+  };
+  auto a = std::async(std::launch::async, migrate, std::ref(**first));
+  auto b = std::async(std::launch::async, migrate, std::ref(**second));
+  const Result<void> ra = a.get();
+  const Result<void> rb = b.get();
+  EXPECT_TRUE(ra) << ra.error().message();
+  EXPECT_TRUE(rb) << rb.error().message();
+  for (Store* store : {first->get(), second->get()}) {
+    auto again = store->migrate();
+    EXPECT_TRUE(again) << again.error().message();
+  }
+  ASSERT_TRUE((*first)->insert_usage(std::vector<UsageRecord>{record("once", kNov30)}));
+  EXPECT_EQ(*(*second)->count_usage(), 1u);
+}
+
+// A migration that fails is named, and takes the ones before it in the same run with it: the
+// schema stays where it was and nothing is recorded, so the next start tries them again.
+TEST_P(StoreTest, AFailingMigrationIsNamedAndLeavesTheSchemaWhereItWas) {
+  static constexpr Migration kList[] = {
+      {901, "one", "CREATE TABLE t_one (x INTEGER)"},
+      {902, "bad", "CREATE TABLE t_two (x INTEGER); INSERT INTO t_missing VALUES (1)"},
+  };
+  auto r = migrate_with(*store_, kList);
+  ASSERT_FALSE(r);
+  EXPECT_TRUE(r.error().message().starts_with("migration 902_bad: ")) << r.error().message();
+  EXPECT_NE(r.error().message().find("t_missing"), std::string::npos) << r.error().message();
+  EXPECT_FALSE(execute(*store_, "SELECT 1 FROM t_one")) << "901 is rolled back with 902";
+  EXPECT_FALSE(execute(*store_, "SELECT 1 FROM t_two"));
+  auto retried = migrate_with(*store_, std::span(kList).first(1));
+  ASSERT_TRUE(retried) << "901 was not recorded: " << retried.error().message();
+  EXPECT_TRUE(execute(*store_, "SELECT 1 FROM t_one"));
   EXPECT_TRUE(store_->ping());
 }
 
@@ -445,7 +520,7 @@ std::vector<UsageRecord> sample_records() {
   const char* outcomes[] = {"complete",       "complete",        "truncated",
                             "upstream_error", "midstream_error", "client_gone"};
   for (int i = 0; i < 60; ++i) {
-    UsageRecord r = record("s" + std::to_string(i), kNov30 - 3 * kDay + i * 7'300'000LL);
+    UsageRecord r = record(fmt::format("s{}", i), kNov30 - 3 * kDay + i * 7'300'000LL);
     r.key_name = keys[i % 3];
     r.key_group = groups[i % 2];
     r.tenant = i % 5 == 0 ? "acme" : "";
@@ -513,7 +588,7 @@ TEST_P(StoreTest, ReportsEqualTheLedgerForAnyRange) {
   auto records = sample_records();
   // Several records inside a few minutes, at offsets that split them.
   for (int i = 0; i < 24; ++i) {
-    UsageRecord r = record("m" + std::to_string(i), kNov30 + 59'000 + i * 7'919);
+    UsageRecord r = record(fmt::format("m{}", i), kNov30 + 59'000 + i * 7'919);
     r.key_name = i % 2 == 0 ? "team-a" : "team-d";
     r.outcome = i % 5 == 0 ? "upstream_error" : "complete";
     r.input_tokens = 7 + i;
@@ -789,7 +864,7 @@ TEST_P(StoreTest, DayAndHourBucketsAreUtc) {
 TEST_P(StoreTest, RowsComeMostExpensiveFirstAndStopAtTheLimit) {
   std::vector<UsageRecord> records;
   for (int i = 0; i < 5; ++i) {
-    UsageRecord r = record("m" + std::to_string(i), kNov30);
+    UsageRecord r = record(fmt::format("m{}", i), kNov30);
     r.model = "model-" + std::to_string(i);
     r.cost_micros = (i * 7) % 5 * 100;
     records.push_back(r);
@@ -1080,23 +1155,49 @@ TEST_P(StoreTest, DeletingAGroupNeedsItsKeysRevoked) {
   EXPECT_EQ(*revision, 2u);
 }
 
+Result<std::unique_ptr<Store>> open_sqlite(const std::string& test, bool fresh) {
+  const auto dir = sqlite_dir();
+  std::filesystem::create_directories(dir);
+  const auto path = dir / (test + ".db");
+  for (const char* suffix : {"", "-wal", "-shm"}) {
+    if (fresh) {
+      std::filesystem::remove(path.string() + suffix);
+    }
+  }
+  auto store = SqliteStore::open(path.string());
+  if (!store) {
+    return store.error();
+  }
+  return std::unique_ptr<Store>(std::move(*store));
+}
+
 INSTANTIATE_TEST_SUITE_P(Sqlite, StoreTest,
                          ::testing::Values(Backend{
                              "sqlite",
-                             [](const std::string& test) -> Result<std::unique_ptr<Store>> {
-                               const auto dir = sqlite_dir();
-                               std::filesystem::create_directories(dir);
-                               const auto path = dir / (test + ".db");
-                               for (const char* suffix : {"", "-wal", "-shm"}) {
-                                 std::filesystem::remove(path.string() + suffix);
-                               }
-                               auto store = SqliteStore::open(path.string());
-                               if (!store) {
-                                 return store.error();
-                               }
-                               return std::unique_ptr<Store>(std::move(*store));
-                             }}),
+                             [](const std::string& test) { return open_sqlite(test, true); },
+                             [](const std::string& test) { return open_sqlite(test, false); }}),
                          [](const auto& info) { return info.param.name; });
+
+// A reader (`sluice usage`) given a path with no database gets kNotFound, and no file: a
+// mistyped path never becomes an empty new database.
+TEST(OpenStore, AReaderNeverCreatesTheDatabaseFile) {
+  const auto dir = sqlite_dir();
+  std::filesystem::create_directories(dir);
+  config::StoreSettings settings;
+  settings.kind = config::StoreSettings::Kind::kSqlite;
+  settings.sqlite_path = (dir / "missing.db").string();
+  auto opened = open_store(settings, OpenMode::kExisting);
+  ASSERT_FALSE(opened);
+  EXPECT_EQ(opened.error().kind(), ErrorKind::kNotFound);
+  EXPECT_EQ(opened.error().message(), settings.sqlite_path + ": no such database file");
+  EXPECT_FALSE(std::filesystem::exists(settings.sqlite_path));
+  auto created = open_store(settings);
+  ASSERT_TRUE(created) << created.error().message();
+  ASSERT_TRUE((*created)->migrate());
+  auto existing = open_store(settings, OpenMode::kExisting);
+  ASSERT_TRUE(existing) << existing.error().message();
+  EXPECT_EQ(*(*existing)->count_usage(), 0u);
+}
 
 TEST(SqliteStoreFile, ANewDatabaseIsReadableByItsOwnerOnly) {
   const auto dir = sqlite_dir();
@@ -1278,8 +1379,19 @@ std::string schema_of(const std::string& test) {
   return schema;
 }
 
-// A fresh schema named after the test, first on the search path of the returned store's
-// connections; application_name names it too, so a test can end its own connection.
+// A store whose connections have the schema named after the test first on their search path;
+// application_name names it too, so a test can end its own connection.
+Result<std::unique_ptr<PostgresStore>> postgres_in_schema(const std::string& url,
+                                                          const std::string& test,
+                                                          PostgresStore::Options options = {}) {
+  const std::string schema = schema_of(test);
+  const std::string parameters =
+      "options=-csearch_path%3D" + schema + "&application_name=" + schema;
+  return PostgresStore::open(url + (url.find('?') == std::string::npos ? "?" : "&") + parameters,
+                             options);
+}
+
+// The same, in a fresh schema.
 Result<std::unique_ptr<PostgresStore>> fresh_postgres(const std::string& test,
                                                       PostgresStore::Options options = {}) {
   auto url = postgres_url();
@@ -1296,10 +1408,7 @@ Result<std::unique_ptr<PostgresStore>> fresh_postgres(const std::string& test,
       !r) {
     return r.error();
   }
-  const std::string parameters =
-      "options=-csearch_path%3D" + schema + "&application_name=" + schema;
-  return PostgresStore::open(*url + (url->find('?') == std::string::npos ? "?" : "&") + parameters,
-                             options);
+  return postgres_in_schema(*url, test, options);
 }
 
 INSTANTIATE_TEST_SUITE_P(Postgres, StoreTest,
@@ -1307,6 +1416,17 @@ INSTANTIATE_TEST_SUITE_P(Postgres, StoreTest,
                              "postgres",
                              [](const std::string& test) -> Result<std::unique_ptr<Store>> {
                                auto store = fresh_postgres(test);
+                               if (!store) {
+                                 return store.error();
+                               }
+                               return std::unique_ptr<Store>(std::move(*store));
+                             },
+                             [](const std::string& test) -> Result<std::unique_ptr<Store>> {
+                               auto url = postgres_url();
+                               if (!url) {
+                                 return url.error();
+                               }
+                               auto store = postgres_in_schema(*url, test);
                                if (!store) {
                                  return store.error();
                                }
