@@ -98,8 +98,8 @@ Awaitable<void> AnswerRelay::failure() {
   if (loop_.fail_over(error, status, &exchange)) {
     co_return;
   }
-  const bool stream_begun = call_.stream() != nullptr && call_.stream()->begun();
-  if (up_.passthrough() && !stream_begun && error.code() != "upstream_auth_failed" &&
+  const bool plain = co_await call_.plain_answer();
+  if (up_.passthrough() && plain && error.code() != "upstream_auth_failed" &&
       call_.ingress().is_native_error(body)) {
     // Same protocol both sides: the provider's error object is already what the caller's SDK
     // parses; relay it with the provider's status (minus any secret it echoed).

@@ -147,12 +147,15 @@ Awaitable<void> CallContext::send_answer(ResponseHead& head, std::string body) {
       stopped = status.error();
     }
   }
-  if (!stopped && stream_ && stream_->begun()) {
-    // The keep-alive sent a stream's head early and the upstream answered in one piece: the
-    // caller expects events now.
-    stopped = Error(ErrorKind::kUpstreamProtocol,
-                    "the provider answered a streaming request without a stream")
-                  .with_code("upstream_not_streaming");
+  if (!stopped) {
+    const bool plain = co_await plain_answer();
+    if (!plain) {
+      // The keep-alive sent a stream's head early and the upstream answered in one piece: the
+      // caller expects events now.
+      stopped = Error(ErrorKind::kUpstreamProtocol,
+                      "the provider answered a streaming request without a stream")
+                    .with_code("upstream_not_streaming");
+    }
   }
   if (stopped) {
     co_await fail(*stopped, Outcome::kUpstreamError);
@@ -172,10 +175,18 @@ Awaitable<void> CallContext::send_upstream_error(ResponseHead& head, std::string
   co_await downstream_.send(ctx_, head, body);
 }
 
+Awaitable<bool> CallContext::plain_answer() {
+  if (!stream_) {
+    co_return true;
+  }
+  co_return co_await stream_->claim_plain();
+}
+
 Awaitable<void> CallContext::fail(const Error& error, Outcome outcome, UpstreamRequest* upstream) {
   ctx_.outcome = outcome;
   ctx_.error = error;
-  if (stream_ && stream_->begun()) {
+  const bool plain = co_await plain_answer();
+  if (!plain) {
     std::string event;
     ctx_.ingress->append_stream_error(error, event);
     const bool sent = co_await stream_->write(event);

@@ -125,7 +125,11 @@ class CallContext final : public routing::RequestFacts {
   // stopping it answers its error instead). `head` comes from downstream().new_head().
   Awaitable<void> send_answer(ResponseHead& head, std::string body);
   // An upstream error relayed as the provider wrote it (passthrough): the head filters run.
+  // Only after plain_answer() said yes.
   Awaitable<void> send_upstream_error(ResponseHead& head, std::string_view body);
+  // Whether the call may still answer with a plain response: always, unless it is a stream
+  // whose head went out (CallerStream::claim_plain; the keep-alive stops either way).
+  Awaitable<bool> plain_answer();
   // `error` in the caller's protocol, and the call's outcome: a status and an error body, or
   // the protocol's error event and the stream's end when a stream has already begun. With
   // `upstream`, the upstream's relayable headers (rate-limit state) go along.

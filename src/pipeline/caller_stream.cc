@@ -80,6 +80,12 @@ void CallerStream::stop_keep_alive() {
   sleep_cancel_.cancel();
 }
 
+Awaitable<bool> CallerStream::claim_plain() {
+  stop_keep_alive();
+  co_await wait_for_writer();
+  co_return !begun_;
+}
+
 Awaitable<bool> CallerStream::early_head() {
   early_head_ = std::make_unique<ResponseHead>();
   ResponseHead& head = *early_head_;

@@ -57,6 +57,10 @@ class CallerStream {
   Awaitable<void> keep_alive(Sleeper& sleeper);
   // Ends keep_alive() at its next wake-up (at once when it sleeps).
   void stop_keep_alive();
+  // Before the call answers with a plain (non-stream) response instead: stops the keep-alive
+  // and waits out a write of it in flight. True when nothing of a stream went out, so the plain
+  // answer may; false when the head already did (then only an error event can follow).
+  Awaitable<bool> claim_plain();
   // How many keep-alive comments went out (the access log's events count them).
   std::uint32_t heartbeats() const { return heartbeats_; }
 

@@ -152,6 +152,37 @@ describe('SSE keep-alive', () => {
     }
   });
 
+  test('a one-piece answer to a stream is relayed as it is, unless the head went out early', async () => {
+    const ask = (latency) =>
+      fetch(`${gw.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${GATEWAY_KEY}`,
+          'content-type': 'application/json',
+          'x-mock-latency-ms': String(latency),
+          'x-mock-raw-body': JSON.stringify({
+            id: 'c1',
+            object: 'chat.completion',
+            created: 1,
+            model: 'm',
+            choices: [{ index: 0, message: { role: 'assistant', content: 'whole' }, finish_reason: 'stop' }],
+            usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
+          }),
+        },
+        body: JSON.stringify(chatBody({ model: 'plain', stream: true })),
+      });
+    const quick = await ask(0);
+    assert.equal(quick.headers.get('content-type'), 'application/json');
+    assert.equal((await quick.json()).choices[0].message.content, 'whole');
+    const late = await ask(600);
+    const text = await late.text();
+    assert.equal(late.status, 200);
+    assert.equal(late.headers.get('content-type'), 'text/event-stream');
+    assert.match(text, /^: keep-alive\n\n/);
+    assert.match(text, /upstream_not_streaming|without a stream/);
+    assert.doesNotMatch(text, /"whole"/, 'no JSON body after the SSE head');
+  });
+
   test('a final failure after an early head is the protocol error event, not a status', async () => {
     const res = await fetch(`${gw.url}/v1/chat/completions`, {
       method: 'POST',
