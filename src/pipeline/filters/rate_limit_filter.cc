@@ -6,11 +6,22 @@
 
 namespace sluice::pipeline {
 
+namespace {
+
+// Whether the config limits a caller-side layer (provider capacity is another filter's).
+bool limits_callers(const config::LimitSettings& l) {
+  return l.key.any() || !l.keys.empty() || !l.groups.empty() || !l.models.empty() ||
+         l.instance_concurrency != 0;
+}
+
+}  // namespace
+
 std::unique_ptr<Filter> RateLimitFilter::make(const FilterSetup& setup) {
   if (setup.parts.limits == nullptr) {
     return nullptr;
   }
-  if (!setup.snapshot.config().limits.any() && setup.parts.store_keys == nullptr) {
+  // Store keys carry quotas of their own, whatever the config says.
+  if (!limits_callers(setup.snapshot.config().limits) && setup.parts.store_keys == nullptr) {
     return nullptr;
   }
   return std::make_unique<RateLimitFilter>(*setup.parts.limits);
