@@ -2,11 +2,11 @@
 
 #include <array>
 
-#include "protocol/anthropic/messages_ingress.h"
-#include "protocol/gemini/gemini_ingress.h"
-#include "protocol/openai_chat/chat_ingress.h"
+#include "protocol/anthropic/ingress.h"
+#include "protocol/gemini/ingress.h"
 #include "protocol/openai_chat/embeddings_ingress.h"
-#include "protocol/openai_responses/responses_ingress.h"
+#include "protocol/openai_chat/ingress.h"
+#include "protocol/openai_responses/ingress.h"
 
 namespace sluice::protocol {
 

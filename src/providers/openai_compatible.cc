@@ -1,9 +1,9 @@
 #include "providers/openai_compatible.h"
 
-#include "protocol/openai_chat/chat_ingress.h"
-#include "protocol/openai_chat/ir_request.h"
-#include "protocol/openai_chat/ir_response.h"
-#include "protocol/openai_chat/ir_stream.h"
+#include "protocol/openai_chat/ingress.h"
+#include "protocol/openai_chat/request_encoder.h"
+#include "protocol/openai_chat/response.h"
+#include "protocol/openai_chat/stream_decoder.h"
 #include "protocol/openai_responses/conventions.h"
 
 namespace sluice::providers {

@@ -2,9 +2,9 @@
 
 #include <array>
 
-#include "protocol/anthropic/messages_ingress.h"
-#include "protocol/anthropic/messages_response.h"
+#include "protocol/anthropic/ingress.h"
 #include "protocol/anthropic/request_encoder.h"
+#include "protocol/anthropic/response.h"
 #include "protocol/anthropic/stream_decoder.h"
 
 namespace sluice::providers {

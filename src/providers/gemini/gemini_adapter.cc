@@ -6,8 +6,9 @@
 #include <boost/json/value.hpp>
 
 #include "codec/json_read.h"
-#include "protocol/gemini/gemini_ingress.h"
-#include "protocol/gemini/request.h"
+#include "protocol/gemini/ingress.h"
+#include "protocol/gemini/request_decoder.h"
+#include "protocol/gemini/request_encoder.h"
 #include "protocol/gemini/response.h"
 #include "protocol/gemini/stream_decoder.h"
 

@@ -1,3 +1,5 @@
+#include "protocol/gemini/ingress.h"
+
 #include <string>
 #include <utility>
 #include <vector>
@@ -7,7 +9,6 @@
 #include <gtest/gtest.h>
 
 #include "gemini_test_support.h"
-#include "protocol/gemini/gemini_ingress.h"
 #include "protocol/registry.h"
 
 namespace sluice::protocol::gemini {
