@@ -24,16 +24,6 @@ bool iequals_prefix(std::string_view text, std::string_view prefix) {
 
 }  // namespace
 
-std::string_view to_string(Operation operation) {
-  switch (operation) {
-    case Operation::kChat:
-      return "chat";
-    case Operation::kEmbeddings:
-      return "embeddings";
-  }
-  return "chat";
-}
-
 std::string_view IngressCodec::credential(const codec::RequestHead& head) const {
   if (std::string_view v = head.header("authorization"); !v.empty()) {
     if (v.size() > 7 && iequals_prefix(v, "bearer ")) {

@@ -14,19 +14,10 @@
 #include "ir/request.h"
 #include "ir/response.h"
 #include "ir/usage.h"
+#include "protocol/protocol_id.h"
 #include "protocol/stream.h"
 
 namespace sluice::protocol {
-
-// Names a wire format ("openai_chat", "anthropic_messages", ...). A caller and an upstream with
-// the same ProtocolId exchange bytes that need no translation: the pipeline relays them
-// verbatim (passthrough) and only sniffs usage. Ids are string literals owned by the codecs.
-using ProtocolId = std::string_view;
-
-// What a request asks the model to do; a route serves exactly one operation.
-enum class Operation : std::uint8_t { kChat, kEmbeddings };
-
-std::string_view to_string(Operation operation);
 
 // A caller's request after its codec has decoded and validated it: what the pipeline needs to
 // route, meter and forward it. Passthrough stays zero-copy: `body` views the caller's bytes and

@@ -1,10 +1,9 @@
 #pragma once
 
+#include "protocol/anthropic/conventions.h"
 #include "protocol/ingress.h"
 
 namespace sluice::protocol::anthropic {
-
-inline constexpr ProtocolId kMessagesProtocol = "anthropic_messages";
 
 // POST /v1/messages: Anthropic Messages callers (the Anthropic SDKs, Claude Code). The body is
 // decoded into the IR at once (request_decoder.h): today every upstream that can answer it
@@ -39,8 +38,6 @@ class MessagesIngress : public IngressCodec {
   std::string encode_model_list(std::span<const std::string_view> aliases) const override;
   std::string encode_model(std::string_view alias) const override;
 };
-
-inline constexpr ProtocolId kCountTokensProtocol = "anthropic_count_tokens";
 
 // POST /v1/messages/count_tokens: the prompt's token count, {"input_tokens": N}, for the same
 // routes as /v1/messages (Claude Code calls it before long requests). An Anthropic upstream

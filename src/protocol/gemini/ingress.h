@@ -3,11 +3,10 @@
 #include <optional>
 #include <string_view>
 
+#include "protocol/gemini/conventions.h"
 #include "protocol/ingress.h"
 
 namespace sluice::protocol::gemini {
-
-inline constexpr ProtocolId kGeminiProtocol = "gemini";
 
 // Where a generateContent URL points: the model (still percent-encoded) and the method.
 struct GenerateTarget {

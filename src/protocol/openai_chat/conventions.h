@@ -5,7 +5,7 @@
 
 #include "ir/response.h"
 #include "ir/usage.h"
-#include "protocol/ingress.h"
+#include "protocol/protocol_id.h"
 
 // What the OpenAI Chat Completions codecs share: the protocol ids, finish reasons both ways, the
 // usage object and completion ids. Pure functions.

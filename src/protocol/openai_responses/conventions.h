@@ -14,7 +14,7 @@
 #include "core/result.h"
 #include "ir/response.h"
 #include "ir/usage.h"
-#include "protocol/ingress.h"
+#include "protocol/protocol_id.h"
 
 // What the OpenAI Responses codecs share: the protocol id, usage, ids and statuses (errors.h
 // has the errors). Pure functions; checked against openai/openai-openapi (openapi.yaml:
