@@ -282,7 +282,13 @@ Result<std::string> ModelCall::upstream_body(const TargetRuntime& route, bool pa
     }
     ir_ = std::make_unique<ir::Request>(std::move(*ir));
   }
-  return route.provider->adapter->encode_request(*ir_, route.model, request_.stream);
+  const providers::ProviderAdapter& adapter = *route.provider->adapter;
+  const protocol::UpstreamCodec* codec = adapter.upstream_codec(route.operation);
+  if (codec == nullptr) {
+    return Error(ErrorKind::kInternal, "provider '" + adapter.id() + "' has no upstream codec")
+        .with_code("translation_unsupported");
+  }
+  return codec->encode_request(*ir_, adapter.encode_target(route.model, request_.stream));
 }
 
 std::optional<Error> ModelCall::frame_request(const TargetRuntime& route, bool passthrough) {
@@ -479,7 +485,9 @@ Result<std::unique_ptr<StreamTransform>> ModelCall::make_transform(const TargetR
     request_.estimated_input_tokens =
         ir_ ? ir::estimate_input_tokens(*ir_) : request_.body.size() / 4 + 1;
     if (auto encoder = ingress.make_stream_encoder(request_)) {
-      return make_translation(ingress, adapter.make_stream_decoder(), std::move(encoder));
+      return make_translation(ingress,
+                              adapter.upstream_codec(route.operation)->make_stream_decoder(),
+                              std::move(encoder));
     }
   }
   return Error(ErrorKind::kInternal, "streams cannot be relayed between " +
@@ -510,7 +518,7 @@ Result<std::string> ModelCall::answer_body(const TargetRuntime& route, std::stri
                  "provider '" + adapter.id() + "' answered a streaming request without a stream")
         .with_code("upstream_not_streaming");
   }
-  auto decoded = adapter.decode_response(body);
+  auto decoded = adapter.upstream_codec(route.operation)->decode_response(body);
   if (!decoded) {
     return std::move(decoded).error();
   }

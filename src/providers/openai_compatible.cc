@@ -51,20 +51,4 @@ void OpenAiCompatibleAdapter::write_request_head(const RequestSpec& spec,
   write_common_fields(spec, url_.host_header, headers_, head);
 }
 
-Result<std::string> OpenAiCompatibleAdapter::encode_request(const ir::Request& request,
-                                                            std::string_view model,
-                                                            bool stream) const {
-  protocol::openai_chat::EncodeOptions options;
-  options.use_max_completion_tokens = max_completion_tokens_;
-  return protocol::openai_chat::encode_request(request, model, stream, options);
-}
-
-Result<ir::Response> OpenAiCompatibleAdapter::decode_response(std::string_view body) const {
-  return protocol::openai_chat::decode_response(body);
-}
-
-std::unique_ptr<protocol::StreamDecoder> OpenAiCompatibleAdapter::make_stream_decoder() const {
-  return std::make_unique<protocol::openai_chat::StreamDecoder>();
-}
-
 }  // namespace sluice::providers

@@ -42,9 +42,24 @@ std::span<const config::AdapterSchema> adapter_schemas() { return kSchemas; }
 
 Result<std::unique_ptr<ProviderAdapter>> make_adapter(const config::Provider& provider) {
   for (const Entry& e : kAdapters) {
-    if (e.schema.name == provider.adapter) {
-      return e.make(provider);
+    if (e.schema.name != provider.adapter) {
+      continue;
     }
+    auto adapter = e.make(provider);
+    if (!adapter) {
+      return adapter;
+    }
+    // Translated traffic needs the codec of every protocol the adapter names: a missing
+    // registration is the gateway's bug, caught at start-up rather than on a request.
+    for (protocol::Operation op : {protocol::Operation::kChat, protocol::Operation::kEmbeddings}) {
+      const protocol::ProtocolId wire = (*adapter)->wire_protocol(op);
+      if (!wire.empty() && (*adapter)->upstream_codec(op) == nullptr) {
+        return Error(ErrorKind::kInternal, "adapter " + provider.adapter + " speaks " +
+                                               std::string(wire) +
+                                               ", which has no registered upstream codec");
+      }
+    }
+    return adapter;
   }
   return Error(ErrorKind::kBadRequest,
                provider.source + ": provider " + provider.id + ": unknown adapter " +
