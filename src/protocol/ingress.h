@@ -64,6 +64,21 @@ struct StoredObjectRef {
   std::string_view resource;
 };
 
+// Where a caller presents its gateway key: a header or a query parameter of its request.
+struct CredentialSource {
+  enum class Kind : std::uint8_t {
+    kBearer,  // a header holding "Bearer <key>"; any other scheme there is no gateway key
+    kHeader,  // a header holding the key itself
+    kQuery,   // a query parameter holding the key (URL-safe: read as it is, not decoded)
+  };
+  Kind kind = Kind::kHeader;
+  std::string_view name;  // lower case
+};
+
+// The value of query parameter `name` in `query` (the target after '?'; not percent-decoded),
+// "" when it has no value, nullopt when it is absent.
+std::optional<std::string_view> query_param(std::string_view query, std::string_view name);
+
 // An error answer in a protocol's own shape.
 struct ErrorReply {
   int status = 500;
@@ -110,10 +125,17 @@ class IngressCodec {
     return {};
   }
 
-  // The gateway key the caller presented, "" when none. The default reads
-  // `Authorization: Bearer <key>`, then `x-api-key`, then `api-key` (the headers the OpenAI,
-  // Anthropic and Azure SDKs send).
-  virtual std::string_view credential(const codec::RequestHead& head) const;
+  // Where this protocol's callers present a gateway key, in the order credential() reads them.
+  // The default: `Authorization: Bearer <key>`, then `x-api-key`, then `api-key` (the headers
+  // the OpenAI, Anthropic and Azure SDKs send). Every header and query parameter any registered
+  // codec names here is never sent to an upstream, whatever the caller's protocol
+  // (registry.h is_credential_header, without_credentials): a codec that reads a new one
+  // cannot forget to protect it.
+  virtual std::span<const CredentialSource> credential_sources() const;
+  // The gateway key the caller presented, "" when none: the first of credential_sources()
+  // present with a value. A kBearer header with another scheme ends the search (it is not a
+  // gateway key, and then nothing else is read as one). Reads no other header or parameter.
+  std::string_view credential(const codec::RequestHead& head) const;
 
   // Decodes and validates the caller's body. Errors are kBadRequest with the offending field in
   // param(), worded the way this protocol's own API words them.

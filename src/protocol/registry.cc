@@ -1,6 +1,8 @@
 #include "protocol/registry.h"
 
+#include <algorithm>
 #include <array>
+#include <vector>
 
 #include "protocol/anthropic/ingress.h"
 #include "protocol/anthropic/upstream.h"
@@ -39,6 +41,36 @@ constexpr std::array kUpstream = {
     static_cast<const UpstreamCodec*>(&kInstance<gemini::GeminiUpstream>),
 };
 
+bool iequals(std::string_view a, std::string_view lower) {
+  return a.size() == lower.size() &&
+         std::equal(a.begin(), a.end(), lower.begin(), [](char x, char y) {
+           return (x >= 'A' && x <= 'Z' ? static_cast<char>(x - 'A' + 'a') : x) == y;
+         });
+}
+
+// The credential sources of every ingress codec, by kind.
+struct CredentialNames {
+  std::vector<std::string_view> headers;
+  std::vector<std::string_view> query_params;
+};
+
+const CredentialNames& credential_names() {
+  static const CredentialNames kNames = [] {
+    CredentialNames names;
+    for (const IngressCodec* codec : kIngress) {
+      for (const CredentialSource& source : codec->credential_sources()) {
+        auto& list =
+            source.kind == CredentialSource::Kind::kQuery ? names.query_params : names.headers;
+        if (std::find(list.begin(), list.end(), source.name) == list.end()) {
+          list.push_back(source.name);
+        }
+      }
+    }
+    return names;
+  }();
+  return kNames;
+}
+
 }  // namespace
 
 std::span<const IngressCodec* const> ingress_codecs() { return kIngress; }
@@ -70,6 +102,43 @@ const IngressCodec& claiming_ingress(const codec::RequestHead& head) {
     }
   }
   return default_ingress();
+}
+
+std::span<const std::string_view> credential_headers() { return credential_names().headers; }
+
+std::span<const std::string_view> credential_query_params() {
+  return credential_names().query_params;
+}
+
+bool is_credential_header(std::string_view name) {
+  for (std::string_view credential : credential_names().headers) {
+    if (iequals(name, credential)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+std::string without_credentials(std::string_view target) {
+  const std::size_t q = target.find('?');
+  std::string out(target.substr(0, q));
+  if (q == std::string_view::npos) {
+    return out;
+  }
+  const std::span<const std::string_view> refused = credential_query_params();
+  std::string_view query = target.substr(q + 1);
+  char separator = '?';
+  while (!query.empty()) {
+    const std::size_t amp = query.find('&');
+    const std::string_view pair = query.substr(0, amp);
+    query = amp == std::string_view::npos ? std::string_view() : query.substr(amp + 1);
+    const std::string_view name = pair.substr(0, pair.find('='));
+    if (std::find(refused.begin(), refused.end(), name) == refused.end()) {
+      out.append(1, separator).append(pair);
+      separator = '&';
+    }
+  }
+  return out;
 }
 
 std::span<const UpstreamCodec* const> upstream_codecs() { return kUpstream; }

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <span>
+#include <string>
 #include <string_view>
 
 #include "protocol/ingress.h"
@@ -28,6 +29,20 @@ const IngressCodec& default_ingress();
 // Anthropic SDKs send anthropic-version), else default_ingress(). Errors to such requests come
 // in that protocol's shape, so an Anthropic SDK gets an Anthropic 404.
 const IngressCodec& claiming_ingress(const codec::RequestHead& head);
+
+// Every header some registered caller protocol reads a gateway key from
+// (IngressCodec::credential_sources), lower case, each once; and the same for query parameters
+// (Gemini's ?key=). Built once, on first use. None of them ever reaches an upstream, whatever a
+// provider's forward_headers or an adapter's passes_caller_header say: the forwarding filter
+// (pipeline/upstream_relay.cc) refuses these headers and stored-object GETs drop these
+// parameters (without_credentials).
+std::span<const std::string_view> credential_headers();
+std::span<const std::string_view> credential_query_params();
+// Whether `name` (any case) is one of credential_headers().
+bool is_credential_header(std::string_view name);
+// `target` (a path, then '?' and a query) without the query parameters named by
+// credential_query_params(), the rest in order; the query's '?' goes when nothing is left.
+std::string without_credentials(std::string_view target);
 
 // Every upstream protocol translated traffic can be written in, one codec per (protocol,
 // operation), process-wide constants like the ingress codecs.

@@ -2,6 +2,7 @@
 
 #include <array>
 
+#include "protocol/registry.h"
 #include "providers/anthropic/anthropic_adapter.h"
 #include "providers/azure_openai/azure_adapter.h"
 #include "providers/gemini/gemini_adapter.h"
@@ -44,6 +45,19 @@ Result<std::unique_ptr<ProviderAdapter>> make_adapter(const config::Provider& pr
   for (const Entry& e : kAdapters) {
     if (e.schema.name != provider.adapter) {
       continue;
+    }
+    // Config checks forward_headers against the framing headers it knows; the credential headers
+    // are the caller protocols' (protocol/registry.h), visible from here. A prefix may cover one
+    // (x-goog-* covers x-goog-api-key): the forwarding filter drops it; a name that is one
+    // exactly can only be a mistake.
+    for (const std::string& pattern : provider.forward_headers) {
+      if (protocol::is_credential_header(pattern)) {
+        return Error(ErrorKind::kBadRequest,
+                     provider.source + ": provider " + provider.id + ": forward_headers: \"" +
+                         pattern +
+                         "\" is a header callers present their gateway key in, which is never "
+                         "forwarded");
+      }
     }
     auto adapter = e.make(provider);
     if (!adapter) {

@@ -24,19 +24,6 @@ constexpr std::string_view kGenerate = ":generateContent";
 constexpr std::string_view kStream = ":streamGenerateContent";
 
 // The raw value of query parameter `name`, or nullopt.
-std::optional<std::string_view> query_param(std::string_view query, std::string_view name) {
-  while (!query.empty()) {
-    const std::size_t amp = query.find('&');
-    const std::string_view pair = query.substr(0, amp);
-    query = amp == std::string_view::npos ? std::string_view() : query.substr(amp + 1);
-    const std::size_t eq = pair.find('=');
-    if (pair.substr(0, eq) == name) {
-      return eq == std::string_view::npos ? std::string_view() : pair.substr(eq + 1);
-    }
-  }
-  return std::nullopt;
-}
-
 Error bad(std::string message, std::string param = {}) {
   return Error(ErrorKind::kBadRequest, std::move(message)).with_param(std::move(param));
 }
@@ -71,14 +58,16 @@ bool GeminiIngress::matches(std::string_view path) const {
   return parse_generate_path(path).has_value();
 }
 
-std::string_view GeminiIngress::credential(const codec::RequestHead& head) const {
-  if (std::string_view key = head.header("x-goog-api-key"); !key.empty()) {
-    return key;
-  }
-  if (auto key = query_param(head.query(), "key"); key && !key->empty()) {
-    return *key;  // API keys are URL-safe: no decoding
-  }
-  return IngressCodec::credential(head);
+std::span<const CredentialSource> GeminiIngress::credential_sources() const {
+  // The Google Gen AI SDKs send x-goog-api-key; Google's REST examples also pass ?key=.
+  static constexpr CredentialSource kSources[] = {
+      {CredentialSource::Kind::kHeader, "x-goog-api-key"},
+      {CredentialSource::Kind::kQuery, "key"},
+      {CredentialSource::Kind::kBearer, "authorization"},
+      {CredentialSource::Kind::kHeader, "x-api-key"},
+      {CredentialSource::Kind::kHeader, "api-key"},
+  };
+  return kSources;
 }
 
 Result<IngressRequest> GeminiIngress::decode(std::string_view body,

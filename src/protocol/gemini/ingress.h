@@ -35,7 +35,8 @@ class GeminiIngress final : public IngressCodec {
   std::string_view path() const override { return "/v1beta/models/{model}:generateContent"; }
   bool matches(std::string_view path) const override;
 
-  std::string_view credential(const codec::RequestHead& head) const override;
+  // x-goog-api-key, then ?key=, then the default sources.
+  std::span<const CredentialSource> credential_sources() const override;
 
   Result<IngressRequest> decode(std::string_view body,
                                 const codec::RequestHead& head) const override;
