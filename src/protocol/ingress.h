@@ -92,7 +92,7 @@ struct ErrorReply {
 // state lives in the stream encoders and sniffers it makes.
 //
 // Adding a protocol: implement this in protocol/<name>/, add one line to registry.cc
-// (docs/architecture.md has the checklist).
+// (protocol/README.md has the checklist).
 class IngressCodec {
  public:
   virtual ~IngressCodec() = default;

@@ -38,8 +38,8 @@ struct RequestSpec {
   bool stream = false;
   std::string_view request_id;
   std::uint64_t content_length = 0;
-  // Caller headers this provider's forward_headers allow, already filtered against the
-  // never-forwarded list (forwarding.h).
+  // Caller headers this provider's forward_headers allow, already rid of framing and
+  // credential headers (pipeline/upstream_relay.h add_forwarded_headers).
   std::span<const Header> forwarded;
 };
 
@@ -127,7 +127,8 @@ class ProviderAdapter {
 
   // Caller headers this adapter passes to its upstream whatever forward_headers says, because
   // the provider's protocol defines them for callers (Anthropic's anthropic-beta). Credentials
-  // and framing headers are never passed (config::never_forwarded), whatever this returns.
+  // and framing headers are never passed (config::never_forwarded,
+  // protocol::is_credential_header), whatever this returns.
   virtual bool passes_caller_header(std::string_view name) const { return false; }
   // Whether any caller header can reach the upstream (forward_headers or passes_caller_header);
   // when not, the pipeline skips looking.
