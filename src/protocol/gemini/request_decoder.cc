@@ -24,7 +24,6 @@ using wire::string_member;
 namespace {
 
 constexpr std::string_view kEmptySchema = R"({"type":"object"})";
-constexpr std::string_view kSystemPrefix = "System: ";
 
 using wire::index;
 using wire::join;
