@@ -1,5 +1,5 @@
 // Stream translation for every caller x upstream protocol pair, through the production path the
-// relay loop uses (pipeline::make_translation: the upstream adapter's StreamDecoder, the caller
+// relay loop uses (pipeline::make_translation: the upstream protocol's StreamDecoder, the caller
 // codec's StreamEncoder), on each protocol's recorded text stream from tests/fixtures. One
 // benchmark per pair, registered from the protocol registry, so a new protocol is measured
 // without a change here:
@@ -25,12 +25,10 @@
 
 #include "alloc_counter.h"
 #include "codec/sse.h"
-#include "config/config.h"
 #include "pipeline/request_context.h"
 #include "pipeline/stream_transform.h"
 #include "protocol/ingress.h"
 #include "protocol/registry.h"
-#include "providers/registry.h"
 
 namespace {
 
@@ -38,7 +36,6 @@ using sluice::codec::SseEvent;
 using sluice::codec::SseParser;
 namespace pipeline = sluice::pipeline;
 namespace protocol = sluice::protocol;
-namespace providers = sluice::providers;
 
 struct Recorded {
   std::string_view protocol;
@@ -89,15 +86,6 @@ std::string read_fixture(const std::string& rel) {
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();
-}
-
-std::unique_ptr<providers::ProviderAdapter> adapter_for(std::string_view wire) {
-  sluice::config::Provider p;
-  p.id = "bench";
-  p.adapter = "mock";
-  p.options.emplace("mock.protocol", std::string(wire));
-  auto made = providers::make_adapter(p);
-  return made ? std::move(*made) : nullptr;
 }
 
 // Feeds `stream` in `read_size` pieces the way the relay loop does; returns upstream events.
@@ -152,21 +140,15 @@ const protocol::IngressCodec* codec_of(std::string_view wire) {
   return nullptr;
 }
 
-// Adapters and streams live as long as the process (benchmarks run after registration).
-std::vector<std::unique_ptr<providers::ProviderAdapter>>& adapters() {
-  static std::vector<std::unique_ptr<providers::ProviderAdapter>> all;
-  return all;
-}
-
+// Streams live as long as the process (benchmarks run after registration).
 const bool kRegistered = [] {
   for (const Recorded& up : kStreams) {
-    auto adapter = adapter_for(up.protocol);
+    const protocol::UpstreamCodec* upstream =
+        protocol::find_upstream(up.protocol, protocol::Operation::kChat);
     const protocol::IngressCodec* native = codec_of(up.protocol);
-    if (!adapter || native == nullptr) {
+    if (upstream == nullptr || native == nullptr) {
       continue;  // a protocol not in this build
     }
-    const providers::ProviderAdapter* upstream = adapter.get();
-    adapters().push_back(std::move(adapter));
     const std::string* stream = new std::string(read_fixture(up.fixture));
 
     benchmark::RegisterBenchmark(("BM_Passthrough/" + std::string(up.protocol)).c_str(),

@@ -21,14 +21,15 @@
 
 #include "codec/sse.h"
 #include "ir/stream_event.h"
-#include "protocol/anthropic/messages_request.h"
-#include "protocol/anthropic/messages_response.h"
+#include "protocol/anthropic/request_decoder.h"
 #include "protocol/anthropic/request_encoder.h"
+#include "protocol/anthropic/response.h"
 #include "protocol/anthropic/stream_decoder.h"
 #include "protocol/anthropic/stream_encoder.h"
-#include "protocol/openai_chat/ir_request.h"
-#include "protocol/openai_chat/ir_response.h"
-#include "protocol/openai_chat/ir_stream.h"
+#include "protocol/openai_chat/request_decoder.h"
+#include "protocol/openai_chat/request_encoder.h"
+#include "protocol/openai_chat/response.h"
+#include "protocol/openai_chat/stream_decoder.h"
 #include "protocol/openai_chat/stream_encoder.h"
 
 namespace {

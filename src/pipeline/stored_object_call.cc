@@ -7,6 +7,7 @@
 #include "pipeline/pipeline.h"
 #include "pipeline/trace_propagation.h"
 #include "pipeline/upstream_relay.h"
+#include "protocol/registry.h"
 #include "providers/adapter.h"
 
 namespace sluice::pipeline {
@@ -91,7 +92,8 @@ Awaitable<void> StoredObjectCall::run() {
   providers::RequestSpec spec;
   spec.operation = codec.operation();
   spec.protocol = codec.protocol();
-  spec.resource = ref->resource;
+  const std::string resource = protocol::without_credentials(ref->resource);
+  spec.resource = resource;
   spec.stream = wants_stream(head_.query());
   spec.request_id = ctx_.request_id;
   spec.forwarded = forwarded.view();

@@ -2,13 +2,14 @@
 
 #include "config/config.h"
 #include "pipeline/trace_propagation.h"
+#include "protocol/registry.h"
 
 namespace sluice::pipeline {
 
 namespace {
 
 bool header_forwarded(std::string_view name, const providers::ProviderAdapter& adapter) {
-  if (config::never_forwarded(name)) {
+  if (config::never_forwarded(name) || protocol::is_credential_header(name)) {
     return false;  // whatever a pattern says: credentials and framing never leave
   }
   if (is_trace_header(name)) {

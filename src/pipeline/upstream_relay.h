@@ -16,8 +16,9 @@
 namespace sluice::pipeline {
 
 // The caller headers `adapter` may receive: its provider's forward_headers patterns and the
-// headers its protocol defines for callers (passes_caller_header); never credentials or framing
-// (config::never_forwarded). Added to `out` (views into `head`).
+// headers its protocol defines for callers (passes_caller_header); never framing
+// (config::never_forwarded) nor a header any caller protocol reads a gateway key from
+// (protocol::is_credential_header). Added to `out` (views into `head`).
 void add_forwarded_headers(const codec::RequestHead& head,
                            const providers::ProviderAdapter& adapter, HeaderList& out);
 

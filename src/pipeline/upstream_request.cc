@@ -5,6 +5,7 @@
 #include "pipeline/call_context.h"
 #include "pipeline/trace_propagation.h"
 #include "pipeline/upstream_relay.h"
+#include "protocol/upstream.h"
 #include "providers/adapter.h"
 
 namespace sluice::pipeline {
@@ -17,6 +18,18 @@ UpstreamRequest::UpstreamRequest(CallContext& call, const TargetRuntime& target)
       mode_(target.provider->adapter->speaks(call.ingress().protocol(), target.operation)
                 ? AttemptMode::kPassthrough
                 : AttemptMode::kTranslation) {}
+
+namespace {
+
+Error no_codec(const protocol::IngressCodec& ingress, const providers::ProviderAdapter& adapter,
+               protocol::Operation operation) {
+  return Error(ErrorKind::kInternal, "requests cannot be translated between " +
+                                         std::string(ingress.protocol()) + " and " +
+                                         std::string(adapter.wire_protocol(operation)))
+      .with_code("translation_unsupported");
+}
+
+}  // namespace
 
 protocol::ProtocolId UpstreamRequest::wire_protocol() const {
   return passthrough() ? call_.ingress().protocol() : adapter().wire_protocol(target_.operation);
@@ -37,7 +50,12 @@ std::optional<Error> UpstreamRequest::frame_body() {
   if (!ir) {
     return std::move(ir).error();
   }
-  auto body = adapter().encode_request(**ir, target_.model, call_.request().stream);
+  const protocol::UpstreamCodec* codec = adapter().upstream_codec(target_.operation);
+  if (codec == nullptr) {
+    return no_codec(call_.ingress(), adapter(), target_.operation);  // the snapshot refuses these
+  }
+  auto body =
+      codec->encode_request(**ir, adapter().encode_target(target_.model, call_.request().stream));
   if (!body) {
     return std::move(body).error();
   }
@@ -86,8 +104,10 @@ std::optional<Error> UpstreamRequest::make_transform() {
     auto ir = call_.ir();
     request.estimated_input_tokens =
         ir ? ir::estimate_input_tokens(**ir) : request.body.size() / 4 + 1;
-    if (auto encoder = ingress.make_stream_encoder(request)) {
-      transform = make_translation(ingress, adapter().make_stream_decoder(), std::move(encoder));
+    const protocol::UpstreamCodec* codec = adapter().upstream_codec(target_.operation);
+    auto encoder = codec != nullptr ? ingress.make_stream_encoder(request) : nullptr;
+    if (encoder) {
+      transform = make_translation(ingress, codec->make_stream_decoder(), std::move(encoder));
       return std::nullopt;
     }
   }
@@ -119,7 +139,11 @@ Result<std::string> UpstreamRequest::answer(std::string body) {
                  "provider '" + adapter().id() + "' answered a streaming request without a stream")
         .with_code("upstream_not_streaming");
   }
-  auto decoded = adapter().decode_response(body);
+  const protocol::UpstreamCodec* codec = adapter().upstream_codec(target_.operation);
+  if (codec == nullptr) {
+    return no_codec(ingress, adapter(), target_.operation);
+  }
+  auto decoded = codec->decode_response(body);
   if (!decoded) {
     return std::move(decoded).error();
   }

@@ -24,18 +24,43 @@ bool iequals_prefix(std::string_view text, std::string_view prefix) {
 
 }  // namespace
 
-std::string_view to_string(Operation operation) {
-  switch (operation) {
-    case Operation::kChat:
-      return "chat";
-    case Operation::kEmbeddings:
-      return "embeddings";
+std::optional<std::string_view> query_param(std::string_view query, std::string_view name) {
+  while (!query.empty()) {
+    const std::size_t amp = query.find('&');
+    const std::string_view pair = query.substr(0, amp);
+    query = amp == std::string_view::npos ? std::string_view() : query.substr(amp + 1);
+    const std::size_t eq = pair.find('=');
+    if (pair.substr(0, eq) == name) {
+      return eq == std::string_view::npos ? std::string_view() : pair.substr(eq + 1);
+    }
   }
-  return "chat";
+  return std::nullopt;
+}
+
+std::span<const CredentialSource> IngressCodec::credential_sources() const {
+  static constexpr CredentialSource kSources[] = {
+      {CredentialSource::Kind::kBearer, "authorization"},
+      {CredentialSource::Kind::kHeader, "x-api-key"},
+      {CredentialSource::Kind::kHeader, "api-key"},
+  };
+  return kSources;
 }
 
 std::string_view IngressCodec::credential(const codec::RequestHead& head) const {
-  if (std::string_view v = head.header("authorization"); !v.empty()) {
+  for (const CredentialSource& source : credential_sources()) {
+    if (source.kind == CredentialSource::Kind::kQuery) {
+      if (auto key = query_param(head.query(), source.name); key && !key->empty()) {
+        return *key;
+      }
+      continue;
+    }
+    std::string_view v = head.header(source.name);
+    if (v.empty()) {
+      continue;
+    }
+    if (source.kind == CredentialSource::Kind::kHeader) {
+      return v;
+    }
     if (v.size() > 7 && iequals_prefix(v, "bearer ")) {
       v.remove_prefix(7);
       while (!v.empty() && v.front() == ' ') {
@@ -44,11 +69,6 @@ std::string_view IngressCodec::credential(const codec::RequestHead& head) const 
       return v;
     }
     return {};  // another scheme: not a gateway key, and never read elsewhere
-  }
-  for (std::string_view name : {"x-api-key", "api-key"}) {
-    if (std::string_view v = head.header(name); !v.empty()) {
-      return v;
-    }
   }
   return {};
 }

@@ -15,19 +15,10 @@
 #include "ir/request.h"
 #include "ir/response.h"
 #include "ir/usage.h"
+#include "protocol/protocol_id.h"
 #include "protocol/stream.h"
 
 namespace sluice::protocol {
-
-// Names a wire format ("openai_chat", "anthropic_messages", ...). A caller and an upstream with
-// the same ProtocolId exchange bytes that need no translation: the pipeline relays them
-// verbatim (passthrough) and only sniffs usage. Ids are string literals owned by the codecs.
-using ProtocolId = std::string_view;
-
-// What a request asks the model to do; a route serves exactly one operation.
-enum class Operation : std::uint8_t { kChat, kEmbeddings };
-
-std::string_view to_string(Operation operation);
 
 // A caller's request after its codec has decoded and validated it: what the pipeline needs to
 // route, meter and forward it. Passthrough stays zero-copy: `body` views the caller's bytes and
@@ -74,6 +65,21 @@ struct StoredObjectRef {
   std::string_view resource;
 };
 
+// Where a caller presents its gateway key: a header or a query parameter of its request.
+struct CredentialSource {
+  enum class Kind : std::uint8_t {
+    kBearer,  // a header holding "Bearer <key>"; any other scheme there is no gateway key
+    kHeader,  // a header holding the key itself
+    kQuery,   // a query parameter holding the key (URL-safe: read as it is, not decoded)
+  };
+  Kind kind = Kind::kHeader;
+  std::string_view name;  // lower case
+};
+
+// The value of query parameter `name` in `query` (the target after '?'; not percent-decoded),
+// "" when it has no value, nullopt when it is absent.
+std::optional<std::string_view> query_param(std::string_view query, std::string_view name);
+
 // An error answer in a protocol's own shape.
 struct ErrorReply {
   int status = 500;
@@ -87,7 +93,7 @@ struct ErrorReply {
 // state lives in the stream encoders and sniffers it makes.
 //
 // Adding a protocol: implement this in protocol/<name>/, add one line to registry.cc
-// (docs/architecture.md has the checklist).
+// (protocol/README.md has the checklist).
 class IngressCodec {
  public:
   virtual ~IngressCodec() = default;
@@ -120,10 +126,17 @@ class IngressCodec {
     return {};
   }
 
-  // The gateway key the caller presented, "" when none. The default reads
-  // `Authorization: Bearer <key>`, then `x-api-key`, then `api-key` (the headers the OpenAI,
-  // Anthropic and Azure SDKs send).
-  virtual std::string_view credential(const codec::RequestHead& head) const;
+  // Where this protocol's callers present a gateway key, in the order credential() reads them.
+  // The default: `Authorization: Bearer <key>`, then `x-api-key`, then `api-key` (the headers
+  // the OpenAI, Anthropic and Azure SDKs send). Every header and query parameter any registered
+  // codec names here is never sent to an upstream, whatever the caller's protocol
+  // (registry.h is_credential_header, without_credentials): a codec that reads a new one
+  // cannot forget to protect it.
+  virtual std::span<const CredentialSource> credential_sources() const;
+  // The gateway key the caller presented, "" when none: the first of credential_sources()
+  // present with a value. A kBearer header with another scheme ends the search (it is not a
+  // gateway key, and then nothing else is read as one). Reads no other header or parameter.
+  std::string_view credential(const codec::RequestHead& head) const;
 
   // Decodes and validates the caller's body. Errors are kBadRequest with the offending field in
   // param(), worded the way this protocol's own API words them.

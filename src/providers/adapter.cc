@@ -6,6 +6,7 @@
 
 #include "codec/json_read.h"
 #include "core/version.h"
+#include "protocol/registry.h"
 
 namespace sluice::providers {
 namespace json = boost::json;
@@ -104,6 +105,12 @@ bool iequals(std::string_view a, std::string_view b) {
 
 bool istarts_with(std::string_view text, std::string_view prefix) {
   return text.size() >= prefix.size() && iequals(text.substr(0, prefix.size()), prefix);
+}
+
+const protocol::UpstreamCodec* ProviderAdapter::upstream_codec(
+    protocol::Operation operation) const {
+  const protocol::ProtocolId wire = wire_protocol(operation);
+  return wire.empty() ? nullptr : protocol::find_upstream(wire, operation);
 }
 
 Awaitable<Result<std::unique_ptr<Exchange>>> ProviderAdapter::call_in_process(

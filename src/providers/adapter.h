@@ -14,10 +14,8 @@
 #include "codec/http_head.h"
 #include "config/config.h"
 #include "core/result.h"
-#include "ir/request.h"
-#include "ir/response.h"
 #include "protocol/ingress.h"
-#include "protocol/stream.h"
+#include "protocol/upstream.h"
 #include "providers/base_url.h"
 #include "providers/endpoint.h"
 #include "providers/exchange.h"
@@ -40,8 +38,8 @@ struct RequestSpec {
   bool stream = false;
   std::string_view request_id;
   std::uint64_t content_length = 0;
-  // Caller headers this provider's forward_headers allow, already filtered against the
-  // never-forwarded list (forwarding.h).
+  // Caller headers this provider's forward_headers allow, already rid of framing and
+  // credential headers (pipeline/upstream_relay.h add_forwarded_headers).
   std::span<const Header> forwarded;
 };
 
@@ -52,14 +50,17 @@ struct InProcessRequest {
   std::string_view body;
 };
 
-// One kind of upstream (openai, mock; anthropic, gemini, azure_openai and bedrock to come):
-// which wire protocol it speaks, how a request is framed and authenticated, how its failures
-// are classified, and how its answers are decoded when the caller speaks another protocol.
-// One instance per configured provider, built with the snapshot (registry.h) and shared
-// read-only by every worker: every method is const and thread-safe.
+// One kind of upstream (openai, azure_openai, anthropic, gemini, mock): which wire protocols it
+// speaks, how a request is framed, authenticated (and signed), how its failures are classified,
+// which of its response headers reach the caller, and its options. Translation is not its job:
+// the bodies of a protocol are written and read by that protocol's registered
+// protocol::UpstreamCodec (upstream_codec), shared by every adapter that speaks it, with this
+// provider's options (encode_target). One instance per configured provider, built with the
+// snapshot (registry.h) and shared read-only by every worker: every method is const and
+// thread-safe.
 //
 // Adding an adapter: implement this in providers/<name>/, add one line to registry.cc
-// (docs/architecture.md has the checklist).
+// (README.md has the checklist).
 class ProviderAdapter {
  public:
   virtual ~ProviderAdapter() = default;
@@ -102,12 +103,17 @@ class ProviderAdapter {
     return false;
   }
 
-  // Translation (the caller speaks another protocol): the IR request as this upstream's body,
-  // and this upstream's answers as IR.
-  virtual Result<std::string> encode_request(const ir::Request& request, std::string_view model,
-                                             bool stream) const = 0;
-  virtual Result<ir::Response> decode_response(std::string_view body) const = 0;
-  virtual std::unique_ptr<protocol::StreamDecoder> make_stream_decoder() const = 0;
+  // Translation (the caller speaks another protocol): the codec of wire_protocol(operation)
+  // (protocol/registry.h find_upstream), which writes the IR request as this upstream's body and
+  // reads its answers and streams back. Null only when this upstream cannot serve `operation`
+  // (the snapshot refuses routes that would need it); make_adapter refuses an adapter whose
+  // protocol has no registered codec. A process-wide constant: never owned by the caller.
+  const protocol::UpstreamCodec* upstream_codec(protocol::Operation operation) const;
+  // What upstream_codec() is told about a translated request: `model` (the name the upstream
+  // knows), `stream`, and this provider's options (upstream_options_). Views `model`.
+  protocol::EncodeTarget encode_target(std::string_view model, bool stream) const {
+    return {.model = model, .stream = stream, .options = upstream_options_};
+  }
 
   // An upstream answer with a non-2xx status, as an Error: kind kUpstreamStatus; the message
   // and code the upstream gave; retry_after from its headers. A provider's 401 or 403 means
@@ -121,7 +127,8 @@ class ProviderAdapter {
 
   // Caller headers this adapter passes to its upstream whatever forward_headers says, because
   // the provider's protocol defines them for callers (Anthropic's anthropic-beta). Credentials
-  // and framing headers are never passed (config::never_forwarded), whatever this returns.
+  // and framing headers are never passed (config::never_forwarded,
+  // protocol::is_credential_header), whatever this returns.
   virtual bool passes_caller_header(std::string_view name) const { return false; }
   // Whether any caller header can reach the upstream (forward_headers or passes_caller_header);
   // when not, the pipeline skips looking.
@@ -158,6 +165,7 @@ class ProviderAdapter {
 
   std::shared_ptr<const Endpoint> endpoint_;  // set by network adapters
   bool passes_caller_headers_ = false;        // set by adapters overriding passes_caller_header
+  protocol::UpstreamOptions upstream_options_;  // set by make() from the provider's options
 
  private:
   const config::Provider* config_;  // owned by the snapshot's Config, which outlives adapters

@@ -1,9 +1,9 @@
 #include "providers/openai_compatible.h"
 
-#include "protocol/openai_chat/chat_ingress.h"
-#include "protocol/openai_chat/ir_request.h"
-#include "protocol/openai_chat/ir_response.h"
-#include "protocol/openai_chat/ir_stream.h"
+#include "protocol/openai_chat/ingress.h"
+#include "protocol/openai_chat/request_encoder.h"
+#include "protocol/openai_chat/response.h"
+#include "protocol/openai_chat/stream_decoder.h"
 #include "protocol/openai_responses/conventions.h"
 
 namespace sluice::providers {
@@ -51,24 +51,8 @@ void OpenAiCompatibleAdapter::write_request_head(const RequestSpec& spec,
   write_common_fields(spec, url_.host_header, headers_, head);
 }
 
-Result<std::string> OpenAiCompatibleAdapter::encode_request(const ir::Request& request,
-                                                            std::string_view model,
-                                                            bool stream) const {
-  protocol::openai_chat::EncodeOptions options;
-  options.use_max_completion_tokens = max_completion_tokens_;
-  return protocol::openai_chat::encode_request(request, model, stream, options);
-}
-
-Result<ir::Response> OpenAiCompatibleAdapter::decode_response(std::string_view body) const {
-  return protocol::openai_chat::decode_response(body);
-}
-
-std::unique_ptr<protocol::StreamDecoder> OpenAiCompatibleAdapter::make_stream_decoder() const {
-  return std::make_unique<protocol::openai_chat::StreamDecoder>();
-}
-
 std::string_view OpenAiCompatibleAdapter::output_limit_field(protocol::ProtocolId protocol) const {
-  if (protocol == protocol::openai_chat::kChatProtocol && max_completion_tokens_) {
+  if (protocol == protocol::openai_chat::kChatProtocol && upstream_options_.max_completion_tokens) {
     return "max_completion_tokens";
   }
   return {};

@@ -11,10 +11,10 @@
 namespace sluice::providers {
 
 // What every adapter speaking the OpenAI wire protocol shares (OpenAI itself, OpenAI-compatible
-// servers, Azure OpenAI): Chat Completions and Embeddings, the OpenAI IR codecs for translation,
-// fixed headers (authentication and configured ones) written on every request. Subclasses say
-// where the request goes (request_target, retrieval_target) and build headers_ / secrets_ in
-// their make().
+// servers, Azure OpenAI): Chat Completions and Embeddings (translated traffic uses the
+// openai_chat upstream codec), fixed headers (authentication and configured ones) written on
+// every request. Subclasses say where the request goes (request_target, retrieval_target) and
+// build headers_ / secrets_ and upstream_options_ (max_completion_tokens) in their make().
 //
 // Chat routes speak two protocols: Chat Completions (wire_protocol(), what translated traffic
 // uses: every OpenAI-compatible server has it) and, unless responses_api_ is off, the Responses
@@ -27,10 +27,6 @@ class OpenAiCompatibleAdapter : public ProviderAdapter {
                           codec::HeadWriter& head) const override;
   // GET <retrieval_target> for a Responses resource ("/responses/{id}").
   bool write_retrieval_head(const RequestSpec& spec, codec::HeadWriter& head) const override;
-  Result<std::string> encode_request(const ir::Request& request, std::string_view model,
-                                     bool stream) const override;
-  Result<ir::Response> decode_response(std::string_view body) const override;
-  std::unique_ptr<protocol::StreamDecoder> make_stream_decoder() const override;
   std::span<const std::string> secrets() const override { return secrets_; }
   // max_completion_tokens where this server wants it for translated requests too.
   std::string_view output_limit_field(protocol::ProtocolId protocol) const override;
@@ -48,8 +44,6 @@ class OpenAiCompatibleAdapter : public ProviderAdapter {
   BaseUrl url_;
   std::vector<std::pair<std::string, std::string>> headers_;  // auth + configured headers
   std::vector<std::string> secrets_;
-  // Send a translated request's output limit as max_completion_tokens (see OpenAiAdapter).
-  bool max_completion_tokens_ = false;
   // The server has the Responses API (POST /responses, GET /responses/{id}).
   bool responses_api_ = true;
 };

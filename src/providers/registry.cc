@@ -2,6 +2,7 @@
 
 #include <array>
 
+#include "protocol/registry.h"
 #include "providers/anthropic/anthropic_adapter.h"
 #include "providers/azure_openai/azure_adapter.h"
 #include "providers/gemini/gemini_adapter.h"
@@ -42,9 +43,37 @@ std::span<const config::AdapterSchema> adapter_schemas() { return kSchemas; }
 
 Result<std::unique_ptr<ProviderAdapter>> make_adapter(const config::Provider& provider) {
   for (const Entry& e : kAdapters) {
-    if (e.schema.name == provider.adapter) {
-      return e.make(provider);
+    if (e.schema.name != provider.adapter) {
+      continue;
     }
+    // Config checks forward_headers against the framing headers it knows; the credential headers
+    // are the caller protocols' (protocol/registry.h), visible from here. A prefix may cover one
+    // (x-goog-* covers x-goog-api-key): the forwarding filter drops it; a name that is one
+    // exactly can only be a mistake.
+    for (const std::string& pattern : provider.forward_headers) {
+      if (protocol::is_credential_header(pattern)) {
+        return Error(ErrorKind::kBadRequest,
+                     provider.source + ": provider " + provider.id + ": forward_headers: \"" +
+                         pattern +
+                         "\" is a header callers present their gateway key in, which is never "
+                         "forwarded");
+      }
+    }
+    auto adapter = e.make(provider);
+    if (!adapter) {
+      return adapter;
+    }
+    // Translated traffic needs the codec of every protocol the adapter names: a missing
+    // registration is the gateway's bug, caught at start-up rather than on a request.
+    for (protocol::Operation op : {protocol::Operation::kChat, protocol::Operation::kEmbeddings}) {
+      const protocol::ProtocolId wire = (*adapter)->wire_protocol(op);
+      if (!wire.empty() && (*adapter)->upstream_codec(op) == nullptr) {
+        return Error(ErrorKind::kInternal, "adapter " + provider.adapter + " speaks " +
+                                               std::string(wire) +
+                                               ", which has no registered upstream codec");
+      }
+    }
+    return adapter;
   }
   return Error(ErrorKind::kBadRequest,
                provider.source + ": provider " + provider.id + ": unknown adapter " +

@@ -8,7 +8,7 @@
 
 #include "fuzz_support.h"
 #include "ir/request.h"
-#include "protocol/anthropic/messages_request.h"
+#include "protocol/anthropic/request_decoder.h"
 #include "protocol/anthropic/request_encoder.h"
 
 namespace sluice::fuzz {

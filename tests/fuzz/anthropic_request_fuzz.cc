@@ -1,4 +1,4 @@
-// protocol/anthropic/messages_request.h: decode_request on arbitrary bytes, strict and not.
+// protocol/anthropic/request_decoder.h: decode_request on arbitrary bytes, strict and not.
 // Strict mode only adds rejections, so what it accepts the default mode accepts too. An
 // accepted request must translate (openai_chat::encode_request, the Anthropic caller ->
 // OpenAI upstream path) into valid JSON carrying the upstream model, and encode back to
@@ -11,8 +11,9 @@
 
 #include "anthropic_encoding_check.h"
 #include "fuzz_support.h"
-#include "protocol/anthropic/messages_request.h"
-#include "protocol/openai_chat/ir_request.h"
+#include "protocol/anthropic/request_decoder.h"
+#include "protocol/openai_chat/request_decoder.h"
+#include "protocol/openai_chat/request_encoder.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   namespace an = sluice::protocol::anthropic;

@@ -1,4 +1,4 @@
-// protocol/anthropic/messages_response.h: decode_response on arbitrary bytes. A decoded answer
+// protocol/anthropic/response.h: decode_response on arbitrary bytes. A decoded answer
 // is encoded back (encode_response); when that succeeds it must be a valid JSON message that
 // decode_response accepts again.
 
@@ -7,7 +7,7 @@
 #include <string_view>
 
 #include "fuzz_support.h"
-#include "protocol/anthropic/messages_response.h"
+#include "protocol/anthropic/response.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   namespace an = sluice::protocol::anthropic;

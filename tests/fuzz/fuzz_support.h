@@ -21,9 +21,9 @@
 #include "codec/sse.h"
 #include "ir/stream_event.h"
 #include "protocol/anthropic/stream_encoder.h"
-#include "protocol/openai_chat/ir_response.h"
-#include "protocol/openai_chat/ir_stream.h"
-#include "protocol/openai_chat/response_encoder.h"
+#include "protocol/openai_chat/conventions.h"
+#include "protocol/openai_chat/response.h"
+#include "protocol/openai_chat/stream_decoder.h"
 #include "protocol/openai_chat/stream_encoder.h"
 #include "protocol/stream.h"
 

@@ -1,6 +1,6 @@
-// protocol/gemini/request.h: decode_request on arbitrary bytes (a Gemini caller's body). What it
-// accepts must translate to Anthropic (check_anthropic_encoding) and OpenAI (valid JSON with
-// the upstream model), and encode back to Gemini as check_gemini_encoding expects. The same
+// protocol/gemini/request_decoder.h: decode_request on arbitrary bytes (a Gemini caller's body).
+// What it accepts must translate to Anthropic (check_anthropic_encoding) and OpenAI (valid JSON
+// with the upstream model), and encode back to Gemini as check_gemini_encoding expects. The same
 // bytes are also read as an Anthropic and as an OpenAI Chat request: the IR of other callers
 // must encode for a Gemini upstream under the same promise.
 
@@ -12,9 +12,11 @@
 #include "anthropic_encoding_check.h"
 #include "fuzz_support.h"
 #include "ir/request.h"
-#include "protocol/anthropic/messages_request.h"
-#include "protocol/gemini/request.h"
-#include "protocol/openai_chat/ir_request.h"
+#include "protocol/anthropic/request_decoder.h"
+#include "protocol/gemini/request_decoder.h"
+#include "protocol/gemini/request_encoder.h"
+#include "protocol/openai_chat/request_decoder.h"
+#include "protocol/openai_chat/request_encoder.h"
 
 namespace {
 namespace gm = sluice::protocol::gemini;

@@ -1,4 +1,4 @@
-// protocol/openai_chat/chat_request.h: decode_chat_request and decode_embeddings_request on
+// protocol/openai_chat/envelope.h: decode_chat_request and decode_embeddings_request on
 // arbitrary bytes. What they accept must be a JSON object whose decoded fields agree with the
 // document the gateway itself would build from it (ChatRequest::document()), and
 // encode_upstream_body must turn it into valid JSON that is the same document with "model"
@@ -13,7 +13,7 @@
 #include <boost/json/value.hpp>
 
 #include "fuzz_support.h"
-#include "protocol/openai_chat/chat_request.h"
+#include "protocol/openai_chat/envelope.h"
 
 namespace {
 

@@ -1,4 +1,4 @@
-// protocol/openai_chat/ir_request.h: decode_request on arbitrary bytes. What it accepts must
+// protocol/openai_chat/request_decoder.h: decode_request on arbitrary bytes. What it accepts must
 // encode (streaming or not, either output-limit field) to valid JSON carrying the upstream
 // model, and that body must decode again. It must also translate to Anthropic (the OpenAI
 // caller -> Anthropic upstream path) as check_anthropic_encoding expects.
@@ -10,7 +10,8 @@
 
 #include "anthropic_encoding_check.h"
 #include "fuzz_support.h"
-#include "protocol/openai_chat/ir_request.h"
+#include "protocol/openai_chat/request_decoder.h"
+#include "protocol/openai_chat/request_encoder.h"
 
 namespace {
 namespace oc = sluice::protocol::openai_chat;

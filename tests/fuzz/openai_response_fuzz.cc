@@ -1,16 +1,16 @@
-// protocol/openai_chat/ir_response.h: decode_response (and stream_monitor.h
+// protocol/openai_chat/response.h: decode_response (and stream_sniffer.h
 // usage_from_response) on arbitrary bytes. A decoded answer is translated to an Anthropic
 // message, as the gateway does for an Anthropic caller: that either fails cleanly or is
-// valid JSON ("never a wrong body", messages_response.h).
+// valid JSON ("never a wrong body", anthropic/response.h).
 
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
 
 #include "fuzz_support.h"
-#include "protocol/anthropic/messages_response.h"
-#include "protocol/openai_chat/ir_response.h"
-#include "protocol/openai_chat/stream_monitor.h"
+#include "protocol/anthropic/response.h"
+#include "protocol/openai_chat/response.h"
+#include "protocol/openai_chat/stream_sniffer.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   namespace oc = sluice::protocol::openai_chat;

@@ -15,9 +15,11 @@
 
 #include "anthropic_encoding_check.h"
 #include "fuzz_support.h"
-#include "protocol/openai_chat/ir_request.h"
-#include "protocol/openai_responses/request.h"
-#include "protocol/openai_responses/responses_ingress.h"
+#include "protocol/openai_chat/request_decoder.h"
+#include "protocol/openai_chat/request_encoder.h"
+#include "protocol/openai_responses/ingress.h"
+#include "protocol/openai_responses/request_decoder.h"
+#include "protocol/openai_responses/request_encoder.h"
 
 namespace {
 

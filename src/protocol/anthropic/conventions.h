@@ -9,11 +9,17 @@
 #include "core/result.h"
 #include "ir/response.h"
 #include "ir/usage.h"
+#include "protocol/protocol_id.h"
 
 namespace sluice::protocol::anthropic {
 
 // Conventions of the Anthropic Messages API shared by the request, response and stream codecs:
 // usage accounting, id shapes, stop reasons. Pure functions; no state.
+
+// Wire format ids: Messages bodies and streams (POST /v1/messages), and token counting
+// (POST /v1/messages/count_tokens), which only an Anthropic upstream answers.
+inline constexpr ProtocolId kMessagesProtocol = "anthropic_messages";
+inline constexpr ProtocolId kCountTokensProtocol = "anthropic_count_tokens";
 
 // Anthropic's `usage` object. Unlike the IR (OpenAI semantics), `input_tokens` EXCLUDES the
 // cache reads and writes: total prompt = input + cache_creation + cache_read.

@@ -11,7 +11,7 @@ namespace sluice::protocol::anthropic {
 
 // IR request -> Anthropic Messages request body (POST /v1/messages), for translated traffic: a
 // caller speaking another protocol (OpenAI, Gemini) whose route's upstream speaks Anthropic.
-// The inverse of decode_request (messages_request.h). Sans-I/O, stateless, thread-safe.
+// The inverse of decode_request (request_decoder.h). Sans-I/O, stateless, thread-safe.
 
 // Thinking budgets for an OpenAI-style reasoning effort without an explicit budget. The floor
 // is Anthropic's minimum budget (1024); the steps double or so per level, and xhigh stays at

@@ -8,12 +8,16 @@
 #include "core/result.h"
 #include "ir/response.h"
 #include "ir/usage.h"
+#include "protocol/protocol_id.h"
 
 // Conventions of the Gemini API (generativelanguage.googleapis.com, v1beta) shared by the
 // request, response and stream codecs: usage accounting, finish reasons, function-call ids.
 // Pure functions; no state. Field semantics are those of the API reference
 // (GenerateContentResponse.UsageMetadata, Candidate.FinishReason, FunctionCall).
 namespace sluice::protocol::gemini {
+
+// The wire format of generateContent / streamGenerateContent bodies and their event streams.
+inline constexpr ProtocolId kGeminiProtocol = "gemini";
 
 // Maximum JSON nesting accepted from callers and upstreams.
 inline constexpr unsigned kMaxJsonDepth = 64;

@@ -30,7 +30,11 @@ Error untranslatable(Source source, const std::string& path, std::string_view wh
   if (source == Source::kCaller) {
     return wire::untranslatable(path, what);
   }
-  return fail(source, path, "'" + std::string(what) + "' cannot be translated");
+  // Appended rather than "'" + std::string(what): GCC 12 warns falsely (-Wrestrict, its bug
+  // 105651) on operator+(const char*, std::string&&).
+  std::string problem = "'";
+  problem.append(what).append("' cannot be translated");
+  return fail(source, path, problem);
 }
 
 constexpr std::array<std::string_view, 4> kServerParts = {"executableCode", "codeExecutionResult",

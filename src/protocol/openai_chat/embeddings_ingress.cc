@@ -1,7 +1,7 @@
 #include "protocol/openai_chat/embeddings_ingress.h"
 
-#include "protocol/openai_chat/chat_ingress.h"
-#include "protocol/openai_chat/chat_request.h"
+#include "protocol/openai_chat/envelope.h"
+#include "protocol/openai_chat/ingress.h"
 
 namespace sluice::protocol::openai_chat {
 

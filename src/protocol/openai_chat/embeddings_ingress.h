@@ -1,6 +1,6 @@
 #pragma once
 
-#include "protocol/openai_chat/openai_ingress.h"
+#include "protocol/openai_chat/ingress.h"
 
 namespace sluice::protocol::openai_chat {
 
@@ -24,7 +24,8 @@ class EmbeddingsIngress final : public OpenAiIngress {
   std::unique_ptr<StreamEncoder> make_stream_encoder(const IngressRequest&) const override {
     return nullptr;
   }
-  std::unique_ptr<StreamSniffer> make_stream_sniffer(const IngressRequest&) const override {
+  std::unique_ptr<protocol::StreamSniffer> make_stream_sniffer(
+      const IngressRequest&) const override {
     return nullptr;
   }
 };

@@ -124,4 +124,35 @@ std::string normalise_upstream_error(std::string_view body, int status,
   return make(prefix, type_for_status(status), {}, "upstream_error");
 }
 
+Error error_from_openai(std::string_view message, std::string_view type, std::string_view code,
+                        int numeric_code, std::string_view param) {
+  int status = 502;
+  if (numeric_code >= 400 && numeric_code <= 599) {
+    status = numeric_code;
+  } else if (type == "not_found_error" || code == "model_not_found") {
+    status = 404;
+  } else if (type == "rate_limit_error" || type == "insufficient_quota" ||
+             code == "rate_limit_exceeded" || code == "insufficient_quota") {
+    status = 429;
+  } else if (type == "invalid_request_error") {
+    status = 400;
+  } else if (type == "authentication_error") {
+    status = 401;
+  } else if (type == "permission_error") {
+    status = 403;
+  } else if (type == "server_error") {
+    status = 500;
+  }
+  std::string text =
+      message.empty() ? std::string("upstream reported an error") : std::string(message);
+  Error error(ErrorKind::kUpstreamStatus, status, std::move(text));
+  if (!code.empty()) {
+    error.with_code(std::string(code));
+  }
+  if (!param.empty()) {
+    return std::move(error).with_param(std::string(param));
+  }
+  return error;
+}
+
 }  // namespace sluice::protocol::openai_chat

@@ -25,4 +25,13 @@ bool is_error_body(std::string_view body);
 // The error answer for `error`: its HTTP status and OpenAI's error body.
 std::string encode_error_with_status(const Error& error, int& status);
 
+// An upstream error object ({"message","type","code","param"}, OpenAI's shape, which
+// vLLM and most compatible servers copy) as a kUpstreamStatus Error. The status comes
+// from a numeric `code` in 400..599 (vLLM) or from `type` (invalid_request_error 400,
+// authentication_error 401, permission_error 403, not_found_error or code model_not_found 404,
+// rate_limit_error and insufficient_quota 429, server_error 500, else 502); a string `code` becomes
+// Error::code().
+Error error_from_openai(std::string_view message, std::string_view type, std::string_view code,
+                        int numeric_code, std::string_view param);
+
 }  // namespace sluice::protocol::openai_chat

@@ -3,7 +3,7 @@
 #include <string_view>
 
 // The fields of an OpenAI chat.completion / chat.completion.chunk the translation decoders
-// (ir_response.h, ir_stream.h) know, per level: read, or skipped on purpose. Anything else
+// (response.h, stream_decoder.h) know, per level: read, or skipped on purpose. Anything else
 // counts as schema drift (protocol/drift.h). OpenAI's documented fields plus Azure's content
 // filter results; other compatible servers' extensions count as drift of that provider.
 namespace sluice::protocol::openai_chat::known {

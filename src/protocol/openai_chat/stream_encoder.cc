@@ -4,8 +4,9 @@
 
 #include "codec/json_writer.h"
 #include "codec/sse.h"
+#include "protocol/openai_chat/conventions.h"
 #include "protocol/openai_chat/errors.h"
-#include "protocol/openai_chat/response_encoder.h"
+#include "protocol/openai_chat/response.h"
 
 namespace sluice::protocol::openai_chat {
 

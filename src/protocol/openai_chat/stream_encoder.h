@@ -13,7 +13,7 @@ namespace sluice::protocol::openai_chat {
 
 // Turns IR stream events (ordering contract in ir/stream_event.h) into an OpenAI Chat
 // Completions stream, for OpenAI callers whose upstream speaks another protocol (the inverse of
-// ir_stream.h). Every event is `data: <chat.completion.chunk>\n\n` (no `event:` lines), the
+// stream_decoder.h). Every event is `data: <chat.completion.chunk>\n\n` (no `event:` lines), the
 // stream ends with `data: [DONE]\n\n`. One instance per request; not thread-safe; sans-I/O.
 //
 // Every chunk carries the same "id" (kStart's id prefixed "chatcmpl-" unless it has it),
@@ -24,18 +24,18 @@ namespace sluice::protocol::openai_chat {
 //                      (the caller sees the stream open before the first token exists)
 //   kTextDelta         delta {"content": text}
 //   kReasoningDelta    delta {"reasoning_content": text}: the vLLM / DeepSeek convention that
-//                      ir_stream.h reads back; OpenAI's own Chat Completions streams no
+//                      stream_decoder.h reads back; OpenAI's own Chat Completions streams no
 //                      reasoning text, so OpenAI SDKs ignore the field
 //   kToolCallStart     delta {"tool_calls":[{"index","id","type":"function",
 //                      "function":{"name","arguments":""}}]}; index = the IR tool index
 //                      (zero-based, order of first appearance); an empty id becomes
-//                      "<chunk id>_call_<index>" (what ir_stream.h invents for a missing id)
+//                      "<chunk id>_call_<index>" (what stream_decoder.h invents for a missing id)
 //   kToolCallDelta     delta {"tool_calls":[{"index","function":{"arguments": fragment}}]}
 //   kUsage             held (the IR repeats it, cumulative): only the last one is written
-//   kFinish            delta {} with finish_reason (response_encoder.h finish_reason_to_openai)
+//   kFinish            delta {} with finish_reason (conventions.h finish_reason_to_openai)
 //   kDone              when the caller asked for usage (stream_options.include_usage) and the
 //                      upstream reported some: a chunk with "choices":[] and "usage" (as
-//                      response_encoder.h append_usage_json); then `data: [DONE]`. A kDone
+//                      conventions.h append_usage_json); then `data: [DONE]`. A kDone
 //                      without kFinish writes the finish chunk first ("stop").
 // With include_usage every other chunk carries "usage":null, as OpenAI's do. Empty text,
 // reasoning and argument deltas write nothing. Text and tool deltas are written in the encode()

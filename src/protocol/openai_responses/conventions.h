@@ -14,11 +14,11 @@
 #include "core/result.h"
 #include "ir/response.h"
 #include "ir/usage.h"
-#include "protocol/ingress.h"
+#include "protocol/protocol_id.h"
 
-// What the OpenAI Responses codecs share: the protocol id, usage, ids, statuses and errors.
-// Pure functions; checked against openai/openai-openapi (openapi.yaml: Response, ResponseUsage,
-// ResponseError, ResponseErrorEvent). README.md has the mapping tables.
+// What the OpenAI Responses codecs share: the protocol id, usage, ids and statuses (errors.h
+// has the errors). Pure functions; checked against openai/openai-openapi (openapi.yaml:
+// Response, ResponseUsage). README.md has the mapping tables.
 namespace sluice::protocol::openai_responses {
 
 // The wire format of POST /v1/responses bodies and their event streams.
@@ -137,19 +137,5 @@ ir::FinishReason finish_from_status(std::string_view status, std::string_view in
 // The inverse: "" for a completed response, else the incomplete_details.reason
 // (kLength -> max_output_tokens, kContentFilter -> content_filter).
 std::string_view incomplete_reason(ir::FinishReason finish);
-
-// An upstream error object ({message, type, code, param}) as a kUpstreamStatus Error; the
-// status comes from the type or code (invalid_request_error 400, authentication_error 401,
-// permission_error 403, not_found 404, rate limits and insufficient_quota 429, server_error
-// 500, else 502). A string code becomes Error::code().
-Error error_from_wire(const boost::json::object& error);
-
-// OpenAI's error body {"error":{"message","type","param","code"}} for `error`, and its status.
-std::string encode_error(const Error& error);
-int error_status(const Error& error);
-// OpenAI's `type` for an error kind (invalid_request_error, rate_limit_error, ...).
-std::string_view error_type(const Error& error);
-// Whether `body` is {"error":{"message":"...",...}}.
-bool is_error_body(std::string_view body);
 
 }  // namespace sluice::protocol::openai_responses

@@ -7,6 +7,7 @@
 #include "codec/json_writer.h"
 #include "protocol/drift.h"
 #include "protocol/openai_responses/conventions.h"
+#include "protocol/openai_responses/errors.h"
 
 namespace sluice::protocol::openai_responses {
 namespace json = boost::json;

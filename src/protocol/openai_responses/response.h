@@ -18,7 +18,7 @@ namespace sluice::protocol::openai_responses {
 //   function_call -> kToolCall {id = call_id, name, arguments ("{}" when empty)};
 //   reasoning -> kReasoning per summary_text (id = the item id), encrypted_content as the
 //   signature of the last one, or without summary text a kRedactedReasoning (as
-//   request.h decode_request reads reasoning input items).
+//   request_decoder.h decode_request reads reasoning input items).
 //   status completed -> kToolCalls when it holds a function call, else kStop; incomplete with
 //   incomplete_details.reason max_output_tokens -> kLength, content_filter -> kContentFilter;
 //   usage per conventions.h; created_at -> created.

@@ -2,6 +2,7 @@
 
 #include "codec/json_read.h"
 #include "protocol/openai_responses/conventions.h"
+#include "protocol/openai_responses/errors.h"
 
 namespace sluice::protocol::openai_responses {
 namespace json = boost::json;

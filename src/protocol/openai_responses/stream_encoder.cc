@@ -4,6 +4,7 @@
 
 #include "codec/json_writer.h"
 #include "protocol/openai_responses/conventions.h"
+#include "protocol/openai_responses/errors.h"
 #include "protocol/openai_responses/response.h"
 
 namespace sluice::protocol::openai_responses {

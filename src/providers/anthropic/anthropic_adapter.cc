@@ -2,10 +2,7 @@
 
 #include <array>
 
-#include "protocol/anthropic/messages_ingress.h"
-#include "protocol/anthropic/messages_response.h"
-#include "protocol/anthropic/request_encoder.h"
-#include "protocol/anthropic/stream_decoder.h"
+#include "protocol/anthropic/conventions.h"
 
 namespace sluice::providers {
 
@@ -55,10 +52,11 @@ Result<std::unique_ptr<ProviderAdapter>> AnthropicAdapter::make(const config::Pr
     a->headers_.emplace_back(name, value);
   }
   if (const std::string* adaptive = p.option("adaptive_thinking")) {
-    a->adaptive_thinking_ = *adaptive == "true";
+    a->upstream_options_.adaptive_thinking = *adaptive == "true";
   }
   if (const std::string* max = p.option("default_max_tokens")) {
-    a->default_max_tokens_ = static_cast<std::uint32_t>(std::stoul(*max));  // validated
+    a->upstream_options_.default_max_tokens =
+        static_cast<std::uint32_t>(std::stoul(*max));  // validated
   }
   return std::unique_ptr<ProviderAdapter>(std::move(a));
 }
@@ -81,22 +79,6 @@ void AnthropicAdapter::write_request_head(const RequestSpec& spec, std::string_v
                         ? "/messages/count_tokens"
                         : "/messages");
   write_common_fields(spec, url_.host_header, headers_, head);
-}
-
-Result<std::string> AnthropicAdapter::encode_request(const ir::Request& request,
-                                                     std::string_view model, bool stream) const {
-  protocol::anthropic::EncodeOptions options;
-  options.default_max_tokens = default_max_tokens_;
-  options.adaptive_thinking = adaptive_thinking_;
-  return protocol::anthropic::encode_request(request, model, stream, options);
-}
-
-Result<ir::Response> AnthropicAdapter::decode_response(std::string_view body) const {
-  return protocol::anthropic::decode_response(body);
-}
-
-std::unique_ptr<protocol::StreamDecoder> AnthropicAdapter::make_stream_decoder() const {
-  return std::make_unique<protocol::anthropic::StreamDecoder>();
 }
 
 bool AnthropicAdapter::relays_response_header(std::string_view name) const {

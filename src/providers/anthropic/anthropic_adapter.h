@@ -23,7 +23,9 @@ namespace sluice::providers {
 //   adaptive_thinking    translated reasoning requests use {"type":"adaptive"} thinking plus
 //                        output_config.effort instead of a token budget (models that refuse
 //                        budget_tokens). Default false.
-// Translation rules (IR -> Messages) are protocol/anthropic/request_encoder.h's.
+// default_max_tokens and adaptive_thinking are upstream_options_ for the anthropic_messages
+// upstream codec, whose translation rules (IR -> Messages) are protocol/anthropic/
+// request_encoder.h's.
 class AnthropicAdapter final : public ProviderAdapter {
  public:
   static const config::AdapterSchema kSchema;
@@ -33,10 +35,6 @@ class AnthropicAdapter final : public ProviderAdapter {
   bool speaks(protocol::ProtocolId protocol, protocol::Operation operation) const override;
   void write_request_head(const RequestSpec& spec, std::string_view body,
                           codec::HeadWriter& head) const override;
-  Result<std::string> encode_request(const ir::Request& request, std::string_view model,
-                                     bool stream) const override;
-  Result<ir::Response> decode_response(std::string_view body) const override;
-  std::unique_ptr<protocol::StreamDecoder> make_stream_decoder() const override;
   bool relays_response_header(std::string_view name) const override;
   bool passes_caller_header(std::string_view name) const override;
   std::span<const std::string> secrets() const override { return secrets_; }
@@ -47,8 +45,6 @@ class AnthropicAdapter final : public ProviderAdapter {
   BaseUrl url_;
   std::vector<std::pair<std::string, std::string>> headers_;  // auth, version, configured
   std::vector<std::string> secrets_;
-  std::uint32_t default_max_tokens_ = 4096;
-  bool adaptive_thinking_ = false;
 };
 
 }  // namespace sluice::providers

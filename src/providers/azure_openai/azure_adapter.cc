@@ -41,7 +41,7 @@ Result<std::unique_ptr<ProviderAdapter>> AzureOpenAiAdapter::make(const config::
     a->secrets_.push_back(p.api_key);
   }
   a->add_configured_headers();
-  a->max_completion_tokens_ = true;
+  a->upstream_options_.max_completion_tokens = true;
   const std::string* style = p.option("api_style");
   a->v1_ = style != nullptr && *style == "v1";
   const std::string* version = p.option("api_version");

@@ -6,10 +6,7 @@
 #include <boost/json/value.hpp>
 
 #include "codec/json_read.h"
-#include "protocol/gemini/gemini_ingress.h"
-#include "protocol/gemini/request.h"
-#include "protocol/gemini/response.h"
-#include "protocol/gemini/stream_decoder.h"
+#include "protocol/gemini/conventions.h"
 
 namespace sluice::providers {
 namespace json = boost::json;
@@ -59,21 +56,6 @@ void GeminiAdapter::write_request_head(const RequestSpec& spec, std::string_view
                                        codec::HeadWriter& head) const {
   head.request_line("POST", gemini_target(url_.path_prefix, spec.model, spec.stream));
   write_common_fields(spec, url_.host_header, headers_, head);
-}
-
-Result<std::string> GeminiAdapter::encode_request(const ir::Request& request,
-                                                  std::string_view /*model*/,
-                                                  bool /*stream*/) const {
-  // The model and the stream flag go into the URL (write_request_head), not the body.
-  return protocol::gemini::encode_request(request);
-}
-
-Result<ir::Response> GeminiAdapter::decode_response(std::string_view body) const {
-  return protocol::gemini::decode_response(body);
-}
-
-std::unique_ptr<protocol::StreamDecoder> GeminiAdapter::make_stream_decoder() const {
-  return std::make_unique<protocol::gemini::StreamDecoder>();
 }
 
 std::uint32_t gemini_retry_delay(std::string_view body) {

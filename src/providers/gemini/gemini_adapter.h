@@ -31,10 +31,6 @@ class GeminiAdapter final : public ProviderAdapter {
   protocol::ProtocolId wire_protocol(protocol::Operation operation) const override;
   void write_request_head(const RequestSpec& spec, std::string_view body,
                           codec::HeadWriter& head) const override;
-  Result<std::string> encode_request(const ir::Request& request, std::string_view model,
-                                     bool stream) const override;
-  Result<ir::Response> decode_response(std::string_view body) const override;
-  std::unique_ptr<protocol::StreamDecoder> make_stream_decoder() const override;
   Error classify_failure(int status, const Exchange& response,
                          std::string_view body) const override;
   std::span<const std::string> secrets() const override { return secrets_; }

@@ -2,27 +2,11 @@
 
 #include <array>
 
-#include "protocol/anthropic/messages_ingress.h"
-#include "protocol/anthropic/messages_request.h"
-#include "protocol/anthropic/messages_response.h"
-#include "protocol/anthropic/request_encoder.h"
-#include "protocol/anthropic/stream_decoder.h"
-#include "protocol/anthropic/stream_encoder.h"
-#include "protocol/gemini/gemini_ingress.h"
-#include "protocol/gemini/request.h"
-#include "protocol/gemini/response.h"
-#include "protocol/gemini/stream_decoder.h"
-#include "protocol/gemini/stream_encoder.h"
-#include "protocol/openai_chat/chat_ingress.h"
-#include "protocol/openai_chat/chat_request.h"
-#include "protocol/openai_chat/ir_request.h"
-#include "protocol/openai_chat/ir_response.h"
-#include "protocol/openai_chat/ir_stream.h"
+#include "protocol/anthropic/conventions.h"
+#include "protocol/gemini/conventions.h"
+#include "protocol/openai_chat/conventions.h"
 #include "protocol/openai_responses/conventions.h"
-#include "protocol/openai_responses/request.h"
-#include "protocol/openai_responses/response.h"
-#include "protocol/openai_responses/stream_decoder.h"
-#include "protocol/openai_responses/stream_encoder.h"
+#include "protocol/registry.h"
 #include "providers/mock/mock_exchange.h"
 #include "providers/mock/mock_ir.h"
 #include "providers/mock/mock_provider.h"
@@ -34,8 +18,6 @@ namespace {
 constexpr std::array<std::string_view, 4> kProtocols = {
     protocol::openai_chat::kChatProtocol, protocol::anthropic::kMessagesProtocol,
     protocol::gemini::kGeminiProtocol, protocol::openai_responses::kResponsesProtocol};
-
-constexpr std::int64_t kCreated = 1700000000;  // the mock's answers do not depend on the clock
 
 constexpr std::array<config::AdapterOption, 3> kOptions = {{
     {.name = "mock.embedding_dimensions",
@@ -50,38 +32,6 @@ constexpr std::array<config::AdapterOption, 3> kOptions = {{
      .choices = {}},
     {.name = "mock.protocol", .type = config::AdapterOption::Type::kChoice, .choices = kProtocols},
 }};
-
-// The request as IR, read the way an upstream of `wire` would read it.
-Result<ir::Request> decode_in(protocol::ProtocolId wire, std::string_view body) {
-  if (wire == protocol::anthropic::kMessagesProtocol) {
-    return protocol::anthropic::decode_request(body);
-  }
-  if (wire == protocol::gemini::kGeminiProtocol) {
-    return protocol::gemini::decode_request(body);
-  }
-  return protocol::openai_responses::decode_request(body);
-}
-
-Result<std::string> encode_in(protocol::ProtocolId wire, const ir::Response& response) {
-  if (wire == protocol::anthropic::kMessagesProtocol) {
-    return protocol::anthropic::encode_response(response);
-  }
-  if (wire == protocol::gemini::kGeminiProtocol) {
-    return protocol::gemini::encode_response(response);
-  }
-  return protocol::openai_responses::encode_response(response, kCreated);
-}
-
-std::unique_ptr<protocol::StreamEncoder> stream_encoder_for(protocol::ProtocolId wire,
-                                                            std::uint64_t input_tokens) {
-  if (wire == protocol::anthropic::kMessagesProtocol) {
-    return std::make_unique<protocol::anthropic::StreamEncoder>(input_tokens);
-  }
-  if (wire == protocol::gemini::kGeminiProtocol) {
-    return std::make_unique<protocol::gemini::StreamEncoder>();
-  }
-  return std::make_unique<protocol::openai_responses::StreamEncoder>(kCreated);
-}
 
 }  // namespace
 
@@ -104,6 +54,14 @@ Result<std::unique_ptr<ProviderAdapter>> MockAdapter::make(const config::Provide
       }
     }
   }
+  if (a->protocol_ != protocol::openai_chat::kChatProtocol) {
+    a->answers_ = protocol::ingress_of(a->protocol_);
+    if (a->answers_ == nullptr) {
+      return Error(ErrorKind::kInternal, p.source + ": provider " + p.id +
+                                             ": no caller-side codec speaks mock.protocol " +
+                                             std::string(a->protocol_));
+    }
+  }
   return std::unique_ptr<ProviderAdapter>(std::move(a));
 }
 
@@ -113,7 +71,11 @@ protocol::ProtocolId MockAdapter::wire_protocol(protocol::Operation operation) c
 }
 
 Result<MockReply> MockAdapter::answer_in_protocol(std::string_view body, bool stream) const {
-  auto request = decode_in(protocol_, body);
+  // The upstream body, read the way a server of protocol_ reads its callers' bodies.
+  protocol::IngressRequest upstream;
+  upstream.body = body;
+  upstream.stream = stream;
+  auto request = answers_->to_ir(upstream);
   if (!request) {
     return std::move(request).error();
   }
@@ -122,14 +84,16 @@ Result<MockReply> MockAdapter::answer_in_protocol(std::string_view body, bool st
       mock_ir_response(*request, request->model.empty() ? "mock" : request->model);
   MockReply reply;
   if (!stream) {
-    auto encoded = encode_in(protocol_, response);
+    bool clamped = false;
+    auto encoded = answers_->encode_response(response, clamped);
     if (!encoded) {
       return std::move(encoded).error();
     }
     reply.body = std::move(*encoded);
     return reply;
   }
-  auto encoder = stream_encoder_for(protocol_, response.usage->input_tokens);
+  upstream.estimated_input_tokens = response.usage->input_tokens;
+  auto encoder = answers_->make_stream_encoder(upstream);
   std::string block;
   for (const ir::StreamEvent& event : mock_ir_stream(response)) {
     encoder->encode(event, block);
@@ -149,7 +113,7 @@ Awaitable<Result<std::unique_ptr<Exchange>>> MockAdapter::call_in_process(
   }
   // The body is what an upstream would receive; the mock reads it like one.
   const bool embeddings = request.operation == protocol::Operation::kEmbeddings;
-  if (!embeddings && protocol_ != protocol::openai_chat::kChatProtocol) {
+  if (!embeddings && answers_ != nullptr) {
     auto reply = answer_in_protocol(request.body, request.stream);
     if (!reply) {
       co_return Error(ErrorKind::kInternal, "the mock provider could not read the upstream request: " +
@@ -179,47 +143,6 @@ void MockAdapter::write_request_head(const RequestSpec& spec, std::string_view /
                                                                         : "/chat/completions")
       .field("Content-Length", spec.content_length)
       .end();
-}
-
-Result<std::string> MockAdapter::encode_request(const ir::Request& request,
-                                                std::string_view model, bool stream) const {
-  // The same encoders as the real adapter of each protocol, with their default options.
-  if (protocol_ == protocol::anthropic::kMessagesProtocol) {
-    return protocol::anthropic::encode_request(request, model, stream);
-  }
-  if (protocol_ == protocol::gemini::kGeminiProtocol) {
-    return protocol::gemini::encode_request(request);
-  }
-  if (protocol_ == protocol::openai_responses::kResponsesProtocol) {
-    return protocol::openai_responses::encode_request(request, model, stream);
-  }
-  return protocol::openai_chat::encode_request(request, model, stream);
-}
-
-Result<ir::Response> MockAdapter::decode_response(std::string_view body) const {
-  if (protocol_ == protocol::anthropic::kMessagesProtocol) {
-    return protocol::anthropic::decode_response(body);
-  }
-  if (protocol_ == protocol::gemini::kGeminiProtocol) {
-    return protocol::gemini::decode_response(body);
-  }
-  if (protocol_ == protocol::openai_responses::kResponsesProtocol) {
-    return protocol::openai_responses::decode_response(body);
-  }
-  return protocol::openai_chat::decode_response(body);
-}
-
-std::unique_ptr<protocol::StreamDecoder> MockAdapter::make_stream_decoder() const {
-  if (protocol_ == protocol::anthropic::kMessagesProtocol) {
-    return std::make_unique<protocol::anthropic::StreamDecoder>();
-  }
-  if (protocol_ == protocol::gemini::kGeminiProtocol) {
-    return std::make_unique<protocol::gemini::StreamDecoder>();
-  }
-  if (protocol_ == protocol::openai_responses::kResponsesProtocol) {
-    return std::make_unique<protocol::openai_responses::StreamDecoder>();
-  }
-  return std::make_unique<protocol::openai_chat::StreamDecoder>();
 }
 
 }  // namespace sluice::providers

@@ -17,6 +17,13 @@ namespace sluice::providers {
 // answers are in: openai_chat (default), anthropic_messages, gemini or openai_responses; a
 // caller of the same protocol then gets passthrough, any other caller translation, exactly as
 // with a real provider of that protocol). Embeddings are always OpenAI-shaped.
+//
+// In another protocol than openai_chat the mock plays that protocol's server with the
+// protocol's own registered codecs: the caller side (protocol/registry.h ingress_of) reads the
+// upstream request and writes the answer (mock_ir.h), while translated traffic towards it is
+// written and read by the protocol's UpstreamCodec like for any adapter. Its answers depend
+// only on the request, except the `created_at` a Responses stream states, which the Responses
+// codec takes from the clock.
 class MockAdapter final : public ProviderAdapter {
  public:
   static const config::AdapterSchema kSchema;
@@ -28,10 +35,6 @@ class MockAdapter final : public ProviderAdapter {
       Cancellation& cancel) const override;
   void write_request_head(const RequestSpec& spec, std::string_view body,
                           codec::HeadWriter& head) const override;
-  Result<std::string> encode_request(const ir::Request& request, std::string_view model,
-                                     bool stream) const override;
-  Result<ir::Response> decode_response(std::string_view body) const override;
-  std::unique_ptr<protocol::StreamDecoder> make_stream_decoder() const override;
 
  private:
   explicit MockAdapter(const config::Provider& provider) : ProviderAdapter(provider) {}
@@ -40,6 +43,9 @@ class MockAdapter final : public ProviderAdapter {
 
   std::uint32_t embedding_dimensions_ = 8;
   protocol::ProtocolId protocol_;  // of chat answers
+  // The caller side of protocol_, which answers its chat requests; null for openai_chat, whose
+  // answers are mock_provider.h's.
+  const protocol::IngressCodec* answers_ = nullptr;
   std::chrono::milliseconds chunk_interval_{0};
 };
 

@@ -5,7 +5,7 @@
 #include <string_view>
 #include <vector>
 
-#include "protocol/openai_chat/chat_request.h"
+#include "protocol/openai_chat/envelope.h"
 
 namespace sluice::providers {
 

@@ -37,9 +37,9 @@ Result<std::unique_ptr<ProviderAdapter>> OpenAiAdapter::make(const config::Provi
     a->secrets_.push_back(p.api_key);
   }
   a->add_configured_headers();
-  a->max_completion_tokens_ = a->url_.host == "api.openai.com";
+  a->upstream_options_.max_completion_tokens = a->url_.host == "api.openai.com";
   if (const std::string* field = p.option("max_tokens_field")) {
-    a->max_completion_tokens_ = *field == "max_completion_tokens";
+    a->upstream_options_.max_completion_tokens = *field == "max_completion_tokens";
   }
   if (const std::string* responses = p.option("responses_api")) {
     a->responses_api_ = *responses == "true";

@@ -1,6 +1,6 @@
 // Every caller protocol x every upstream protocol, on the recorded upstream fixtures
 // (tests/fixtures/<provider>/), through the production translation path: the upstream
-// adapter's decoder, pipeline::make_translation, the caller codec's encoder.
+// protocol's UpstreamCodec decoder, pipeline::make_translation, the caller codec's encoder.
 //
 // For each pair and fixture:
 //   - golden: the caller's bytes equal tests/golden/pairs/<caller>/<upstream dir>/<fixture>
@@ -33,14 +33,12 @@
 #include <vector>
 
 #include "codec/sse.h"
-#include "config/config.h"
 #include "ir/response.h"
 #include "ir/stream_event.h"
 #include "pipeline/request_context.h"
 #include "pipeline/stream_transform.h"
 #include "protocol/ingress.h"
 #include "protocol/registry.h"
-#include "providers/registry.h"
 
 namespace sluice::pipeline {
 namespace {
@@ -75,16 +73,13 @@ bool is_answer(const std::string& name) {
   return name.ends_with(".sse") || name.ends_with(".json");
 }
 
-// The mock adapter speaks any protocol with the production codecs of that protocol: it is the
-// upstream side (decoders) and the caller-side reader (the round trip) for each protocol.
-std::unique_ptr<providers::ProviderAdapter> adapter_for(std::string_view protocol) {
-  config::Provider p;
-  p.id = "pair";
-  p.adapter = "mock";
-  p.options.emplace("mock.protocol", std::string(protocol));
-  auto made = providers::make_adapter(p);
-  EXPECT_TRUE(made) << protocol;
-  return made ? std::move(*made) : nullptr;
+// The production codecs of each protocol (protocol/registry.h): the upstream side (decoders)
+// and the caller-side reader (the round trip).
+const protocol::UpstreamCodec* codec_for(std::string_view protocol) {
+  const protocol::UpstreamCodec* codec =
+      protocol::find_upstream(protocol, protocol::Operation::kChat);
+  EXPECT_NE(codec, nullptr) << protocol;
+  return codec;
 }
 
 struct Fixture {
@@ -290,7 +285,7 @@ struct Translated {
 };
 
 Translated translate_stream(const protocol::IngressCodec& caller,
-                            const providers::ProviderAdapter& upstream,
+                            const protocol::UpstreamCodec& upstream,
                             const std::vector<std::string_view>& pieces) {
   protocol::IngressRequest request;
   request.model = "pair-model";
@@ -394,8 +389,8 @@ TEST_P(PairTest, TranslatesGoldenRoundTripAndMeters) {
   const Pair& pair = GetParam();
   const protocol::IngressCodec& caller = *pair.caller;
   const Fixture& f = pair.fixture;
-  auto upstream = adapter_for(f.protocol);
-  auto reader = adapter_for(caller.protocol());
+  const protocol::UpstreamCodec* upstream = codec_for(f.protocol);
+  const protocol::UpstreamCodec* reader = codec_for(caller.protocol());
   ASSERT_TRUE(upstream && reader);
 
   if (f.stream) {

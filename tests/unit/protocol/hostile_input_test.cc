@@ -20,15 +20,16 @@
 #include "../support/fixtures.h"
 #include "codec/sse.h"
 #include "ir/stream_event.h"
-#include "protocol/anthropic/messages_request.h"
-#include "protocol/anthropic/messages_response.h"
+#include "protocol/anthropic/request_decoder.h"
+#include "protocol/anthropic/response.h"
 #include "protocol/anthropic/stream_decoder.h"
 #include "protocol/anthropic/stream_encoder.h"
-#include "protocol/openai_chat/chat_request.h"
-#include "protocol/openai_chat/ir_request.h"
-#include "protocol/openai_chat/ir_response.h"
-#include "protocol/openai_chat/ir_stream.h"
-#include "protocol/openai_chat/stream_monitor.h"
+#include "protocol/openai_chat/envelope.h"
+#include "protocol/openai_chat/request_decoder.h"
+#include "protocol/openai_chat/request_encoder.h"
+#include "protocol/openai_chat/response.h"
+#include "protocol/openai_chat/stream_decoder.h"
+#include "protocol/openai_chat/stream_sniffer.h"
 
 namespace sluice::protocol {
 namespace {
@@ -177,7 +178,7 @@ TEST(HostileInput, OpenAiStreamTranslationKeepsItsContracts) {
       const std::size_t step = 1 + rng() % 97;
       const std::string where = "case " + std::to_string(i) + " step " + std::to_string(step);
       openai_chat::StreamDecoder decoder;
-      openai_chat::StreamMonitor monitor(true);
+      openai_chat::StreamSniffer monitor(true);
       anthropic::StreamEncoder encoder;
       std::vector<ir::StreamEvent> all;
       std::vector<ir::StreamEvent> batch;

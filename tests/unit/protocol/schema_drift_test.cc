@@ -14,13 +14,13 @@
 #include <gtest/gtest.h>
 
 #include "../support/fixtures.h"
-#include "protocol/anthropic/messages_response.h"
+#include "protocol/anthropic/response.h"
 #include "protocol/anthropic/stream_decoder.h"
 #include "protocol/drift.h"
 #include "protocol/gemini/response.h"
 #include "protocol/gemini/stream_decoder.h"
-#include "protocol/openai_chat/ir_response.h"
-#include "protocol/openai_chat/ir_stream.h"
+#include "protocol/openai_chat/response.h"
+#include "protocol/openai_chat/stream_decoder.h"
 #include "protocol/openai_responses/response.h"
 #include "protocol/openai_responses/stream_decoder.h"
 

@@ -1,8 +1,12 @@
 // Provider adapters as built from config: wire protocol, request framing and authentication,
 // failure classification, relayed and passed headers, option defaults.
 
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
 #include <gtest/gtest.h>
 
+#include "codec/sse.h"
 #include "providers/adapter.h"
 #include "providers/registry.h"
 
@@ -52,6 +56,21 @@ Built build(const std::string& provider_yaml) {
   EXPECT_TRUE(adapter.has_value()) << adapter.error().message();
   b.adapter = std::move(*adapter);
   return b;
+}
+
+// A translated request's body for `adapter`: its wire protocol's codec, its options.
+Result<std::string> translated_body(const ProviderAdapter& adapter, const ir::Request& request,
+                                    std::string_view model, bool stream) {
+  const protocol::UpstreamCodec* codec = adapter.upstream_codec(protocol::Operation::kChat);
+  EXPECT_NE(codec, nullptr);
+  return codec->encode_request(request, adapter.encode_target(model, stream));
+}
+
+ir::Request one_message(std::optional<std::uint32_t> max_tokens) {
+  ir::Request r;
+  r.messages.push_back(ir::Message{ir::Role::kUser, {ir::ContentPart::make_text("x")}, {}});
+  r.max_tokens = max_tokens;
+  return r;
 }
 
 std::string head_for(const ProviderAdapter& adapter, bool stream,
@@ -191,6 +210,32 @@ TEST(AnthropicAdapter, OptionsAndBaseUrl) {
   EXPECT_EQ(head.rfind("POST /anthropic/v1/messages HTTP/1.1\r\n", 0), 0u) << head;
   EXPECT_NE(head.find("\r\nanthropic-version: 2099-01-01\r\n"), std::string::npos);
   EXPECT_EQ(head.find("x-api-key"), std::string::npos) << "no key configured, none sent";
+
+  auto body = translated_body(*b.adapter, one_message(std::nullopt), "claude", false);
+  ASSERT_TRUE(body.has_value()) << body.error().message();
+  EXPECT_NE(body->find("\"max_tokens\":512"), std::string::npos)
+      << "default_max_tokens reaches the codec: " << *body;
+}
+
+TEST(AnthropicAdapter, TranslatesWithTheMessagesCodecAndItsOptions) {
+  Built plain = build("  - id: p\n    adapter: anthropic\n");
+  EXPECT_EQ(plain.adapter->upstream_codec(protocol::Operation::kChat)->protocol(),
+            "anthropic_messages");
+  EXPECT_EQ(plain.adapter->upstream_codec(protocol::Operation::kEmbeddings), nullptr);
+  ir::Request r = one_message(std::nullopt);
+  r.reasoning.enabled = true;
+  r.reasoning.effort = "low";
+  auto budget = translated_body(*plain.adapter, r, "claude", true);
+  ASSERT_TRUE(budget.has_value()) << budget.error().message();
+  EXPECT_NE(budget->find("\"max_tokens\":4096"), std::string::npos) << *budget;
+  EXPECT_NE(budget->find("\"budget_tokens\""), std::string::npos) << *budget;
+  EXPECT_NE(budget->find("\"stream\":true"), std::string::npos) << *budget;
+
+  Built adaptive = build("  - id: p\n    adapter: anthropic\n    adaptive_thinking: true\n");
+  auto body = translated_body(*adaptive.adapter, r, "claude", false);
+  ASSERT_TRUE(body.has_value()) << body.error().message();
+  EXPECT_NE(body->find(R"("thinking":{"type":"adaptive"})"), std::string::npos) << *body;
+  EXPECT_EQ(body->find("budget_tokens"), std::string::npos) << *body;
 }
 
 TEST(AnthropicAdapter, OptionsOfOtherAdaptersAreConfigErrors) {
@@ -234,9 +279,7 @@ TEST(ProviderAdapter, ClassifiesFailuresFromAnyDialect) {
 }
 
 TEST(OpenAiAdapter, MaxTokensFieldDefaultsByHost) {
-  ir::Request r;
-  r.messages.push_back(ir::Message{ir::Role::kUser, {ir::ContentPart::make_text("x")}, {}});
-  r.max_tokens = 7;
+  const ir::Request r = one_message(7);
   for (const auto& [yaml, field] : std::vector<std::pair<std::string, std::string>>{
            {"", "max_completion_tokens"},
            {"    base_url: http://vllm.internal:8000/v1\n", "max_tokens"},
@@ -246,7 +289,8 @@ TEST(OpenAiAdapter, MaxTokensFieldDefaultsByHost) {
             "max_completion_tokens"},
            {"    max_tokens_field: max_tokens\n", "max_tokens"}}) {
     Built b = build("  - id: p\n    adapter: openai\n" + yaml);
-    auto body = b.adapter->encode_request(r, "m", false);
+    EXPECT_EQ(b.adapter->upstream_codec(protocol::Operation::kChat)->protocol(), "openai_chat");
+    auto body = translated_body(*b.adapter, r, "m", false);
     ASSERT_TRUE(body.has_value());
     EXPECT_NE(body->find("\"" + field + "\":7"), std::string::npos) << yaml << *body;
   }
@@ -280,10 +324,7 @@ TEST(AzureOpenAiAdapter, DeploymentPathsApiVersionAndKeyHeader) {
   EXPECT_EQ(head.rfind("POST /openai/deployments/embed/embeddings?api-version=2024-10-21 ", 0), 0u)
       << head;
 
-  ir::Request r;
-  r.messages.push_back(ir::Message{ir::Role::kUser, {ir::ContentPart::make_text("x")}, {}});
-  r.max_tokens = 9;
-  auto body = a.encode_request(r, "dep", false);
+  auto body = translated_body(a, one_message(9), "dep", false);
   ASSERT_TRUE(body.has_value());
   EXPECT_NE(body->find("\"max_completion_tokens\":9"), std::string::npos) << *body;
 }
@@ -354,21 +395,19 @@ TEST(GeminiAdapter, FramesGenerateContentWithTheKeyHeaderAndTheModelInThePath) {
 
 TEST(GeminiAdapter, TranslatesWithTheGeminiCodecs) {
   Built b = build("  - id: p\n    adapter: gemini\n");
-  ir::Request r;
-  r.messages.push_back(ir::Message{ir::Role::kUser, {ir::ContentPart::make_text("x")}, {}});
-  r.max_tokens = 9;
-  auto body = b.adapter->encode_request(r, "gemini-2.5-flash", true);
+  auto body = translated_body(*b.adapter, one_message(9), "gemini-2.5-flash", true);
   ASSERT_TRUE(body.has_value());
   EXPECT_EQ(*body,
             R"({"contents":[{"role":"user","parts":[{"text":"x"}]}],)"
             R"("generationConfig":{"maxOutputTokens":9}})")
       << "model and stream go into the URL";
-  auto decoded = b.adapter->decode_response(
+  const protocol::UpstreamCodec& codec = *b.adapter->upstream_codec(protocol::Operation::kChat);
+  auto decoded = codec.decode_response(
       R"({"candidates":[{"content":{"parts":[{"text":"hi"}],"role":"model"},"finishReason":"STOP"}],)"
       R"("usageMetadata":{"promptTokenCount":3,"candidatesTokenCount":1,"thoughtsTokenCount":2}})");
   ASSERT_TRUE(decoded.has_value());
   EXPECT_EQ(decoded->usage, (ir::Usage{3, 3, 0, 0, 2}));
-  EXPECT_NE(b.adapter->make_stream_decoder(), nullptr);
+  EXPECT_NE(codec.make_stream_decoder(), nullptr);
 }
 
 TEST(GeminiAdapter, ClassifiesGeminiErrors) {
@@ -399,6 +438,72 @@ TEST(GeminiAdapter, ClassifiesGeminiErrors) {
       R"({"error":{"code":403,"message":"Method doesn't allow unregistered callers","status":"PERMISSION_DENIED"}})");
   EXPECT_EQ(denied.http_status(), 502);
   EXPECT_EQ(denied.code(), "upstream_auth_failed");
+}
+
+// The whole in-process answer of `adapter` to `body`.
+std::string mock_answer(const ProviderAdapter& adapter, std::string_view body, bool stream) {
+  boost::asio::io_context ioc;
+  std::string out;
+  boost::asio::co_spawn(
+      ioc,
+      [&]() -> Awaitable<void> {
+        Cancellation cancel;
+        InProcessRequest request{protocol::Operation::kChat, stream, body};
+        auto exchange = co_await adapter.call_in_process(ioc.get_executor(), request, cancel);
+        EXPECT_TRUE(exchange) << exchange.error().message();
+        if (exchange) {
+          auto all = co_await (*exchange)->read_all(1 << 20);
+          EXPECT_TRUE(all);
+          out = all ? std::move(*all) : std::string();
+        }
+      },
+      boost::asio::detached);
+  ioc.run();
+  return out;
+}
+
+TEST(MockAdapter, AnswersTranslatedRequestsInEveryProtocolItSpeaks) {
+  ir::Request request = one_message(64);
+  request.messages[0].content[0].text = "ping";
+  const std::string want = "Hello from the Sluice mock provider. You said: ping";
+  for (std::string_view wire :
+       {"openai_chat", "anthropic_messages", "gemini", "openai_responses"}) {
+    SCOPED_TRACE(std::string(wire));
+    Built b = build(
+        "  - id: p\n    adapter: mock\n    mock:\n      protocol: " + std::string(wire) + "\n");
+    const protocol::UpstreamCodec* codec = b.adapter->upstream_codec(protocol::Operation::kChat);
+    ASSERT_NE(codec, nullptr);
+    EXPECT_EQ(codec->protocol(), wire);
+    for (bool stream : {false, true}) {
+      auto body = codec->encode_request(request, b.adapter->encode_target("mock-model", stream));
+      ASSERT_TRUE(body) << body.error().message();
+      const std::string answer = mock_answer(*b.adapter, *body, stream);
+      std::string text;
+      if (!stream) {
+        auto decoded = codec->decode_response(answer);
+        ASSERT_TRUE(decoded) << decoded.error().message() << answer;
+        for (const ir::ContentPart& p : decoded->content) {
+          text += p.text;
+        }
+      } else {
+        auto decoder = codec->make_stream_decoder();
+        std::vector<ir::StreamEvent> events;
+        codec::SseParser parser;
+        codec::SseEvent ev;
+        parser.feed(answer);
+        while (parser.next(ev) == codec::SseParser::Status::kEvent) {
+          decoder->on_event(ev, events);
+        }
+        decoder->on_end(events);
+        ASSERT_FALSE(events.empty());
+        EXPECT_EQ(events.back().kind, ir::StreamEventKind::kDone) << answer;
+        for (const ir::StreamEvent& e : events) {
+          text += e.kind == ir::StreamEventKind::kTextDelta ? e.text : "";
+        }
+      }
+      EXPECT_EQ(text, want) << (stream ? "stream: " : "body: ") << answer;
+    }
+  }
 }
 
 }  // namespace

@@ -2,7 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "codec/sse.h"
-#include "protocol/openai_chat/stream_monitor.h"
+#include "protocol/openai_chat/stream_sniffer.h"
 #include "providers/base_url.h"
 #include "providers/mock/mock_provider.h"
 
@@ -61,14 +61,14 @@ TEST(MockProvider, StreamEndsWithUsageAndDone) {
   MockReply r = mock_chat(req, "mock-1");
   ASSERT_GE(r.events.size(), 4u);
   EXPECT_EQ(r.events.back(), "data: [DONE]\n\n");
-  protocol::openai_chat::StreamMonitor monitor(true);
+  protocol::openai_chat::StreamSniffer monitor(true);
   codec::SseParser parser;
   int dropped = 0;
   for (const auto& e : r.events) {
     parser.feed(e);
     codec::SseEvent ev;
     while (parser.next(ev) == codec::SseParser::Status::kEvent) {
-      dropped += monitor.on_event(ev) == protocol::openai_chat::StreamMonitor::Action::kDrop;
+      dropped += monitor.on_event(ev) == protocol::openai_chat::StreamSniffer::Action::kDrop;
     }
   }
   EXPECT_EQ(dropped, 1);

@@ -9,8 +9,9 @@
 #include <gtest/gtest.h>
 
 #include "protocol/anthropic/conventions.h"
-#include "protocol/anthropic/messages_request.h"
-#include "protocol/openai_chat/ir_request.h"
+#include "protocol/anthropic/request_decoder.h"
+#include "protocol/openai_chat/request_decoder.h"
+#include "protocol/openai_chat/request_encoder.h"
 
 namespace sluice::protocol::anthropic {
 namespace {

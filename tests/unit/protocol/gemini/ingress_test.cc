@@ -1,3 +1,5 @@
+#include "protocol/gemini/ingress.h"
+
 #include <string>
 #include <utility>
 #include <vector>
@@ -6,41 +8,15 @@
 #include <boost/json/serialize.hpp>
 #include <gtest/gtest.h>
 
+#include "../../support/fake_head.h"
 #include "gemini_test_support.h"
-#include "protocol/gemini/gemini_ingress.h"
 #include "protocol/registry.h"
 
 namespace sluice::protocol::gemini {
 namespace {
 namespace json = boost::json;
 
-class Head final : public codec::RequestHead {
- public:
-  Head(std::string target, std::vector<std::pair<std::string, std::string>> headers = {},
-       std::string method = "POST")
-      : method_(std::move(method)), target_(std::move(target)), headers_(std::move(headers)) {}
-  std::string_view method() const override { return method_; }
-  std::string_view target() const override { return target_; }
-  std::string_view header(std::string_view name) const override {
-    for (const auto& [n, v] : headers_) {
-      if (n == name) {
-        return v;
-      }
-    }
-    return {};
-  }
-  bool has_header(std::string_view name) const override { return !header(name).empty(); }
-  void for_each_header(FunctionRef<void(std::string_view, std::string_view)> visit) const override {
-    for (const auto& [n, v] : headers_) {
-      visit(n, v);
-    }
-  }
-
- private:
-  std::string method_;
-  std::string target_;
-  std::vector<std::pair<std::string, std::string>> headers_;
-};
+using Head = sluice::test::FakeHead;
 
 const GeminiIngress kIngress;
 constexpr std::string_view kBody = R"({"contents":[{"role":"user","parts":[{"text":"hi"}]}]})";

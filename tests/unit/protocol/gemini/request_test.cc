@@ -4,9 +4,10 @@
 #include <boost/json/serialize.hpp>
 #include <gtest/gtest.h>
 
-#include "protocol/anthropic/messages_request.h"
+#include "protocol/anthropic/request_decoder.h"
 #include "protocol/anthropic/request_encoder.h"
-#include "protocol/gemini/request.h"
+#include "protocol/gemini/request_decoder.h"
+#include "protocol/gemini/request_encoder.h"
 
 namespace sluice::protocol::gemini {
 namespace {

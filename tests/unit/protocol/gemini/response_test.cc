@@ -1,3 +1,5 @@
+#include "protocol/anthropic/response.h"
+
 #include <string>
 
 #include <boost/json/parse.hpp>
@@ -5,7 +7,6 @@
 #include <gtest/gtest.h>
 
 #include "gemini_test_support.h"
-#include "protocol/anthropic/messages_response.h"
 #include "protocol/gemini/conventions.h"
 #include "protocol/gemini/errors.h"
 #include "protocol/gemini/response.h"

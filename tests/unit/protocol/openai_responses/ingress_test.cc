@@ -1,3 +1,5 @@
+#include "protocol/openai_responses/ingress.h"
+
 #include <string>
 
 #include <boost/json/parse.hpp>
@@ -5,7 +7,6 @@
 
 #include "codec/request_head.h"
 #include "helpers.h"
-#include "protocol/openai_responses/responses_ingress.h"
 #include "protocol/registry.h"
 
 namespace sluice::protocol::openai_responses {

@@ -1,10 +1,11 @@
-#include "protocol/openai_responses/request.h"
-
 #include <string>
 
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 #include <gtest/gtest.h>
+
+#include "protocol/openai_responses/request_decoder.h"
+#include "protocol/openai_responses/request_encoder.h"
 
 namespace sluice::protocol::openai_responses {
 namespace {

@@ -8,6 +8,7 @@
 
 #include "helpers.h"
 #include "protocol/openai_responses/conventions.h"
+#include "protocol/openai_responses/errors.h"
 
 namespace sluice::protocol::openai_responses {
 namespace {
