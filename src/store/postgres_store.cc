@@ -838,10 +838,16 @@ Result<std::uint64_t> PostgresStore::commit_tenancy(const TenancyCommit& commit)
                                        [&] { return commit_tenancy_in(access, commit, now_ms()); });
 }
 
-Result<std::optional<IdempotentReply>> PostgresStore::find_idempotent(std::string_view key) {
+Result<std::optional<IdempotentReply>> PostgresStore::find_idempotent(std::string_view key,
+                                                                      std::int64_t now_ms) {
   TenancyAccess access(*this);
   return with_connection<std::optional<IdempotentReply>>(
-      [&] { return find_idempotent_in(access, key); });
+      [&] { return find_idempotent_in(access, key, now_ms); });
+}
+
+Result<void> PostgresStore::purge_idempotent(std::int64_t now_ms) {
+  TenancyAccess access(*this);
+  return with_connection<void>([&] { return purge_idempotent_in(access, now_ms); });
 }
 
 Result<std::vector<AuditEntry>> PostgresStore::list_audit(const AuditQuery& query) {

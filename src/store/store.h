@@ -105,7 +105,12 @@ class Store {
   // kUnavailable with message "conflict" (re-read and re-check), and nothing is stored. A
   // commit carrying an idempotency key already stored fails the same way.
   virtual Result<std::uint64_t> commit_tenancy(const TenancyCommit& commit) = 0;
-  virtual Result<std::optional<IdempotentReply>> find_idempotent(std::string_view key) = 0;
+  // The answer stored for `key`, unless it is older than kIdempotencyRetentionMs at `now_ms`
+  // (unix ms): an expired answer is never replayed, whether or not it was purged yet.
+  virtual Result<std::optional<IdempotentReply>> find_idempotent(std::string_view key,
+                                                                 std::int64_t now_ms) = 0;
+  // Deletes the answers expired at `now_ms` (commits that store an answer do it too).
+  virtual Result<void> purge_idempotent(std::int64_t now_ms) = 0;
   virtual Result<std::vector<AuditEntry>> list_audit(const AuditQuery& query) = 0;
 };
 

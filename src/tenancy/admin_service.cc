@@ -456,8 +456,9 @@ AdminService::AdminService(store::Store& store, Options options)
 
 Result<AdminReply> AdminService::mutate(const AdminCaller& caller, Mutation mutation) {
   for (int attempt = 0; attempt < kMaxAttempts; ++attempt) {
+    const std::int64_t now_ms = options_.now_ms();
     if (!caller.idempotency_key.empty()) {
-      auto stored = store_.find_idempotent(caller.idempotency_key);
+      auto stored = store_.find_idempotent(caller.idempotency_key, now_ms);
       if (!stored) {
         return store_failure(stored.error());
       }
@@ -482,7 +483,7 @@ Result<AdminReply> AdminService::mutate(const AdminCaller& caller, Mutation muta
     change.commit.expected_revision = state->revision;
     change.state = std::move(*state);
     change.caller = &caller;
-    change.now_ms = options_.now_ms();
+    change.now_ms = now_ms;
     auto reply = mutation(change);
     if (!reply) {
       return reply.error();

@@ -101,6 +101,9 @@ void KeyDirectory::tick() {
   if (spend_due) {
     refresh_spend();
   }
+  if (options_.clock->now() >= next_purge_) {
+    purge_idempotent(now_ms);
+  }
   if (refresh_ok_.exchange(1, std::memory_order_relaxed) == 0) {
     spdlog::info("tenancy: the store answers again; key set revision {}",
                  revision_.load(std::memory_order_relaxed));
@@ -218,6 +221,14 @@ void KeyDirectory::refresh_spend() {
     }
   }
   next_spend_ = options_.clock->now() + options_.settings.spend_refresh;
+}
+
+void KeyDirectory::purge_idempotent(std::int64_t now_ms) {
+  if (auto purged = store_->purge_idempotent(now_ms); !purged) {
+    spdlog::warn("tenancy: cannot delete expired Idempotency-Key answers ({}); retried in {} h",
+                 purged.error().message(), kIdempotencyPurgeInterval.count());
+  }
+  next_purge_ = options_.clock->now() + kIdempotencyPurgeInterval;
 }
 
 void KeyDirectory::announce(std::int64_t now_ms) {

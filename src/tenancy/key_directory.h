@@ -41,13 +41,17 @@ struct KeyDirectoryOptions {
 // publishes it (keys()). Every settings.spend_refresh (and right after a reload or a new budget
 // period) it re-reads each budget's spend from the usage ledger, one grouped query per distinct
 // period start. On every tick it rolls monthly periods over and announces the thresholds
-// reached (log + webhook, once per period each).
+// reached (log + webhook, once per period each). Every kIdempotencyPurgeInterval it deletes the
+// stored Idempotency-Key answers that expired (store::kIdempotencyRetentionMs), off the admin
+// listener's request path.
 //
 // When the store does not answer, the last key set keeps serving and budgets keep counting
 // this instance's charges; one warning is logged when refreshing starts failing and one line
 // when it works again (refresh_ok()).
 class KeyDirectory {
  public:
+  static constexpr std::chrono::hours kIdempotencyPurgeInterval{1};
+
   explicit KeyDirectory(KeyDirectoryOptions options);
   ~KeyDirectory();  // stop()
   KeyDirectory(const KeyDirectory&) = delete;
@@ -79,6 +83,7 @@ class KeyDirectory {
   void tick();
   bool reload(std::int64_t now_ms);
   void refresh_spend();
+  void purge_idempotent(std::int64_t now_ms);
   void announce(std::int64_t now_ms);
   void failed(const Error& error);
   std::shared_ptr<BudgetAccount> account(const std::string& id, BudgetAccount::Kind kind,
@@ -95,6 +100,7 @@ class KeyDirectory {
   std::map<std::string, TimeZone> zones_;
   bool loaded_ = false;
   Clock::Monotonic::time_point next_spend_{};
+  Clock::Monotonic::time_point next_purge_{};
 
   std::atomic<int> refresh_ok_{-1};
   std::atomic<std::uint64_t> revision_{0};

@@ -38,6 +38,12 @@ constexpr std::int64_t kDay = 86'400'000;
 // 2026-11-30T00:00:00Z
 constexpr std::int64_t kNov30 = 1'795'996'800'000;
 
+std::int64_t wall_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
 UsageRecord record(std::string id, std::int64_t started_at_ms) {
   UsageRecord r;
   r.record_id = id;
@@ -949,7 +955,7 @@ TEST_P(StoreTest, AStaleRevisionConflictsAndStoresNothing) {
   auto audit = store_->list_audit({});
   ASSERT_TRUE(audit);
   EXPECT_TRUE(audit->empty());
-  auto idem = store_->find_idempotent("idem-1");
+  auto idem = store_->find_idempotent("idem-1", kNov30);
   ASSERT_TRUE(idem);
   EXPECT_FALSE(idem->has_value());
 }
@@ -979,7 +985,7 @@ TEST_P(StoreTest, AnIdempotentReplyIsStoredWithItsCommitAndTakenOnce) {
   c.put_groups = {sample_group("research")};
   c.idempotency = IdempotentReply{"idem-7", std::string(64, 'c'), 201, R"({"name":"research"})", 0};
   ASSERT_TRUE(store_->commit_tenancy(c));
-  auto found = store_->find_idempotent("idem-7");
+  auto found = store_->find_idempotent("idem-7", wall_ms());
   ASSERT_TRUE(found) << found.error().message();
   ASSERT_TRUE(found->has_value());
   EXPECT_EQ((*found)->key, "idem-7");
@@ -999,9 +1005,45 @@ TEST_P(StoreTest, AnIdempotentReplyIsStoredWithItsCommitAndTakenOnce) {
   ASSERT_TRUE(state);
   EXPECT_EQ(state->revision, 1u);
   EXPECT_EQ(state->groups.size(), 1u);
-  auto missing = store_->find_idempotent("idem-8");
+  auto missing = store_->find_idempotent("idem-8", wall_ms());
   ASSERT_TRUE(missing);
   EXPECT_FALSE(missing->has_value());
+}
+
+// Expiry is read-side (an expired answer is never replayed, purged or not) and the purge
+// deletes it; the key is then free for a new change.
+TEST_P(StoreTest, AnExpiredIdempotentReplyIsNeverReadAndIsPurged) {
+  TenancyCommit c;
+  c.put_groups = {sample_group("research")};
+  c.idempotency = IdempotentReply{"idem-old", "sha", 201, "{}", kNov30};
+  ASSERT_TRUE(store_->commit_tenancy(c));
+  const std::int64_t expiry = kNov30 + kIdempotencyRetentionMs;
+  auto fresh = store_->find_idempotent("idem-old", expiry);
+  ASSERT_TRUE(fresh) << fresh.error().message();
+  EXPECT_TRUE(fresh->has_value()) << "still within the retention";
+  auto expired = store_->find_idempotent("idem-old", expiry + 1);
+  ASSERT_TRUE(expired) << expired.error().message();
+  EXPECT_FALSE(expired->has_value()) << "expired: not replayed, though not purged yet";
+
+  ASSERT_TRUE(store_->purge_idempotent(expiry));
+  EXPECT_TRUE(store_->find_idempotent("idem-old", kNov30)->has_value()) << "not expired yet";
+  ASSERT_TRUE(store_->purge_idempotent(expiry + 1));
+  EXPECT_FALSE(store_->find_idempotent("idem-old", kNov30)->has_value()) << "deleted";
+
+  TenancyCommit again;
+  again.expected_revision = 1;
+  again.put_groups = {sample_group("other")};
+  again.idempotency = IdempotentReply{"idem-new", "sha", 201, "{}", kNov30};
+  ASSERT_TRUE(store_->commit_tenancy(again));
+  TenancyCommit reuse;  // after the retention the same key is a new request
+  reuse.expected_revision = 2;
+  reuse.put_groups = {sample_group("third")};
+  reuse.idempotency = IdempotentReply{"idem-new", "sha2", 200, "[]", expiry + 1};
+  auto reused = store_->commit_tenancy(reuse);
+  ASSERT_TRUE(reused) << reused.error().message();
+  auto found = store_->find_idempotent("idem-new", expiry + 1);
+  ASSERT_TRUE(found && found->has_value());
+  EXPECT_EQ((*found)->body, "[]");
 }
 
 TEST_P(StoreTest, AuditComesNewestFirstAndFilters) {

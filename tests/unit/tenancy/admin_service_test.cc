@@ -11,6 +11,7 @@
 
 #include "config/scalars.h"
 #include "store/sqlite_store.h"
+#include "store/tenancy_sql.h"
 
 namespace sluice::tenancy {
 namespace {
@@ -63,8 +64,12 @@ class RacingStore : public store::Store {
     }
     return inner_.commit_tenancy(c);
   }
-  Result<std::optional<store::IdempotentReply>> find_idempotent(std::string_view key) override {
-    return inner_.find_idempotent(key);
+  Result<std::optional<store::IdempotentReply>> find_idempotent(std::string_view key,
+                                                                std::int64_t now_ms) override {
+    return inner_.find_idempotent(key, now_ms);
+  }
+  Result<void> purge_idempotent(std::int64_t now_ms) override {
+    return inner_.purge_idempotent(now_ms);
   }
   Result<std::vector<store::AuditEntry>> list_audit(const store::AuditQuery& q) override {
     return inner_.list_audit(q);
@@ -88,7 +93,7 @@ class AdminServiceTest : public ::testing::Test {
     racing_ = std::make_unique<RacingStore>(*sqlite_);
     service_ = std::make_unique<AdminService>(
         *racing_, AdminService::Options{[](std::string_view name) { return name == "from-config"; },
-                                        [] { return kNow; }});
+                                        [this] { return now_; }});
     caller_.request_id = "req-1";
   }
   void TearDown() override {
@@ -149,6 +154,7 @@ class AdminServiceTest : public ::testing::Test {
   std::unique_ptr<RacingStore> racing_;
   std::unique_ptr<AdminService> service_;
   AdminCaller caller_;
+  std::int64_t now_ = kNow;
   int records_ = 0;
 };
 
@@ -376,6 +382,17 @@ TEST_F(AdminServiceTest, AnIdempotencyKeyDoesTheChangeOnce) {
   fails(service_->create_key(parse(R"({"name":"b","group":"g"})"), caller_), 422,
         "idempotency_key_reused");
   EXPECT_EQ(state().keys.size(), 1u);
+}
+
+TEST_F(AdminServiceTest, AnIdempotentAnswerExpiresAfterItsRetention) {
+  group(R"({"name":"g"})");
+  caller_.idempotency_key = "create-a";
+  caller_.request_sha256 = std::string(64, '1');
+  const json::object first = key(R"({"name":"a","group":"g"})");
+  now_ += store::kIdempotencyRetentionMs;
+  EXPECT_EQ(key(R"({"name":"a","group":"g"})").at("id"), first.at("id")) << "still replayed";
+  now_ += 1;
+  fails(service_->create_key(parse(R"({"name":"a","group":"g"})"), caller_), 409, "name_taken");
 }
 
 TEST_F(AdminServiceTest, RotatingGivesANewSecretAndKeepsEverythingElse) {

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "store/sqlite_store.h"
+#include "store/tenancy_sql.h"
 
 namespace sluice::tenancy {
 namespace {
@@ -276,6 +277,27 @@ TEST_F(KeyDirectoryTest, ThresholdEventsAreSentOncePerPeriod) {
   const auto second = boost::json::parse(posted_[1]).as_object();
   EXPECT_EQ(second.at("threshold_percent").as_int64(), 100);
   EXPECT_EQ(second.at("spent_micros").as_int64(), 1050);
+}
+
+TEST_F(KeyDirectoryTest, ExpiredIdempotentAnswersArePurgedOffTheRequestPath) {
+  make_directory();
+  directory_->tick_for_test();
+  store::TenancyCommit c;
+  c.expected_revision = *admin_->tenancy_revision();
+  c.put_groups = {group("research")};
+  c.idempotency = store::IdempotentReply{"create-research", "sha", 201, "{}", now_ms()};
+  ASSERT_TRUE(admin_->commit_tenancy(c));
+  const std::int64_t stored_at = now_ms();
+
+  clock_.advance(KeyDirectory::kIdempotencyPurgeInterval);
+  directory_->tick_for_test();
+  EXPECT_TRUE(admin_->find_idempotent("create-research", stored_at)->has_value())
+      << "an answer within its retention is kept";
+
+  clock_.advance(std::chrono::milliseconds(store::kIdempotencyRetentionMs));
+  directory_->tick_for_test();
+  EXPECT_FALSE(admin_->find_idempotent("create-research", stored_at)->has_value())
+      << "deleted, not only hidden";
 }
 
 }  // namespace
