@@ -301,6 +301,16 @@ json::object key_json(const ApiKey& k) {
 
 std::string audit_text(const json::object& o) { return json::serialize(o); }
 
+// A new secret's answer: `shown` with the secret, the answer an Idempotency-Key stores without.
+AdminReply with_secret(int status, const json::object& key, const std::string& secret) {
+  json::object shown = key;
+  shown["secret"] = secret;
+  json::object stored = key;
+  stored["secret"] = nullptr;
+  stored["secret_note"] = "shown only in the first answer; rotate the key if it was lost";
+  return AdminReply{status, std::move(shown), json::value(std::move(stored))};
+}
+
 std::string random_hex(std::size_t bytes) {
   std::vector<unsigned char> raw(bytes);
   if (RAND_bytes(raw.data(), static_cast<int>(raw.size())) != 1) {
@@ -494,14 +504,9 @@ Result<AdminReply> AdminService::mutate(const AdminCaller& caller, Mutation muta
     }
     if (!caller.idempotency_key.empty()) {
       // The stored answer never holds a secret: a retry learns the key exists, not its secret.
-      json::value stored = reply->body;
-      if (json::object* o = stored.if_object(); o != nullptr && o->contains("secret")) {
-        (*o)["secret"] = nullptr;
-        (*o)["secret_note"] = "shown only in the first answer; rotate the key if it was lost";
-      }
-      change.commit.idempotency =
-          store::IdempotentReply{caller.idempotency_key, caller.request_sha256, reply->status,
-                                 json::serialize(stored), change.now_ms};
+      change.commit.idempotency = store::IdempotentReply{
+          caller.idempotency_key, caller.request_sha256, reply->status,
+          json::serialize(reply->stored ? *reply->stored : reply->body), change.now_ms};
     }
     auto committed = store_.commit_tenancy(change.commit);
     if (committed) {
@@ -607,26 +612,31 @@ Result<AdminReply> AdminService::create_group(const json::value& body, const Adm
     change.put(g);
     change.audit("group.create", "group", g.name, "", audit_text(group_json(g, change.state)));
     json::object answer = group_json(g, change.state);
-    if (keys != nullptr) {
-      if (!keys->is_array()) {
-        return bad_request("keys: expected an array of key objects");
-      }
-      json::array created;
-      for (std::size_t i = 0; i < keys->as_array().size(); ++i) {
-        auto key_object = as_object(keys->as_array()[i], fmt::format("keys[{}]", i));
-        if (!key_object) {
-          return key_object.error();
-        }
-        auto reply = put_key(change, g, **key_object, fmt::format("keys[{}].", i));
-        if (!reply) {
-          return reply.error();
-        }
-        created.push_back(std::move(reply->body));
-      }
-      answer = group_json(g, change.state);
-      answer["keys"] = std::move(created);
+    if (keys == nullptr) {
+      return AdminReply{201, std::move(answer)};
     }
-    return AdminReply{201, std::move(answer)};
+    if (!keys->is_array()) {
+      return bad_request("keys: expected an array of key objects");
+    }
+    json::array created;
+    json::array stored;
+    for (std::size_t i = 0; i < keys->as_array().size(); ++i) {
+      auto key_object = as_object(keys->as_array()[i], fmt::format("keys[{}]", i));
+      if (!key_object) {
+        return key_object.error();
+      }
+      auto reply = put_key(change, g, **key_object, fmt::format("keys[{}].", i));
+      if (!reply) {
+        return reply.error();
+      }
+      created.push_back(std::move(reply->body));
+      stored.push_back(std::move(*reply->stored));
+    }
+    answer = group_json(g, change.state);
+    json::object stored_answer = answer;
+    answer["keys"] = std::move(created);
+    stored_answer["keys"] = std::move(stored);
+    return AdminReply{201, std::move(answer), json::value(std::move(stored_answer))};
   });
 }
 
@@ -796,9 +806,7 @@ Result<AdminReply> AdminService::put_key(Change& change, const KeyGroup& group,
   }
   change.put(k);
   change.audit("key.create", "key", k.id, "", audit_text(key_json(k)));
-  json::object answer = key_json(k);
-  answer["secret"] = secret;
-  return AdminReply{201, std::move(answer)};
+  return with_secret(201, key_json(k), secret);
 }
 
 Result<AdminReply> AdminService::create_key(const json::value& body, const AdminCaller& caller) {
@@ -947,9 +955,7 @@ Result<AdminReply> AdminService::rotate_key(std::string_view id, const AdminCall
     change.put(*k);
     change.audit("key.rotate", "key", k->id, audit_text(key_json(before)),
                  audit_text(key_json(*k)));
-    json::object answer = key_json(*k);
-    answer["secret"] = secret;
-    return AdminReply{200, std::move(answer)};
+    return with_secret(200, key_json(*k), secret);
   });
 }
 

@@ -19,8 +19,15 @@ namespace sluice::tenancy {
 // change conflicts with what is stored, 422 a reference or scope that is not allowed, 503 the
 // store is unavailable or too busy).
 struct AdminReply {
+  AdminReply(int status, boost::json::value body,
+             std::optional<boost::json::value> stored = std::nullopt)
+      : status(status), body(std::move(body)), stored(std::move(stored)) {}
+
   int status = 200;
   boost::json::value body;
+  // What an Idempotency-Key stores and replays in place of `body` when `body` shows a secret:
+  // the same answer with each secret withheld (null, and a note). Empty: `body` shows none.
+  std::optional<boost::json::value> stored;
 };
 
 // Who asks, for the audit log, and the Idempotency-Key of the request, if any.

@@ -13,9 +13,25 @@ import { GATEWAY_KEY, makeTempDir, removeTempDir, sluiceBin, startSluice, waitFo
 
 const ADMIN_KEY = 'sluice-admin-key-for-tenancy-0123456789';
 
-const backends = [{ name: 'sqlite', store: (dir) => ({ sqlite: path.join(dir, 'tenancy.db') }) }];
+// `sql` reads the store's tables directly (one column of text per row), as an operator would.
+const command = (cmd, args) => {
+  const out = spawnSync(cmd, args, { encoding: 'utf8', timeout: 15000 });
+  assert.equal(out.status, 0, `${cmd}: ${out.stderr}`);
+  return out.stdout;
+};
+const backends = [
+  {
+    name: 'sqlite',
+    store: (dir) => ({ sqlite: path.join(dir, 'tenancy.db') }),
+    sql: (dir, query) => command('sqlite3', [path.join(dir, 'tenancy.db'), query]),
+  },
+];
 if (process.env.SLUICE_TEST_POSTGRES_URL) {
-  backends.push({ name: 'postgres', store: () => ({ postgres: process.env.SLUICE_TEST_POSTGRES_URL }) });
+  backends.push({
+    name: 'postgres',
+    store: () => ({ postgres: process.env.SLUICE_TEST_POSTGRES_URL }),
+    sql: (_dir, query) => command('psql', [process.env.SLUICE_TEST_POSTGRES_URL, '-At', '-c', query]),
+  });
 }
 
 for (const backend of backends) {
@@ -167,6 +183,30 @@ for (const backend of backends) {
       assert.equal(other.body.error.code, 'idempotency_key_reused');
       const keys = await call('GET', `/admin/v1/keys?group=${g}`);
       assert.equal(keys.body.keys.length, 1, 'the key was created once');
+    });
+
+    test('a group created with its keys under an Idempotency-Key stores and replays no secret', async () => {
+      const g = `onboard-${run}`;
+      const body = { name: g, keys: [{ name: `onboard-a-${run}` }, { name: `onboard-b-${run}` }] };
+      const headers = { 'idempotency-key': `onboard-${run}` };
+      const first = await call('POST', '/admin/v1/groups', body, { headers });
+      assert.equal(first.status, 201, first.text);
+      const secrets = first.body.keys.map((k) => k.secret);
+      assert.equal(secrets.length, 2);
+      for (const secret of secrets) {
+        assert.match(secret, /^sk-slc-[0-9A-Za-z]{40}$/);
+      }
+      const stored = backend.sql(dir, `SELECT body FROM idempotency_keys WHERE key = 'onboard-${run}'`);
+      assert.ok(stored.includes(first.body.keys[1].id), `the answer is stored: ${stored}`);
+      const replay = await call('POST', '/admin/v1/groups', body, { headers });
+      assert.equal(replay.status, 201, replay.text);
+      for (const [i, secret] of secrets.entries()) {
+        assert.ok(!stored.includes(secret), 'no secret in the idempotency table');
+        assert.ok(!replay.text.includes(secret), 'no secret in the replay');
+        assert.equal(replay.body.keys[i].id, first.body.keys[i].id);
+        assert.equal(replay.body.keys[i].secret, null);
+        assert.match(replay.body.keys[i].secret_note, /shown only in the first answer/);
+      }
     });
 
     test('every change is in the audit log, newest first, without the secret', async () => {

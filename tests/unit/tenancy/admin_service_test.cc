@@ -384,6 +384,32 @@ TEST_F(AdminServiceTest, AnIdempotencyKeyDoesTheChangeOnce) {
   EXPECT_EQ(state().keys.size(), 1u);
 }
 
+// A group created with its keys under an Idempotency-Key: the stored answer (read from the
+// table) and its replay hold no secret of any key, only the note that it was shown once.
+TEST_F(AdminServiceTest, NoSecretIsStoredOrReplayedAtAnyDepth) {
+  caller_.idempotency_key = "onboard";
+  caller_.request_sha256 = std::string(64, '3');
+  constexpr std::string_view kBody = R"({"name":"g","keys":[{"name":"a"},{"name":"b"}]})";
+  const json::object first = group(kBody);
+  std::vector<std::string> secrets;
+  for (const json::value& k : first.at("keys").as_array()) {
+    secrets.emplace_back(k.at("secret").as_string());
+  }
+  ASSERT_EQ(secrets.size(), 2u);
+  auto stored = sqlite_->find_idempotent("onboard", now_);
+  ASSERT_TRUE(stored && stored->has_value());
+  const json::object replay = group(kBody);
+  ASSERT_EQ(replay.at("keys").as_array().size(), 2u);
+  for (std::size_t i = 0; i < secrets.size(); ++i) {
+    EXPECT_EQ((*stored)->body.find(secrets[i]), std::string::npos) << "stored in plaintext";
+    EXPECT_EQ(json::serialize(replay).find(secrets[i]), std::string::npos) << "replayed";
+    const json::object& k = replay.at("keys").as_array()[i].as_object();
+    EXPECT_EQ(k.at("id"), first.at("keys").as_array()[i].at("id"));
+    EXPECT_TRUE(k.at("secret").is_null());
+    EXPECT_TRUE(k.contains("secret_note"));
+  }
+}
+
 TEST_F(AdminServiceTest, AnIdempotentAnswerExpiresAfterItsRetention) {
   group(R"({"name":"g"})");
   caller_.idempotency_key = "create-a";
