@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <limits>
 
 #include <fmt/format.h>
 
@@ -251,7 +252,11 @@ void SpendTally::add(std::int64_t started_at_ms, const std::string& key_group,
     last_ = sums_.try_emplace(Key{bucket, key_group, key_name}).first;
   }
   Sum& sum = last_->second;
-  sum.cost_micros += priced ? cost_micros : 0;
+  // Saturates rather than wraps: a sum beyond int64 stays above every budget.
+  if (priced && __builtin_add_overflow(sum.cost_micros, cost_micros, &sum.cost_micros)) {
+    sum.cost_micros = cost_micros > 0 ? std::numeric_limits<std::int64_t>::max()
+                                      : std::numeric_limits<std::int64_t>::min();
+  }
   ++sum.records;
 }
 

@@ -63,8 +63,9 @@ class BudgetAccount {
   std::int64_t spent(std::int64_t now_ms) const;
   // Any thread: a hard cap that the spend has reached.
   bool exhausted(std::int64_t now_ms) const { return hard() && spent(now_ms) >= cap_micros_; }
-  // Any thread (workers, when a request ends): adds a settled charge.
-  void add(std::int64_t micros) { local_.fetch_add(micros, std::memory_order_relaxed); }
+  // Any thread (workers, when a request ends): adds a settled charge. Sums saturate
+  // (tenancy/money.h): a total beyond int64 stays above every cap.
+  void add(std::int64_t micros);
   Period period() const {
     return {start_ms_.load(std::memory_order_acquire), end_ms_.load(std::memory_order_acquire)};
   }

@@ -4,6 +4,7 @@
 
 #include "core/thread_name.h"
 #include "spdlog/spdlog.h"
+#include "tenancy/money.h"
 
 namespace sluice::tenancy {
 
@@ -196,14 +197,17 @@ void KeyDirectory::refresh_spend() {
     std::map<std::string, std::int64_t, std::less<>> group_total;
     std::map<std::pair<std::string, std::string>, std::int64_t> by_key;
     for (const store::SpendRow& row : *rows) {
-      group_total[row.key_group] += row.cost_micros;
-      by_key[{row.key_group, row.key_name}] += row.cost_micros;
+      std::int64_t& group = group_total[row.key_group];
+      std::int64_t& key = by_key[{row.key_group, row.key_name}];
+      group = saturating_add(group, row.cost_micros);
+      key = saturating_add(key, row.cost_micros);
     }
     // The pool is the group's spend minus what its allocated keys spent.
     std::map<std::string, std::int64_t, std::less<>> allocated_spend;
     for (const auto& a : set_->accounts()) {
       if (a->kind() == BudgetAccount::Kind::kKey) {
-        allocated_spend[a->group()] += by_key[{a->group(), a->name()}];
+        std::int64_t& spent = allocated_spend[a->group()];
+        spent = saturating_add(spent, by_key[{a->group(), a->name()}]);
       }
     }
     for (BudgetAccount* a : accounts) {
@@ -212,7 +216,7 @@ void KeyDirectory::refresh_spend() {
           a->settle(group_total[a->name()]);
           break;
         case BudgetAccount::Kind::kPool:
-          a->settle(group_total[a->name()] - allocated_spend[a->name()]);
+          a->settle(saturating_sub(group_total[a->name()], allocated_spend[a->name()]));
           break;
         case BudgetAccount::Kind::kKey:
           a->settle(by_key[{a->group(), a->name()}]);

@@ -4,6 +4,8 @@
 
 #include <openssl/crypto.h>
 
+#include "tenancy/money.h"
+
 namespace sluice::tenancy {
 
 namespace {
@@ -38,7 +40,7 @@ std::shared_ptr<const KeySet> KeySet::build(const store::TenancyState& state,
     std::map<std::string_view, std::int64_t> allocated;
     for (const store::ApiKey& k : state.keys) {
       if (k.allocation_micros && k.status != store::KeyStatus::kRevoked) {
-        allocated[k.group] += *k.allocation_micros;
+        allocated[k.group] = saturating_add(allocated[k.group], *k.allocation_micros);
       }
     }
     for (const store::KeyGroup& g : state.groups) {
@@ -48,7 +50,8 @@ std::shared_ptr<const KeySet> KeySet::build(const store::TenancyState& state,
       GroupAccounts& ga = group_accounts[g.name];
       set->accounts_.push_back(accounts.group(g));
       ga.total = set->accounts_.back().get();
-      set->accounts_.push_back(accounts.pool(g, g.budget->amount_micros - allocated[g.name]));
+      set->accounts_.push_back(
+          accounts.pool(g, saturating_sub(g.budget->amount_micros, allocated[g.name])));
       ga.pool = set->accounts_.back().get();
     }
   }

@@ -162,6 +162,17 @@ for (const backend of backends) {
       assert.equal(unknown.status, 400);
       assert.match(unknown.body.error.message, /colour: unknown field/);
       assert.equal((await call('GET', '/admin/v1/keys/key_nope')).status, 404);
+      // Amounts are int64 micro-units; JSON.stringify cannot write the largest one exactly.
+      const max = '9223372036854775807';
+      const huge = `huge-${run}`;
+      assert.equal((await call('POST', '/admin/v1/groups', `{"name":"${huge}","budget":{"amount_micros":${max}}}`)).status, 201);
+      const first = await call('POST', '/admin/v1/keys', `{"name":"h1-${run}","group":"${huge}","allocation_micros":${max}}`);
+      assert.equal(first.status, 201, first.text);
+      const wrapped = await call('POST', '/admin/v1/keys', `{"name":"h2-${run}","group":"${huge}","allocation_micros":${max}}`);
+      assert.equal(wrapped.status, 422, wrapped.text);
+      assert.equal(wrapped.body.error.code, 'amount_out_of_range');
+      assert.match(wrapped.body.error.message, /would sum to more than 9223372036854\.775807/);
+      assert.match((await call('GET', `/admin/v1/groups/${huge}`)).text, new RegExp(`"allocated_micros":${max}`));
       assert.equal((await call('PUT', `/admin/v1/groups/${g}`, {})).status, 405);
     });
 

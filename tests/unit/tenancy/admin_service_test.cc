@@ -3,6 +3,7 @@
 #include "tenancy/admin_service.h"
 
 #include <filesystem>
+#include <limits>
 #include <set>
 
 #include <boost/json.hpp>
@@ -258,6 +259,19 @@ TEST_F(AdminServiceTest, AllocationsNeverSumAboveTheGroupBudget) {
         "allocation_without_budget");
   ok(service_->update_group("g", parse(R"({"budget":{"amount_micros":150}})"), caller_));
   patch_key(a, R"({"allocation_micros":110})");
+}
+
+TEST_F(AdminServiceTest, AllocationsThatWouldSumBeyondInt64AreRefused) {
+  group(R"({"name":"g","budget":{"amount_micros":9223372036854775807}})");
+  key(R"({"name":"a","group":"g","allocation_micros":9223372036854775807})");
+  fails(service_->create_key(
+            parse(R"({"name":"b","group":"g","allocation_micros":9223372036854775807})"), caller_),
+        422, "amount_out_of_range");
+  const json::object b = key(R"({"name":"b","group":"g"})");
+  fails(service_->update_key(b.at("id").as_string(), parse(R"({"allocation_micros":1})"), caller_),
+        422, "amount_out_of_range");
+  EXPECT_EQ(ok(service_->get_group("g")).at("allocated_micros"),
+            std::numeric_limits<std::int64_t>::max());
 }
 
 TEST_F(AdminServiceTest, AnAllocationNeedsAGroupBudget) {

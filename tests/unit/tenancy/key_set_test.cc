@@ -1,5 +1,7 @@
 #include "tenancy/key_set.h"
 
+#include <limits>
+
 #include <gtest/gtest.h>
 
 namespace sluice::tenancy {
@@ -128,6 +130,24 @@ TEST(KeySetTest, AllocatedKeysSpendTheirOwnAccountOthersThePool) {
   EXPECT_EQ(a->charge_to[1]->kind(), BudgetAccount::Kind::kGroup);
   EXPECT_EQ(a->charge_to[1], b->charge_to[1]) << "one group account for both";
   EXPECT_EQ(set->find(hash_of('f'), 0).key->budget, nullptr) << "frozen has no budget";
+}
+
+// Allocations summing beyond int64 (a store edited by hand: the admin rules refuse them) leave
+// the pool nothing, instead of wrapping to a pool larger than the budget.
+TEST(KeySetTest, APoolNeverGrowsFromAllocationsBeyondInt64) {
+  store::TenancyState state = sample_state();
+  for (store::ApiKey& k : state.keys) {
+    if (k.group == "research" && k.status != store::KeyStatus::kRevoked) {
+      k.allocation_micros = std::numeric_limits<std::int64_t>::max();
+    }
+  }
+  state.keys.push_back(api_key("plain", "research", 'p'));
+  auto set = KeySet::build(state, test_accounts());
+  const StoreKey* plain = set->find(hash_of('p'), 0).key;
+  ASSERT_NE(plain, nullptr);
+  ASSERT_NE(plain->budget, nullptr);
+  EXPECT_EQ(plain->budget->kind(), BudgetAccount::Kind::kPool);
+  EXPECT_LE(plain->budget->cap_micros(), 0);
 }
 
 TEST(KeySetHolderTest, PublishesAtomically) {
