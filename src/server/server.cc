@@ -539,7 +539,7 @@ bool Server::start_admin() {
     }
     tenancy_routes_ = std::make_unique<admin::TenancyRoutes>(
         [store = snapshot_->config().store] { return store::open_store(store); },
-        tenancy::AdminService::Options{
+        admin::TenancyRoutes::Options{
             [this](std::string_view name) {
               std::lock_guard lock(config_keys_mu_);
               return config_keys_.contains(name);
