@@ -1659,6 +1659,7 @@ class Loader {
 
     const YamlField name_field = m.required("name");
     key.name = name_field.text();
+    key.id = "config:" + key.name;
     if (key.name.empty() || key.name.size() > kMaxNameLength || !is_visible_ascii(key.name)) {
       name_field.fail("name must be 1.." + std::to_string(kMaxNameLength) +
                       " visible characters without spaces");

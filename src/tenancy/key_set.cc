@@ -58,11 +58,11 @@ std::shared_ptr<const KeySet> KeySet::build(const store::TenancyState& state,
   set->keys_.reserve(state.keys.size());
   for (const store::ApiKey& k : state.keys) {
     StoreKey& entry = set->keys_.emplace_back();
+    entry.key.id = k.id;
     entry.key.name = k.name;
     entry.key.group = k.group;
     entry.key.sha256_hex = k.sha256_hex;
     entry.key.source = "store key " + k.id;
-    entry.id = k.id;
     entry.status = k.status;
     entry.expires_at_ms = k.expires_at_ms;
     entry.key_quota = rate_limits(k.quota, entry.key.source);

@@ -20,11 +20,10 @@ namespace sluice::tenancy {
 
 // One key from the store, as the data plane sees it.
 struct StoreKey {
-  // Name, group, hash and the aliases it may call (its own list, else its group's), in the
-  // config's shape: the parts that read a request's key (limits, usage records, routing
-  // conditions, the access log) treat it exactly like a key of the config file.
+  // Id (the store's), name, group, hash and the aliases it may call (its own list, else its
+  // group's), in the config's shape: the parts that read a request's key (limits, usage
+  // records, routing conditions, the access log) treat it exactly like a key of the config file.
   config::Key key;
-  std::string id;
   store::KeyStatus status = store::KeyStatus::kActive;
   std::optional<std::int64_t> expires_at_ms;
   bool group_disabled = false;
