@@ -75,10 +75,12 @@ bool same_budget(const store::Budget& a, const store::Budget& b) {
 }
 
 BudgetAccount::BudgetAccount(Kind kind, std::string name, std::string group,
-                             const store::Budget& budget, std::int64_t cap_micros, TimeZone zone)
+                             const store::Budget& budget, std::int64_t cap_micros, TimeZone zone,
+                             std::string key_id)
     : kind_(kind),
-      name_(std::move(name)),
+      name_(std::make_shared<const std::string>(std::move(name))),
       group_(std::move(group)),
+      key_id_(std::move(key_id)),
       budget_(budget),
       cap_micros_(cap_micros),
       zone_(std::move(zone)) {}

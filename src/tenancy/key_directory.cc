@@ -93,13 +93,11 @@ void KeyDirectory::tick() {
     return;
   }
   if (!loaded_ || *revision != revision_.load(std::memory_order_relaxed)) {
-    if (!reload(now_ms)) {
+    if (!reload(now_ms)) {  // reads the spend too
       announce(now_ms);
       return;
     }
-    spend_due = true;
-  }
-  if (spend_due) {
+  } else if (spend_due) {
     refresh_spend();
   }
   if (options_.clock->now() >= next_purge_) {
@@ -115,11 +113,14 @@ void KeyDirectory::tick() {
 std::shared_ptr<BudgetAccount> KeyDirectory::account(const std::string& id,
                                                      BudgetAccount::Kind kind,
                                                      const std::string& name,
-                                                     const store::KeyGroup& group,
-                                                     std::int64_t cap) {
+                                                     const store::KeyGroup& group, std::int64_t cap,
+                                                     const std::string& key_id) {
   const store::Budget& budget = *group.budget;
   std::shared_ptr<BudgetAccount>& slot = accounts_[id];
   if (slot && same_budget(slot->budget(), budget) && slot->cap_micros() == cap) {
+    if (slot->name() != name) {
+      slot->rename(name);  // a renamed key: the same money
+    }
     return slot;  // unchanged: keeps its spend and the thresholds it announced
   }
   auto zone = zones_.find(budget.time_zone);
@@ -131,7 +132,7 @@ std::shared_ptr<BudgetAccount> KeyDirectory::account(const std::string& id,
     }
     zone = zones_.emplace(budget.time_zone, loaded ? *loaded : TimeZone()).first;
   }
-  slot = std::make_shared<BudgetAccount>(kind, name, group.name, budget, cap, zone->second);
+  slot = std::make_shared<BudgetAccount>(kind, name, group.name, budget, cap, zone->second, key_id);
   return slot;
 }
 
@@ -149,7 +150,7 @@ bool KeyDirectory::reload(std::int64_t now_ms) {
     return account("p:" + g.name, BudgetAccount::Kind::kPool, g.name, g, cap);
   };
   accounts.key = [this](const store::KeyGroup& g, const store::ApiKey& k) {
-    return account("k:" + k.id, BudgetAccount::Kind::kKey, k.name, g, *k.allocation_micros);
+    return account("k:" + k.id, BudgetAccount::Kind::kKey, k.name, g, *k.allocation_micros, k.id);
   };
   auto set = KeySet::build(*state, accounts);
   // Accounts no revision names any more are forgotten (a budget removed, a key deleted).
@@ -161,6 +162,9 @@ bool KeyDirectory::reload(std::int64_t now_ms) {
   std::erase_if(accounts_, [&](const auto& entry) { return !live.contains(entry.second.get()); });
   const bool first = !loaded_;
   set_ = set;
+  // Before any worker sees a new account (a restart, a changed budget), it holds the ledger's
+  // spend: a drained budget never admits in between.
+  refresh_spend();
   if (options_.before_publish) {
     options_.before_publish(set);
   }
@@ -198,7 +202,7 @@ void KeyDirectory::refresh_spend() {
     std::map<std::pair<std::string, std::string>, std::int64_t> by_key;
     for (const store::SpendRow& row : *rows) {
       std::int64_t& group = group_total[row.key_group];
-      std::int64_t& key = by_key[{row.key_group, row.key_name}];
+      std::int64_t& key = by_key[{row.key_group, row.key_id}];
       group = saturating_add(group, row.cost_micros);
       key = saturating_add(key, row.cost_micros);
     }
@@ -207,19 +211,19 @@ void KeyDirectory::refresh_spend() {
     for (const auto& a : set_->accounts()) {
       if (a->kind() == BudgetAccount::Kind::kKey) {
         std::int64_t& spent = allocated_spend[a->group()];
-        spent = saturating_add(spent, by_key[{a->group(), a->name()}]);
+        spent = saturating_add(spent, by_key[{a->group(), a->key_id()}]);
       }
     }
     for (BudgetAccount* a : accounts) {
       switch (a->kind()) {
         case BudgetAccount::Kind::kGroup:
-          a->settle(group_total[a->name()]);
+          a->settle(group_total[a->group()]);
           break;
         case BudgetAccount::Kind::kPool:
-          a->settle(saturating_sub(group_total[a->name()], allocated_spend[a->name()]));
+          a->settle(saturating_sub(group_total[a->group()], allocated_spend[a->group()]));
           break;
         case BudgetAccount::Kind::kKey:
-          a->settle(by_key[{a->group(), a->name()}]);
+          a->settle(by_key[{a->group(), a->key_id()}]);
           break;
       }
     }

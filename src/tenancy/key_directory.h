@@ -38,9 +38,10 @@ struct KeyDirectoryOptions {
 //
 // A background thread with its own Store connection asks for tenancy_revision() every
 // settings.refresh; when the revision moved it loads the whole state, builds a KeySet and
-// publishes it (keys()). Every settings.spend_refresh (and right after a reload or a new budget
-// period) it re-reads each budget's spend from the usage ledger, one grouped query per distinct
-// period start. On every tick it rolls monthly periods over and announces the thresholds
+// publishes it (keys()). Every settings.spend_refresh (and on a reload before the new set is
+// published, and at a new budget period) it re-reads each budget's spend from the usage
+// ledger, one grouped query per distinct period start, summed by key id (a rename changes
+// nothing in the money). On every tick it rolls monthly periods over and announces the thresholds
 // reached (log + webhook, once per period each). Every kIdempotencyPurgeInterval it deletes the
 // stored Idempotency-Key answers that expired (store::kIdempotencyRetentionMs), off the admin
 // listener's request path.
@@ -86,9 +87,11 @@ class KeyDirectory {
   void purge_idempotent(std::int64_t now_ms);
   void announce(std::int64_t now_ms);
   void failed(const Error& error);
+  // The account kept under `id` ("g:" or "p:" + group name, "k:" + key id): the same one while
+  // its budget and cap stay (renamed when its key was), else a new one.
   std::shared_ptr<BudgetAccount> account(const std::string& id, BudgetAccount::Kind kind,
                                          const std::string& name, const store::KeyGroup& group,
-                                         std::int64_t cap);
+                                         std::int64_t cap, const std::string& key_id = {});
 
   KeyDirectoryOptions options_;
   KeySetHolder holder_;
@@ -96,7 +99,7 @@ class KeyDirectory {
   // Background thread only.
   std::unique_ptr<store::Store> store_;
   std::shared_ptr<const KeySet> set_;
-  std::map<std::string, std::shared_ptr<BudgetAccount>> accounts_;  // by "g:", "p:", "k:" id
+  std::map<std::string, std::shared_ptr<BudgetAccount>> accounts_;  // by account() id
   std::map<std::string, TimeZone> zones_;
   bool loaded_ = false;
   Clock::Monotonic::time_point next_spend_{};

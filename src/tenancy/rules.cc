@@ -372,7 +372,7 @@ RuleResult<Change> update_key(TenancyState state, const RuleContext& context, st
   if (k->allocation_micros && g->budget &&
       (!before.allocation_micros || *k->allocation_micros < *before.allocation_micros)) {
     change.spend_caps.push_back(
-        SpendCap{g->name, k->id, before.name, *g->budget, *k->allocation_micros});
+        SpendCap{g->name, k->id, k->name, *g->budget, *k->allocation_micros});
   }
   change.state = std::move(state);
   return change;

@@ -13,7 +13,7 @@ Result<std::int64_t> spent_in_period(store::Store& store, const SpendCap& cap, c
   }
   std::int64_t sum = 0;
   for (const store::SpendRow& row : *rows) {
-    if (row.key_group == cap.group && (cap.key_id.empty() || row.key_name == cap.key_name)) {
+    if (row.key_group == cap.group && (cap.key_id.empty() || row.key_id == cap.key_id)) {
       sum = saturating_add(sum, row.cost_micros);
     }
   }

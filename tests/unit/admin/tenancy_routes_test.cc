@@ -180,13 +180,14 @@ class TenancyRoutesTest : public ::testing::Test {
     EXPECT_TRUE(s) << s.error().message();
     return s ? *s : store::TenancyState{};
   }
-  void spend(std::string key, std::string group, std::int64_t micros, std::int64_t at) {
+  void spend(std::string key_id, std::string group, std::int64_t micros, std::int64_t at) {
     store::UsageRecord r;
     r.record_id = "rec-" + std::to_string(++records_);
     r.request_id = r.record_id;
     r.started_at_ms = at;
     r.ended_at_ms = at + 1;
-    r.key_name = std::move(key);
+    r.key_name = "name-of-" + key_id;
+    r.key_id = std::move(key_id);
     r.key_group = std::move(group);
     r.outcome = "complete";
     r.priced = true;
@@ -329,10 +330,11 @@ TEST_F(TenancyRoutesTest, AllocationRulesAnswerWithTheirStatusAndCode) {
 TEST_F(TenancyRoutesTest, NoAdjustmentGoesBelowWhatThePeriodHasSpent) {
   group(R"({"name":"g","budget":{"amount_micros":1000}})");
   const json::object a = key(R"({"name":"a","group":"g","allocation_micros":500})");
-  spend("a", "g", 300, kNow - 1000);
-  spend("a", "g", 5000, kNov1 - 1);  // last month: not this period's spend
-  spend("other", "g", 200, kNow - 1000);
-  const std::string path = "/admin/v1/keys/" + std::string(a.at("id").as_string());
+  const std::string id(a.at("id").as_string());
+  spend(id, "g", 300, kNow - 1000);
+  spend(id, "g", 5000, kNov1 - 1);  // last month: not this period's spend
+  spend("key_other", "g", 200, kNow - 1000);
+  const std::string path = "/admin/v1/keys/" + id;
   const Reply below = call("PATCH", path, R"({"allocation_micros":299})");
   fails(below, 409, "below_consumed");
   EXPECT_NE(below.text.find("key a has spent 0.000300 in this period"), std::string::npos)

@@ -51,6 +51,7 @@ UsageRecord record(std::string id, std::int64_t started_at_ms) {
   r.started_at_ms = started_at_ms;
   r.ended_at_ms = started_at_ms + 1500;
   r.key_name = "team-a";
+  r.key_id = "key_team-a";
   r.feature = "chat";
   r.ingress = "openai_chat";
   r.operation = "chat";
@@ -690,6 +691,7 @@ TEST_P(StoreTest, ABatchOfManyTuplesAddsUpLikeTheLedger) {
   for (int i = 0; i < 2'500; ++i) {
     UsageRecord r = record(fmt::format("t{}", i), kNov30 + i * 50);  // across three minutes
     r.key_name = fmt::format("key-{:04}", i);
+    r.key_id = fmt::format("key_{:04}", i % 1'000);  // a rename: names differ, the id is one
     r.key_group = fmt::format("group-{}", i % 7);
     r.input_tokens = 1 + i;
     r.cost_micros = 1000 + i;
@@ -711,11 +713,11 @@ TEST_P(StoreTest, ABatchOfManyTuplesAddsUpLikeTheLedger) {
   std::map<std::pair<std::string, std::string>, std::int64_t> want_by_key;
   std::int64_t total = 0;
   for (const SpendRow& row : *spend) {
-    by_key[{row.key_group, row.key_name}] += row.cost_micros;
+    by_key[{row.key_group, row.key_id}] += row.cost_micros;
     total += row.cost_micros;
   }
   for (const SpendRow& row : *reference) {
-    want_by_key[{row.key_group, row.key_name}] += row.cost_micros;
+    want_by_key[{row.key_group, row.key_id}] += row.cost_micros;
   }
   EXPECT_EQ(by_key, want_by_key);
   std::int64_t want = 0;
@@ -731,7 +733,8 @@ TEST_P(StoreTest, SpendSinceEqualsTheLedgerAndCountsEachRecordOnce) {
                   std::int64_t micros) {
     UsageRecord r = record(std::move(id), at);
     r.key_group = std::move(group);
-    r.key_name = std::move(key);
+    r.key_id = std::move(key);
+    r.key_name = "name-" + r.key_id;
     r.cost_micros = micros;
     return r;
   };
@@ -755,7 +758,7 @@ TEST_P(StoreTest, SpendSinceEqualsTheLedgerAndCountsEachRecordOnce) {
     Totals out;
     EXPECT_TRUE(rows) << rows.error().message();
     for (const SpendRow& r : rows ? *rows : std::vector<SpendRow>{}) {
-      out[{r.key_group, r.key_name}] += r.cost_micros;
+      out[{r.key_group, r.key_id}] += r.cost_micros;
     }
     return out;
   };
@@ -1169,6 +1172,9 @@ std::string legacy_row_sql(const UsageRecord& r) {
   };
   visit_usage_fields(r, [&](std::string_view name, const auto& v) {
     using T = std::decay_t<decltype(v)>;
+    if (name == "key_id") {
+      return;  // a field of sqlite/006, after the segments
+    }
     columns += (columns.empty() ? "" : ", ") + std::string(name);
     values += values.empty() ? "" : ", ";
     if constexpr (std::is_same_v<T, std::string>) {
@@ -1211,6 +1217,32 @@ std::unique_ptr<SqliteStore> fresh_sqlite(const std::string& name) {
   auto store = SqliteStore::open(path.string());
   EXPECT_TRUE(store) << store.error().message();
   return store ? std::move(*store) : nullptr;
+}
+
+// Spend rows from before budgets counted by key id (sqlite/006) go to the key that has their
+// name at the upgrade: a store key of their group, else the config-file key of that name.
+TEST(SqliteSpend, SpendFromBeforeKeyIdsGoesToTheKeyThatHasTheName) {
+  auto store = fresh_sqlite("before-006.db");
+  ASSERT_TRUE(store);
+  ASSERT_TRUE(store->migrate_to_for_test(5));
+  ASSERT_TRUE(store->execute_for_test(
+      "INSERT INTO api_keys VALUES ('key_1', 'indexer', 'research', 'sk-slc-x', 'h1', 'active', "
+      "NULL, '[]', NULL, 0, 0, 0, 0);"
+      "INSERT INTO usage_spend VALUES (0, 'research', 'indexer', 100, 1), "
+      "(900000, 'research', 'indexer', 20, 2), (0, 'research', 'dev', 7, 1), "
+      "(0, 'other', 'indexer', 3, 1), (0, '', '', 5, 1);"));
+  ASSERT_TRUE(store->migrate());
+  auto rows = store->spend_since(0);
+  ASSERT_TRUE(rows) << rows.error().message();
+  std::map<std::pair<std::string, std::string>, std::int64_t> spend;
+  for (const SpendRow& row : *rows) {
+    spend[{row.key_group, row.key_id}] += row.cost_micros;
+  }
+  EXPECT_EQ(spend, (std::map<std::pair<std::string, std::string>, std::int64_t>{
+                       {{"research", "key_1"}, 120},
+                       {{"research", "config:dev"}, 7},
+                       {{"other", "config:indexer"}, 3},
+                       {{"", ""}, 5}}));
 }
 
 // A database written before migrations 004 (the rollup) and 005 (segments): after them every

@@ -85,12 +85,15 @@ class KeyDirectoryTest : public ::testing::Test {
     return *done;
   }
 
-  void spend(const std::string& key, const std::string& group, std::int64_t micros) {
+  // A usage record of the key `key_id`, named `key` when it was made.
+  void spend(const std::string& key_id, const std::string& key, const std::string& group,
+             std::int64_t micros) {
     store::UsageRecord r;
     r.record_id = "r" + std::to_string(++records_);
     r.request_id = r.record_id;
     r.started_at_ms = now_ms();
     r.ended_at_ms = r.started_at_ms;
+    r.key_id = key_id;
     r.key_name = key;
     r.key_group = group;
     r.outcome = "complete";
@@ -218,8 +221,8 @@ TEST_F(KeyDirectoryTest, BudgetSpendComesFromTheLedgerPlusLocalCharges) {
   store::ApiKey allocated = api_key("key_2", "allocated", "research", 'b');
   allocated.allocation_micros = 400;
   commit({group("research", b)}, {plain, allocated});
-  spend("plain", "research", 500);  // another instance's records, already in the ledger
-  spend("allocated", "research", 100);
+  spend("key_1", "plain", "research", 500);  // another instance's records, already in the ledger
+  spend("key_2", "allocated", "research", 100);
   directory_->tick_for_test();
   const StoreKey* p = find('a').key;
   const StoreKey* a = find('b').key;
@@ -239,7 +242,7 @@ TEST_F(KeyDirectoryTest, BudgetSpendComesFromTheLedgerPlusLocalCharges) {
   EXPECT_FALSE(a->budget->exhausted(now_ms())) << "the allocation is separate";
 
   // Its record reaches the ledger; the next read counts it once.
-  spend("plain", "research", 100);
+  spend("key_1", "plain", "research", 100);
   clock_.advance(std::chrono::seconds(5));
   directory_->tick_for_test();
   EXPECT_EQ(p->budget->spent(now_ms()), 600);
@@ -253,14 +256,53 @@ TEST_F(KeyDirectoryTest, BudgetSpendComesFromTheLedgerPlusLocalCharges) {
   EXPECT_EQ(p->budget->period().start_ms, utc_ms(2027, 2, 1));
 }
 
+// A rename changes nothing in the money: what the key spent before and after it counts
+// against its allocation (by its id), on the instance that saw the rename and on one started
+// after it, and the pool pays none of it.
+TEST_F(KeyDirectoryTest, RenamingAKeyChangesNothingInItsBudget) {
+  make_directory();
+  const store::Budget b = budget(1000, store::BudgetMode::kHard);
+  store::ApiKey plain = api_key("key_1", "plain", "research", 'a');
+  store::ApiKey allocated = api_key("key_2", "allocated", "research", 'b');
+  allocated.allocation_micros = 400;
+  commit({group("research", b)}, {plain, allocated});
+  spend("key_2", "allocated", "research", 300);
+  directory_->tick_for_test();
+  ASSERT_EQ(find('b').key->budget->spent(now_ms()), 300);
+
+  allocated.name = "renamed";
+  commit({}, {allocated});
+  spend("key_2", "renamed", "research", 100);  // records carry the name of their time
+  clock_.advance(std::chrono::seconds(5));
+  directory_->tick_for_test();
+  const StoreKey* renamed = find('b').key;
+  ASSERT_NE(renamed, nullptr);
+  EXPECT_EQ(renamed->key.name, "renamed");
+  EXPECT_EQ(renamed->budget->name(), "renamed") << "refusals name the key as it is called now";
+  EXPECT_EQ(renamed->budget->spent(now_ms()), 400);
+  EXPECT_TRUE(renamed->budget->exhausted(now_ms()));
+  EXPECT_EQ(find('a').key->budget->spent(now_ms()), 0) << "the pool paid nothing of it";
+
+  directory_.reset();  // a restart: the accounts come from the store and the ledger alone
+  make_directory();
+  directory_->tick_for_test();
+  const StoreKey* restarted = find('b').key;
+  ASSERT_NE(restarted, nullptr);
+  EXPECT_EQ(restarted->budget->spent(now_ms()), 400);
+  EXPECT_TRUE(restarted->budget->exhausted(now_ms())) << "a drained allocation stays drained";
+  EXPECT_EQ(find('a').key->budget->spent(now_ms()), 0);
+  EXPECT_FALSE(find('a').key->budget->exhausted(now_ms())) << "the pool keeps its 600";
+  EXPECT_EQ(find('a').key->charge_to[1]->spent(now_ms()), 400) << "the group's whole account";
+}
+
 TEST_F(KeyDirectoryTest, ThresholdEventsAreSentOncePerPeriod) {
   make_directory();
   const store::Budget b = budget(1000, store::BudgetMode::kAdvisory);
   commit({group("research", b)}, {api_key("key_1", "plain", "research", 'a')});
-  spend("plain", "research", 850);
+  spend("key_1", "plain", "research", 850);
   directory_->tick_for_test();
   directory_->tick_for_test();
-  spend("plain", "research", 200);
+  spend("key_1", "plain", "research", 200);
   clock_.advance(std::chrono::seconds(5));
   directory_->tick_for_test();
   directory_->tick_for_test();
