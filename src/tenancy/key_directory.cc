@@ -5,10 +5,19 @@
 #include "core/thread_name.h"
 #include "spdlog/spdlog.h"
 #include "tenancy/money.h"
+#include "tenancy/name_collision.h"
 
 namespace sluice::tenancy {
 
 namespace {
+
+std::set<std::string, std::less<>> names_of(const std::vector<config::Key>& keys) {
+  std::set<std::string, std::less<>> names;
+  for (const config::Key& k : keys) {
+    names.insert(k.name);
+  }
+  return names;
+}
 
 std::int64_t unix_ms(const Clock& clock) {
   return std::chrono::duration_cast<std::chrono::milliseconds>(clock.wall_now().time_since_epoch())
@@ -19,7 +28,18 @@ std::int64_t unix_ms(const Clock& clock) {
 
 KeyDirectory::KeyDirectory(KeyDirectoryOptions options)
     : options_(std::move(options)),
-      notifier_(options_.settings.webhook_url, options_.settings.webhook_timeout, options_.post) {}
+      notifier_(options_.settings.webhook_url, options_.settings.webhook_timeout, options_.post),
+      config_key_names_(names_of(options_.config_keys)) {}
+
+Result<void> KeyDirectory::admit_config_keys(const std::vector<config::Key>& keys) {
+  if (auto clash = find_name_collision(keys, holder_.current().get())) {
+    return Error(ErrorKind::kBadRequest, describe(*clash) + "; rename one of them");
+  }
+  std::lock_guard lock(names_mu_);
+  config_key_names_ = names_of(keys);
+  ++names_generation_;
+  return {};
+}
 
 KeyDirectory::~KeyDirectory() { stop(); }
 
@@ -92,7 +112,12 @@ void KeyDirectory::tick() {
     announce(now_ms);
     return;
   }
-  if (!loaded_ || *revision != revision_.load(std::memory_order_relaxed)) {
+  bool names_changed = false;
+  {
+    std::lock_guard lock(names_mu_);
+    names_changed = names_generation_ != built_names_generation_;
+  }
+  if (!loaded_ || names_changed || *revision != revision_.load(std::memory_order_relaxed)) {
     if (!reload(now_ms)) {  // reads the spend too
       announce(now_ms);
       return;
@@ -152,7 +177,22 @@ bool KeyDirectory::reload(std::int64_t now_ms) {
   accounts.key = [this](const store::KeyGroup& g, const store::ApiKey& k) {
     return account("k:" + k.id, BudgetAccount::Kind::kKey, k.name, g, *k.allocation_micros, k.id);
   };
-  auto set = KeySet::build(*state, accounts);
+  std::set<std::string, std::less<>> config_names;
+  std::uint64_t names_generation = 0;
+  {
+    std::lock_guard lock(names_mu_);
+    config_names = config_key_names_;
+    names_generation = names_generation_;
+  }
+  auto set = KeySet::build(*state, accounts, config_names);
+  for (const StoreKey& k : set->keys()) {
+    if (k.name_taken) {
+      spdlog::error(
+          "tenancy: store key {} (key group {}) is named {}, like a key of the config file: it is "
+          "refused until it is renamed",
+          k.key.id, k.key.group, k.key.name);
+    }
+  }
   // Accounts no revision names any more are forgotten (a budget removed, a key deleted).
   std::set<const BudgetAccount*> live;
   for (const auto& a : set->accounts()) {
@@ -170,6 +210,7 @@ bool KeyDirectory::reload(std::int64_t now_ms) {
   }
   holder_.publish(std::move(set));
   loaded_ = true;
+  built_names_generation_ = names_generation;
   revision_.store(state->revision, std::memory_order_relaxed);
   if (first) {
     spdlog::info("tenancy: {} keys and {} key groups from the store (revision {})",

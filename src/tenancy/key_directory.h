@@ -8,8 +8,10 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "config/config.h"
 #include "core/clock.h"
@@ -32,6 +34,9 @@ struct KeyDirectoryOptions {
   // Called on the directory's thread with each new key set just before workers can see it (the
   // server compiles the set's rate limits there, so no request waits for that); may be null.
   std::function<void(const std::shared_ptr<const KeySet>&)> before_publish;
+  // The config file's keys at start: a store key named like one is refused
+  // (tenancy/name_collision.h). Reloads change them through admit_config_keys.
+  std::vector<config::Key> config_keys;
 };
 
 // Keys, key groups and budgets from the store, kept current for the data plane.
@@ -65,6 +70,11 @@ class KeyDirectory {
 
   // Any thread: what the data plane reads (the current KeySet; null before the first load).
   const KeySetHolder& keys() const { return holder_; }
+
+  // A config reload's keys (the server's reload thread): refused when one has the name of a
+  // store key of the current set (the error says which); else kept, and the next refresh
+  // rebuilds the set against them (a store key named like a new config key is refused then).
+  Result<void> admit_config_keys(const std::vector<config::Key>& keys);
 
   // Any thread (metrics): 1 while the last refresh reached the store, 0 while it fails, -1
   // before the first attempt; the revision serving; webhook counters.
@@ -104,6 +114,11 @@ class KeyDirectory {
   bool loaded_ = false;
   Clock::Monotonic::time_point next_spend_{};
   Clock::Monotonic::time_point next_purge_{};
+
+  std::mutex names_mu_;
+  std::set<std::string, std::less<>> config_key_names_;  // guarded by names_mu_
+  std::uint64_t names_generation_ = 0;                   // guarded by names_mu_
+  std::uint64_t built_names_generation_ = 0;             // background thread: of set_
 
   std::atomic<int> refresh_ok_{-1};
   std::atomic<std::uint64_t> revision_{0};

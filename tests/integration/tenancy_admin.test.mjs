@@ -263,6 +263,37 @@ for (const backend of backends) {
       assert.equal(taken.body.error.code, 'name_taken');
     });
 
+    test("a reload that brings a store key's name is refused, naming the store key", async () => {
+      const g = `shared-${run}`;
+      assert.equal((await call('POST', '/admin/v1/groups', { name: g })).status, 201);
+      const key = await call('POST', '/admin/v1/keys', { name: `shared-key-${run}`, group: g });
+      assert.equal(key.status, 201, key.text);
+      await waitFor(
+        async () => {
+          const res = await fetch(`http://127.0.0.1:${gw.listening.port}/v1/models`, {
+            headers: { authorization: `Bearer ${key.body.secret}` },
+          });
+          await res.text();
+          return res.status === 200;
+        },
+        { timeoutMs: 5000, message: 'the store key is loaded' },
+      );
+      gw.reload(
+        config(3, [
+          { name: `config-key-${run}`, group: 'research', key: GATEWAY_KEY },
+          { name: `late-${run}`, key: 'sk-sluice-late-key-0000000000003' },
+          { name: `shared-key-${run}`, key: 'sk-sluice-shared-key-000000000004' },
+        ]),
+      );
+      await waitFor(() => gw.stderr.includes('config reload rejected, still serving version 2'), {
+        timeoutMs: 5000,
+        message: 'the reload is refused',
+      });
+      assert.match(gw.stderr, new RegExp(`key name shared-key-${run} \\(.*\\) is the store key ${key.body.id}'s, in key group ${g}`));
+      const res = await fetch(`${admin}/metrics`, { headers: { authorization: `Bearer ${ADMIN_KEY}` } });
+      assert.match(await res.text(), /^sluice_config_version 2$/m);
+    });
+
     test('the CLI creates, lists, updates and revokes through the API', () => {
       const g = `cli-${run}`;
       const created = cli(['groups', 'create', g, '--budget', '10', '--rpm', '50', '--aliases', 'chat']);

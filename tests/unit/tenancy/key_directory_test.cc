@@ -49,8 +49,9 @@ class KeyDirectoryTest : public ::testing::Test {
     return std::move(*opened);
   }
 
-  void make_directory() {
+  void make_directory(std::vector<config::Key> config_keys = {}) {
     KeyDirectoryOptions o;
+    o.config_keys = std::move(config_keys);
     o.settings.enabled = true;
     o.settings.spend_refresh = std::chrono::seconds(5);
     o.settings.webhook_url = "http://receiver.invalid/hook";
@@ -293,6 +294,37 @@ TEST_F(KeyDirectoryTest, RenamingAKeyChangesNothingInItsBudget) {
   EXPECT_EQ(find('a').key->budget->spent(now_ms()), 0);
   EXPECT_FALSE(find('a').key->budget->exhausted(now_ms())) << "the pool keeps its 600";
   EXPECT_EQ(find('a').key->charge_to[1]->spent(now_ms()), 400) << "the group's whole account";
+}
+
+config::Key config_key(std::string name) {
+  config::Key k;
+  k.id = "config:" + name;
+  k.name = std::move(name);
+  k.source = "sluice.yaml:7";
+  return k;
+}
+
+// A store key named like a key of the config at start is refused; a reload that brings a store
+// key's name is refused saying which; one that drops the name lets the store key work again.
+TEST_F(KeyDirectoryTest, AConfigKeyAndAStoreKeyNeverShareAName) {
+  commit({group("research")}, {api_key("key_1", "indexer", "research", 'a'),
+                               api_key("key_2", "crawler", "research", 'b')});
+  make_directory({config_key("indexer")});
+  directory_->tick_for_test();
+  EXPECT_EQ(find('a').verdict, KeyVerdict::kNameTaken);
+  EXPECT_EQ(find('b').verdict, KeyVerdict::kActive);
+
+  auto refused = directory_->admit_config_keys({config_key("indexer"), config_key("crawler")});
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().message(),
+            "key name crawler (sluice.yaml:7) is the store key key_2's, in key group research; "
+            "rename one of them");
+  directory_->tick_for_test();
+  EXPECT_EQ(find('b').verdict, KeyVerdict::kActive) << "a refused reload changes nothing";
+
+  ASSERT_TRUE(directory_->admit_config_keys({config_key("other")}));
+  directory_->tick_for_test();
+  EXPECT_EQ(find('a').verdict, KeyVerdict::kActive) << "rebuilt without a store change";
 }
 
 TEST_F(KeyDirectoryTest, ThresholdEventsAreSentOncePerPeriod) {

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "tenancy/name_collision.h"
+
 namespace sluice::tenancy {
 namespace {
 
@@ -148,6 +150,41 @@ TEST(KeySetTest, APoolNeverGrowsFromAllocationsBeyondInt64) {
   ASSERT_NE(plain->budget, nullptr);
   EXPECT_EQ(plain->budget->kind(), BudgetAccount::Kind::kPool);
   EXPECT_LE(plain->budget->cap_micros(), 0);
+}
+
+// One name, one key: a store key named like a key of the config file is refused (saying why to
+// the holder of its secret), and a config key that would take a store key's name is found with
+// what the refusal needs to say which keys they are.
+TEST(KeySetTest, AStoreKeyNamedLikeAConfigKeyIsRefused) {
+  auto set = KeySet::build(sample_state(), {}, {"a", "elsewhere"});
+  const KeySet::Found a = set->find(hash_of('a'), 0);
+  EXPECT_EQ(a.verdict, KeyVerdict::kNameTaken);
+  const Error refused = key_refused(a.verdict, a.key);
+  EXPECT_EQ(refused.code(), "key_name_taken");
+  EXPECT_EQ(refused.message(),
+            "API key's name a is also a config-file key's: refused until the store key is renamed");
+  EXPECT_EQ(set->find(hash_of('b'), 0).verdict, KeyVerdict::kActive);
+
+  config::Key dev;
+  dev.name = "dev";
+  dev.source = "sluice.yaml:12";
+  config::Key clash = dev;
+  clash.name = "r";  // revoked: its name is still its own
+  clash.source = "sluice.yaml:15";
+  auto found = find_name_collision({dev, clash}, set.get());
+  ASSERT_TRUE(found);
+  EXPECT_EQ(found->name, "r");
+  EXPECT_EQ(found->config_source, "sluice.yaml:15");
+  EXPECT_EQ(found->store_key_id, "key_r");
+  EXPECT_EQ(found->store_group, "research");
+  EXPECT_EQ(describe(*found),
+            "key name r (sluice.yaml:15) is the store key key_r's, in key group research");
+  EXPECT_FALSE(find_name_collision({dev}, set.get()));
+  config::Key kept = dev;
+  kept.name = "a";
+  EXPECT_FALSE(find_name_collision({kept}, set.get()))
+      << "the running config has it and the store key is refused already: no new collision";
+  EXPECT_FALSE(find_name_collision({clash}, nullptr)) << "no key set loaded yet";
 }
 
 TEST(KeySetHolderTest, PublishesAtomically) {
