@@ -21,6 +21,7 @@ Key load_key(const YamlField& field, std::span<const Key> earlier, const LoadSta
 
   const YamlField name_field = m.required("name");
   key.name = name_field.text();
+  key.id = "config:" + key.name;
   if (key.name.empty() || key.name.size() > kMaxNameLength || !is_visible_ascii(key.name)) {
     name_field.fail("name must be 1.." + std::to_string(kMaxNameLength) +
                     " visible characters without spaces");

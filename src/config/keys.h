@@ -10,6 +10,10 @@ class YamlField;
 struct LoadState;
 
 struct Key {
+  // Immutable identity of the key: "config:<name>" for a key of this file, the store's id
+  // ("key_" + 16 hex) for a store key (tenancy/key_set.h). What owns per-key state (rate
+  // buckets, budget spend, stored Responses): a name can be renamed or reused, an id cannot.
+  std::string id;
   std::string name;  // shown in logs; not secret
   // The key group (team, application) the key belongs to: routing conditions, usage records
   // and limits are per group. "" = none.

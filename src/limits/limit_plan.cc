@@ -29,32 +29,28 @@ LimitPlan::LimitPlan(std::shared_ptr<const config::Config> config, LocalLimiter&
   empty_ = !l.any();
   by_key_.reserve(config_->keys.size());
   for (const config::Key& key : config_->keys) {
-    // Redis keys of a tenant share its hash tag (the key's group, else the key), so a tenant's
-    // buckets live in one Redis Cluster slot.
-    const std::string_view tenant = key.group.empty() ? std::string_view(key.name) : key.group;
     auto own = l.keys.find(key.name);
-    by_key_.push_back(
-        layer(Layer::kKey, key.name, tenant, own != l.keys.end() ? own->second : l.key, local));
+    by_key_.push_back(key_layer(key, own != l.keys.end() ? own->second : l.key, local));
   }
   for (const auto& [name, limits] : l.groups) {
-    groups_.emplace(name, layer(Layer::kGroup, name, name, limits, local));
+    groups_.emplace(name, layer(Layer::kGroup, name, name, name, limits, local));
   }
   for (const auto& [name, limits] : l.models) {
-    models_.emplace(name, layer(Layer::kModel, name, "model:" + name, limits, local));
+    models_.emplace(name, layer(Layer::kModel, name, name, "model:" + name, limits, local));
   }
   for (const auto& [name, limits] : l.providers) {
-    providers_.emplace(name, layer(Layer::kProvider, name, "provider:" + name, limits, local));
+    providers_.emplace(name,
+                       layer(Layer::kProvider, name, name, "provider:" + name, limits, local));
   }
   if (l.instance_concurrency != 0) {
     config::RateLimits instance;
     instance.concurrency = l.instance_concurrency;
-    instance_slots_ = layer(Layer::kInstance, "", "instance", instance, local).slots;
+    instance_slots_ = layer(Layer::kInstance, "", "", "instance", instance, local).slots;
   }
   by_extra_.reserve(extra.size());
-  extra_by_name_.reserve(extra.size());
+  extra_by_id_.reserve(extra.size());
   for (const ExtraKey& e : extra) {
     const config::Key& key = *e.key;
-    const std::string_view tenant = key.group.empty() ? std::string_view(key.name) : key.group;
     const config::RateLimits* own = nullptr;
     if (auto it = l.keys.find(key.name); it != l.keys.end()) {
       own = &it->second;
@@ -64,14 +60,14 @@ LimitPlan::LimitPlan(std::shared_ptr<const config::Config> config, LocalLimiter&
       own = &l.key;
     }
     ExtraBuckets& b = by_extra_[e.key];
-    b.key = layer(Layer::kKey, key.name, tenant, *own, local);
+    b.key = key_layer(key, *own, local);
     if (!key.group.empty()) {
       if (auto g = groups_.find(key.group); g != groups_.end()) {
         b.group = &g->second;
       } else if (e.group_quota != nullptr && e.group_quota->any()) {
         auto [s, added] = store_groups_.try_emplace(key.group);
         if (added) {
-          s->second = layer(Layer::kGroup, key.group, key.group, *e.group_quota, local);
+          s->second = layer(Layer::kGroup, key.group, key.group, key.group, *e.group_quota, local);
         }
         b.group = &s->second;
       }
@@ -79,12 +75,21 @@ LimitPlan::LimitPlan(std::shared_ptr<const config::Config> config, LocalLimiter&
     if (b.key.requests != nullptr || b.key.tokens != nullptr || b.group != nullptr) {
       empty_ = false;
     }
-    extra_by_name_.emplace(key.name, &b);
+    extra_by_id_.emplace(key.id, &b);
   }
 }
 
-LayerBuckets LimitPlan::layer(Layer layer, const std::string& name, std::string_view tenant,
-                              const config::RateLimits& limits, LocalLimiter& local) {
+LayerBuckets LimitPlan::key_layer(const config::Key& key, const config::RateLimits& limits,
+                                  LocalLimiter& local) {
+  // Redis keys of a tenant share its hash tag (the key's group, else the key), so a tenant's
+  // buckets live in one Redis Cluster slot.
+  const std::string_view tenant = key.group.empty() ? std::string_view(key.id) : key.group;
+  return layer(Layer::kKey, key.name, key.id, tenant, limits, local);
+}
+
+LayerBuckets LimitPlan::layer(Layer layer, const std::string& name, std::string_view owner,
+                              std::string_view tenant, const config::RateLimits& limits,
+                              LocalLimiter& local) {
   LayerBuckets out;
   const auto add = [&](Dimension dimension, std::uint64_t limit) -> const Bucket* {
     if (limit == 0) {
@@ -96,7 +101,7 @@ LayerBuckets LimitPlan::layer(Layer layer, const std::string& name, std::string_
     b.name = name;
     b.limit = limit;
     const std::string id =
-        std::string(label(dimension)) + ":" + std::string(label(layer)) + ":" + name;
+        std::string(label(dimension)) + ":" + std::string(label(layer)) + ":" + std::string(owner);
     b.redis_key = config_->state.key_prefix + "{" + std::string(tenant) + "}:" + id;
     b.local = local.state(id);
     b.lease_ttl = config_->limits.lease_ttl;
@@ -140,14 +145,14 @@ void LimitPlan::for_each_layer(const config::Key* key, std::string_view alias,
     const ExtraBuckets* e = k == nullptr ? extra_buckets(key) : nullptr;
     if (k == nullptr && e == nullptr) {
       // A key of another config version (a request that pinned an older snapshot) or of
-      // another key set revision than the plan's (rare): by name.
+      // another key set revision than the plan's (rare): by id.
       for (std::size_t i = 0; i < config_->keys.size() && k == nullptr; ++i) {
-        if (config_->keys[i].name == key->name) {
+        if (config_->keys[i].id == key->id) {
           k = &by_key_[i];
         }
       }
       if (k == nullptr) {
-        if (auto it = extra_by_name_.find(key->name); it != extra_by_name_.end()) {
+        if (auto it = extra_by_id_.find(key->id); it != extra_by_id_.end()) {
           e = it->second;
         }
       }

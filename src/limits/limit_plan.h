@@ -66,8 +66,14 @@ class LimitPlan {
 
  private:
   using Named = std::map<std::string, LayerBuckets, std::less<>>;
-  LayerBuckets layer(Layer layer, const std::string& name, std::string_view tenant,
-                     const config::RateLimits& limits, LocalLimiter& local);
+  // A key's buckets are its id's: a store key renamed keeps them, and a config key and a store
+  // key of the same name never share them.
+  LayerBuckets key_layer(const config::Key& key, const config::RateLimits& limits,
+                         LocalLimiter& local);
+  // `name` for messages, `owner` in the bucket's local and Redis key, `tenant` its hash tag.
+  LayerBuckets layer(Layer layer, const std::string& name, std::string_view owner,
+                     std::string_view tenant, const config::RateLimits& limits,
+                     LocalLimiter& local);
   const LayerBuckets* find(const Named& named, std::string_view name) const;
   const LayerBuckets* key_buckets(const config::Key* key) const;
   template <class Fn>
@@ -90,8 +96,8 @@ class LimitPlan {
   Named providers_;
   Named store_groups_;  // groups limited by their store quota alone
   std::unordered_map<const config::Key*, ExtraBuckets> by_extra_;
-  // By name, for an extra key of another key set revision than the plan's (rare).
-  std::unordered_map<std::string_view, const ExtraBuckets*> extra_by_name_;
+  // By id, for an extra key of another key set revision than the plan's (rare).
+  std::unordered_map<std::string_view, const ExtraBuckets*> extra_by_id_;
   const Bucket* instance_slots_ = nullptr;
   bool empty_ = true;
 };

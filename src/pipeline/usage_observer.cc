@@ -152,6 +152,7 @@ void fill_usage_record(const RequestContext& ctx, std::string_view record_id,
   r.started_at_ms = unix_ms(ctx.wall_started);
   r.ended_at_ms = unix_ms(ctx.wall_ended);
   r.key_name.assign(ctx.key != nullptr ? std::string_view(ctx.key->name) : std::string_view());
+  r.key_id.assign(ctx.key != nullptr ? std::string_view(ctx.key->id) : std::string_view());
   r.key_group.assign(ctx.key != nullptr ? std::string_view(ctx.key->group) : std::string_view());
   r.tenant.clear();
   r.feature.assign(ctx.feature);

@@ -74,6 +74,7 @@ std::unique_ptr<tenancy::KeyDirectory> make_key_directory(const config::Config& 
   };
   options.post = http::post_json;
   options.instance = limits.instance_id();
+  options.config_keys = cfg.keys;
   // Each key set's rate limits are compiled on the directory's thread, not by a request.
   options.before_publish = [&limits](const std::shared_ptr<const tenancy::KeySet>& set) {
     limits.prepare(set);
@@ -127,6 +128,14 @@ void Server::reload() {
   if (!snap) {
     spdlog::error("config reload rejected, still serving version {}: {}", snapshot_->version(),
                   snap.error().message());
+    return;
+  }
+  // A config key may not take a store key's name (tenancy/name_collision.h).
+  if (auto admitted =
+          key_directory_ ? key_directory_->admit_config_keys((*loaded)->keys) : Result<void>();
+      !admitted) {
+    spdlog::error("config reload rejected, still serving version {}: {}", snapshot_->version(),
+                  admitted.error().message());
     return;
   }
   if (!same_sink_settings(snapshot_->config(), (*snap)->config())) {
@@ -540,7 +549,7 @@ bool Server::start_admin() {
     }
     tenancy_routes_ = std::make_unique<admin::TenancyRoutes>(
         [store = snapshot_->config().store] { return store::open_store(store); },
-        tenancy::AdminService::Options{
+        admin::TenancyRoutes::Options{
             [this](std::string_view name) {
               std::lock_guard lock(config_keys_mu_);
               return config_keys_.contains(name);

@@ -165,7 +165,7 @@ std::string insert_usage_sql() {
       "INSERT INTO usage_records ({}) SELECT * FROM unnest({}) ON CONFLICT (record_id) DO NOTHING "
       "RETURNING started_at_ms, key_group, key_name, priced, cost_micros, tenant, feature, alias, "
       "provider, model, outcome, input_tokens, output_tokens, cache_read_tokens, "
-      "cache_write_tokens, reasoning_tokens",
+      "cache_write_tokens, reasoning_tokens, key_id",
       columns, arrays);
 }
 
@@ -540,7 +540,8 @@ Result<void> PostgresStore::insert_usage(std::span<const UsageRecord> records) {
           added.cache_read_tokens = static_cast<std::uint64_t>(integer_at(res, row, 13));
           added.cache_write_tokens = static_cast<std::uint64_t>(integer_at(res, row, 14));
           added.reasoning_tokens = static_cast<std::uint64_t>(integer_at(res, row, 15));
-          spend.add(added.started_at_ms, added.key_group, added.key_name, added.priced,
+          added.key_id = text_at(res, row, 16);
+          spend.add(added.started_at_ms, added.key_group, added.key_id, added.priced,
                     added.cost_micros);
           rollup.add(added);
         }
@@ -852,10 +853,16 @@ Result<std::uint64_t> PostgresStore::commit_tenancy(const TenancyCommit& commit)
                                        [&] { return commit_tenancy_in(access, commit, now_ms()); });
 }
 
-Result<std::optional<IdempotentReply>> PostgresStore::find_idempotent(std::string_view key) {
+Result<std::optional<IdempotentReply>> PostgresStore::find_idempotent(std::string_view key,
+                                                                      std::int64_t now_ms) {
   TenancyAccess access(*this);
   return with_connection<std::optional<IdempotentReply>>(
-      [&] { return find_idempotent_in(access, key); });
+      [&] { return find_idempotent_in(access, key, now_ms); });
+}
+
+Result<void> PostgresStore::purge_idempotent(std::int64_t now_ms) {
+  TenancyAccess access(*this);
+  return with_connection<void>([&] { return purge_idempotent_in(access, now_ms); });
 }
 
 Result<std::vector<AuditEntry>> PostgresStore::list_audit(const AuditQuery& query) {

@@ -126,7 +126,7 @@ Result<void> SqliteLedger::store_records(std::span<const UsageRecord> records, b
       const UsageRecord& record = records[order[end]];
       encoder.append(body_, record);
       if (tally) {
-        spend.add(record.started_at_ms, record.key_group, record.key_name, record.priced,
+        spend.add(record.started_at_ms, record.key_group, record.key_id, record.priced,
                   record.cost_micros);
         rollup.add(record);
       }
@@ -226,6 +226,11 @@ Result<void> SqliteLedger::read_segments(sqlite3_stmt* stmt,
 }
 
 Result<void> SqliteLedger::move_from_usage_records() {
+  // Fields added after 005 are no columns of the old table: they read as their default.
+  if (auto r = db_.exec("ALTER TABLE usage_records ADD COLUMN key_id TEXT NOT NULL DEFAULT ''");
+      !r) {
+    return r;
+  }
   static const std::string sql = usage_export_sql(Dialect::kSqlite);
   auto page = db_.prepare(sql);
   if (!page) {
@@ -294,6 +299,9 @@ template <class Entries, class Bind>
 Result<void> SqliteLedger::upsert_each(Statement& slot, const std::string& sql,
                                        const Entries& entries, std::string_view table,
                                        Bind&& bind) {
+  if (entries.empty()) {
+    return {};  // nor a statement: migration 005 moves records before usage_spend is rebuilt
+  }
   auto stmt = db_.cached(slot, sql);
   if (!stmt) {
     return stmt.error();
@@ -335,12 +343,12 @@ Result<void> SqliteLedger::fill_edges(
           "key_group TEXT, tenant TEXT, feature TEXT, alias TEXT, provider TEXT, model TEXT, "
           "outcome TEXT, input_tokens INTEGER, output_tokens INTEGER, cache_read_tokens "
           "INTEGER, cache_write_tokens INTEGER, reasoning_tokens INTEGER, priced INTEGER, "
-          "cost_micros INTEGER); DELETE FROM temp.usage_edges;");
+          "cost_micros INTEGER, key_id TEXT); DELETE FROM temp.usage_edges;");
       !r) {
     return r;
   }
   static const std::string insert_sql =
-      "INSERT INTO temp.usage_edges VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
+      "INSERT INTO temp.usage_edges VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
   auto insert = db_.cached(edge_insert_, insert_sql);
   if (!insert) {
     return insert.error();
@@ -377,6 +385,7 @@ Result<void> SqliteLedger::fill_edges(
       }
       sqlite3_bind_int(s, ++i, r.priced ? 1 : 0);
       sqlite3_bind_int64(s, ++i, r.cost_micros);
+      sqlite3_bind_text(s, ++i, r.key_id.data(), static_cast<int>(r.key_id.size()), SQLITE_STATIC);
       failed = sqlite3_step(s) != SQLITE_DONE;
       sqlite3_reset(s);
       return !failed;

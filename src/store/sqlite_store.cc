@@ -180,9 +180,15 @@ Result<std::uint64_t> SqliteStore::commit_tenancy(const TenancyCommit& commit) {
       "BEGIN IMMEDIATE", [&] { return commit_tenancy_in(access, commit, now_ms()); });
 }
 
-Result<std::optional<IdempotentReply>> SqliteStore::find_idempotent(std::string_view key) {
+Result<std::optional<IdempotentReply>> SqliteStore::find_idempotent(std::string_view key,
+                                                                    std::int64_t now_ms) {
   TenancyAccess access(*this);
-  return find_idempotent_in(access, key);
+  return find_idempotent_in(access, key, now_ms);
+}
+
+Result<void> SqliteStore::purge_idempotent(std::int64_t now_ms) {
+  TenancyAccess access(*this);
+  return purge_idempotent_in(access, now_ms);
 }
 
 Result<std::vector<AuditEntry>> SqliteStore::list_audit(const AuditQuery& query) {

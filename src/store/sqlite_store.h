@@ -41,7 +41,9 @@ class SqliteStore final : public Store {
   Result<TenancyState> load_tenancy() override;
   Result<std::uint64_t> tenancy_revision() override;
   Result<std::uint64_t> commit_tenancy(const TenancyCommit& commit) override;
-  Result<std::optional<IdempotentReply>> find_idempotent(std::string_view key) override;
+  Result<std::optional<IdempotentReply>> find_idempotent(std::string_view key,
+                                                         std::int64_t now_ms) override;
+  Result<void> purge_idempotent(std::int64_t now_ms) override;
   Result<std::vector<AuditEntry>> list_audit(const AuditQuery& query) override;
 
   // Runs one or more statements with no parameters and no rows (tests, maintenance).

@@ -2,11 +2,14 @@
 
 #include <array>
 #include <filesystem>
+#include <limits>
+#include <map>
 #include <utility>
 
 #include "config/config.h"
 #include "store/postgres_store.h"
 #include "store/sqlite_store.h"
+#include "store/usage_sql.h"
 
 namespace sluice::store {
 namespace {
@@ -71,18 +74,19 @@ Result<std::unique_ptr<Store>> open_store(const config::StoreSettings& settings,
 }
 
 Result<std::vector<SpendRow>> Store::spend_since(std::int64_t from_ms) {
-  UsageQuery q;
-  q.from_ms = from_ms;
-  q.group_by = {Dimension::kKeyGroup, Dimension::kKey};
-  q.limit = UINT32_MAX;
-  auto rows = query_usage(q);
-  if (!rows) {
-    return std::move(rows).error();
+  std::map<std::pair<std::string, std::string>, std::int64_t> sums;
+  auto read =
+      export_usage(from_ms, std::numeric_limits<std::int64_t>::max(), [&](const UsageRecord& r) {
+        add_spend(sums[{r.key_group, r.key_id}], r.priced ? r.cost_micros : 0);
+        return true;
+      });
+  if (!read) {
+    return std::move(read).error();
   }
   std::vector<SpendRow> out;
-  out.reserve(rows->size());
-  for (UsageRow& row : *rows) {
-    out.push_back({std::move(row.group[0]), std::move(row.group[1]), row.cost_micros});
+  out.reserve(sums.size());
+  for (auto& [key, micros] : sums) {
+    out.push_back({key.first, key.second, micros});
   }
   return out;
 }

@@ -58,10 +58,11 @@ struct UsageRow {
   std::uint64_t unaccounted = 0;  // records without a price (their cost is unknown)
 };
 
-// Spend of one (key group, key) over a period: priced records' cost in micro-units.
+// Spend of one (key group, key) over a period: priced records' cost in micro-units. The key is
+// its immutable id (UsageRecord::key_id), so a rename changes nothing in the money.
 struct SpendRow {
   std::string key_group;
-  std::string key_name;
+  std::string key_id;
   std::int64_t cost_micros = 0;
 };
 
@@ -91,9 +92,9 @@ class Store {
   // within a minute in the order stored), until `each` returns false. `sluice usage export`.
   virtual Result<void> export_usage(std::int64_t from_ms, std::int64_t to_ms,
                                     const std::function<bool(const UsageRecord&)>& each) = 0;
-  // Spend per key group and key of the records started at or after `from_ms` (budgets). The
+  // Spend per key group and key id of the records started at or after `from_ms` (budgets). The
   // SQL stores read a per-quarter-hour rollup kept by insert_usage, so the cost does not grow
-  // with the ledger; this default sums the ledger through query_usage.
+  // with the ledger; this default sums every record through export_usage.
   virtual Result<std::vector<SpendRow>> spend_since(std::int64_t from_ms);
 
   // Tenancy (store/tenancy.h). The whole state in one consistent read.
@@ -105,7 +106,12 @@ class Store {
   // kUnavailable with message "conflict" (re-read and re-check), and nothing is stored. A
   // commit carrying an idempotency key already stored fails the same way.
   virtual Result<std::uint64_t> commit_tenancy(const TenancyCommit& commit) = 0;
-  virtual Result<std::optional<IdempotentReply>> find_idempotent(std::string_view key) = 0;
+  // The answer stored for `key`, unless it is older than kIdempotencyRetentionMs at `now_ms`
+  // (unix ms): an expired answer is never replayed, whether or not it was purged yet.
+  virtual Result<std::optional<IdempotentReply>> find_idempotent(std::string_view key,
+                                                                 std::int64_t now_ms) = 0;
+  // Deletes the answers expired at `now_ms` (commits that store an answer do it too).
+  virtual Result<void> purge_idempotent(std::int64_t now_ms) = 0;
   virtual Result<std::vector<AuditEntry>> list_audit(const AuditQuery& query) = 0;
 };
 

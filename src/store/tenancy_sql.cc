@@ -365,8 +365,12 @@ Result<std::uint64_t> commit_tenancy_in(TenancySql& sql, const TenancyCommit& co
     return tenancy_conflict();
   }
   if (commit.idempotency) {
-    auto taken =
-        sql.query("SELECT 1 FROM idempotency_keys WHERE key = ?", {commit.idempotency->key});
+    // Expired answers go first: an expired key is free again, not taken.
+    const IdempotentReply& i = *commit.idempotency;
+    if (auto r = purge_idempotent_in(sql, i.created_at_ms != 0 ? i.created_at_ms : now_ms); !r) {
+      return r.error();
+    }
+    auto taken = sql.query("SELECT 1 FROM idempotency_keys WHERE key = ?", {i.key});
     if (!taken) {
       return taken.error();
     }
@@ -416,11 +420,6 @@ Result<std::uint64_t> commit_tenancy_in(TenancySql& sql, const TenancyCommit& co
   }
   if (commit.idempotency) {
     const IdempotentReply& i = *commit.idempotency;
-    if (auto r = execute(sql, "DELETE FROM idempotency_keys WHERE created_at_ms < ?",
-                         {now_ms - kIdempotencyRetentionMs});
-        !r) {
-      return r.error();
-    }
     if (auto r = execute(sql,
                          "INSERT INTO idempotency_keys (key, request_sha256, status, body, "
                          "created_at_ms) VALUES (?, ?, ?, ?, ?)",
@@ -437,11 +436,12 @@ Result<std::uint64_t> commit_tenancy_in(TenancySql& sql, const TenancyCommit& co
   return revision + 1;
 }
 
-Result<std::optional<IdempotentReply>> find_idempotent_in(TenancySql& sql, std::string_view key) {
+Result<std::optional<IdempotentReply>> find_idempotent_in(TenancySql& sql, std::string_view key,
+                                                          std::int64_t now_ms) {
   auto rows = sql.query(
       "SELECT key, request_sha256, status, body, created_at_ms FROM idempotency_keys "
-      "WHERE key = ?",
-      {std::string(key)});
+      "WHERE key = ? AND created_at_ms >= ?",
+      {std::string(key), now_ms - kIdempotencyRetentionMs});
   if (!rows) {
     return rows.error();
   }
@@ -459,6 +459,11 @@ Result<std::optional<IdempotentReply>> find_idempotent_in(TenancySql& sql, std::
     return *r.error();
   }
   return std::optional<IdempotentReply>(std::move(reply));
+}
+
+Result<void> purge_idempotent_in(TenancySql& sql, std::int64_t now_ms) {
+  return execute(sql, "DELETE FROM idempotency_keys WHERE created_at_ms < ?",
+                 {now_ms - kIdempotencyRetentionMs});
 }
 
 Result<std::vector<AuditEntry>> list_audit_in(TenancySql& sql, const AuditQuery& query) {

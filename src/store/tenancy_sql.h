@@ -38,14 +38,17 @@ Result<TenancyState> load_tenancy_in(TenancySql& sql);
 Result<std::uint64_t> tenancy_revision_in(TenancySql& sql);
 Result<std::uint64_t> commit_tenancy_in(TenancySql& sql, const TenancyCommit& commit,
                                         std::int64_t now_ms);
-Result<std::optional<IdempotentReply>> find_idempotent_in(TenancySql& sql, std::string_view key);
+Result<std::optional<IdempotentReply>> find_idempotent_in(TenancySql& sql, std::string_view key,
+                                                          std::int64_t now_ms);
+Result<void> purge_idempotent_in(TenancySql& sql, std::int64_t now_ms);
 Result<std::vector<AuditEntry>> list_audit_in(TenancySql& sql, const AuditQuery& query);
 
 // The error commit_tenancy returns when the revision moved or the idempotency key is taken.
 Error tenancy_conflict();
 bool is_tenancy_conflict(const Error& e);
 
-// Stored answers to Idempotency-Key requests are kept this long, then purged by later commits.
+// Stored answers to Idempotency-Key requests answer for this long; older ones are never read
+// again and are deleted by purge_idempotent_in and by the next commit that stores an answer.
 inline constexpr std::int64_t kIdempotencyRetentionMs = 24LL * 3600 * 1000;
 
 // JSON array of strings <-> vector (allowed_aliases columns).

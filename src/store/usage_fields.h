@@ -22,6 +22,7 @@ void visit_usage_fields(Record& r, Visitor&& v) {
   v("started_at_ms", r.started_at_ms);
   v("ended_at_ms", r.ended_at_ms);
   v("key_name", r.key_name);
+  v("key_id", r.key_id);
   v("key_group", r.key_group);
   v("tenant", r.tenant);
   v("feature", r.feature);

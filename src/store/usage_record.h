@@ -32,6 +32,7 @@ struct UsageRecord {
 
   // Who.
   std::string key_name;   // "" when auth is off
+  std::string key_id;     // the key's immutable id (config::Key::id): what budgets count by
   std::string key_group;  // "" until key groups exist (admission issue)
   std::string tenant;     // ""
   std::string feature;    // x-sluice-feature, cut to metering.max_feature_length

@@ -243,22 +243,22 @@ std::string rollup_upsert_sql(Dialect dialect, std::size_t rows) {
 }
 
 void SpendTally::add(std::int64_t started_at_ms, const std::string& key_group,
-                     const std::string& key_name, bool priced, std::int64_t cost_micros) {
+                     const std::string& key_id, bool priced, std::int64_t cost_micros) {
   // Truncating division, as the SQL's started_at_ms / 900000 * 900000.
   const std::int64_t bucket = started_at_ms / kSpendBucketMs * kSpendBucketMs;
   if (last_ == sums_.end() || std::get<0>(last_->first) != bucket ||
-      std::get<1>(last_->first) != key_group || std::get<2>(last_->first) != key_name) {
-    last_ = sums_.try_emplace(Key{bucket, key_group, key_name}).first;
+      std::get<1>(last_->first) != key_group || std::get<2>(last_->first) != key_id) {
+    last_ = sums_.try_emplace(Key{bucket, key_group, key_id}).first;
   }
   Sum& sum = last_->second;
-  sum.cost_micros += priced ? cost_micros : 0;
+  add_spend(sum.cost_micros, priced ? cost_micros : 0);
   ++sum.records;
 }
 
 std::string spend_upsert_sql(Dialect dialect, std::size_t rows) {
   return fmt::format(
-      "INSERT INTO usage_spend (bucket_ms, key_group, key_name, cost_micros, records) "
-      "VALUES {} ON CONFLICT (bucket_ms, key_group, key_name) DO UPDATE SET "
+      "INSERT INTO usage_spend (bucket_ms, key_group, key_id, cost_micros, records) "
+      "VALUES {} ON CONFLICT (bucket_ms, key_group, key_id) DO UPDATE SET "
       "cost_micros = usage_spend.cost_micros + excluded.cost_micros, "
       "records = usage_spend.records + excluded.records",
       value_tuples(dialect, rows, kSpendUpsertColumns));
@@ -277,12 +277,12 @@ SqlText spend_since_sql(Dialect dialect, std::int64_t from_ms, std::string_view 
   const std::int64_t boundary = spend_boundary(from_ms);
   SqlText out;
   out.sql = fmt::format(
-      "SELECT key_group, key_name, CAST(SUM(cost) AS BIGINT) FROM ("
-      "SELECT key_group, key_name, cost_micros AS cost FROM usage_spend WHERE bucket_ms >= {} "
+      "SELECT key_group, key_id, CAST(SUM(cost) AS BIGINT) FROM ("
+      "SELECT key_group, key_id, cost_micros AS cost FROM usage_spend WHERE bucket_ms >= {} "
       "UNION ALL "
-      "SELECT key_group, key_name, CASE WHEN priced THEN cost_micros ELSE 0 END FROM "
+      "SELECT key_group, key_id, CASE WHEN priced THEN cost_micros ELSE 0 END FROM "
       "{} WHERE started_at_ms >= {} AND started_at_ms < {}"
-      ") AS spend GROUP BY key_group, key_name",
+      ") AS spend GROUP BY key_group, key_id",
       placeholder(dialect, 1), ledger, placeholder(dialect, 2), placeholder(dialect, 3));
   out.params = {boundary, from_ms, boundary};
   return out;

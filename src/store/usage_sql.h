@@ -2,6 +2,7 @@
 
 #include <array>
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <string>
 #include <string_view>
@@ -50,15 +51,24 @@ UsageSplit usage_query_split(const UsageQuery& query);
 // started_at_ms and id: the usage_columns() then id (pages of an export).
 std::string usage_export_sql(Dialect dialect);
 
-// Spend per key per quarter hour (usage_spend, sql/*/003_spend.sql), kept next to the ledger by
-// insert_usage so budgets never scan the ledger.
+// Spend per key per quarter hour (usage_spend: sql/*/003_spend.sql, by key id since
+// sqlite/006 and postgres/005), kept next to the ledger by insert_usage so budgets never scan
+// the ledger.
 inline constexpr std::int64_t kSpendBucketMs = 900'000;
 
-// What one insert_usage batch added, per (bucket, key group, key): the records actually
+// sum += micros, saturating rather than wrapping: a sum beyond int64 stays above every budget.
+inline void add_spend(std::int64_t& sum, std::int64_t micros) {
+  if (__builtin_add_overflow(sum, micros, &sum)) {
+    sum = micros > 0 ? std::numeric_limits<std::int64_t>::max()
+                     : std::numeric_limits<std::int64_t>::min();
+  }
+}
+
+// What one insert_usage batch added, per (bucket, key group, key id): the records actually
 // inserted (a replayed record_id adds nothing), priced ones with their cost.
 class SpendTally {
  public:
-  void add(std::int64_t started_at_ms, const std::string& key_group, const std::string& key_name,
+  void add(std::int64_t started_at_ms, const std::string& key_group, const std::string& key_id,
            bool priced, std::int64_t cost_micros);
   bool empty() const { return sums_.empty(); }
 
@@ -66,7 +76,7 @@ class SpendTally {
     std::int64_t cost_micros = 0;
     std::int64_t records = 0;
   };
-  using Key = std::tuple<std::int64_t, std::string, std::string>;  // bucket_ms, group, key
+  using Key = std::tuple<std::int64_t, std::string, std::string>;  // bucket_ms, group, key id
   const std::map<Key, Sum>& sums() const { return sums_; }
 
  private:
@@ -74,14 +84,14 @@ class SpendTally {
   std::map<Key, Sum>::iterator last_ = sums_.end();  // as RollupTally's
 };
 
-// Adds `rows` SpendTally entries, each as $1 bucket_ms, $2 key_group, $3 key_name, $4 cost,
+// Adds `rows` SpendTally entries, each as $1 bucket_ms, $2 key_group, $3 key_id, $4 cost,
 // $5 records, the next entry's from $6. Entries of one statement must differ in their key
 // (PostgreSQL refuses to update a row twice in one statement): a tally's do.
 inline constexpr std::size_t kSpendUpsertColumns = 5;
 std::string spend_upsert_sql(Dialect dialect, std::size_t rows = 1);
-// Spend per key group and key of the records started at or after `from_ms`. Result columns:
-// key_group, key_name, cost_micros. Whole buckets come from usage_spend; when `from_ms` is not
-// on a bucket boundary, the ledger's records before the next boundary are added (a short range
+// Spend per key group and key id of the records started at or after `from_ms`. Result
+// columns: key_group, key_id, cost_micros. Whole buckets come from usage_spend; when `from_ms` is
+// not on a bucket boundary, the ledger's records before the next boundary are added (a short range
 // on its started_at_ms index), read from `ledger` as in usage_query_sql.
 SqlText spend_since_sql(Dialect dialect, std::int64_t from_ms,
                         std::string_view ledger = "usage_records");

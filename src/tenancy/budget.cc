@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "codec/json_writer.h"
+#include "tenancy/money.h"
 
 namespace sluice::tenancy {
 
@@ -74,10 +75,12 @@ bool same_budget(const store::Budget& a, const store::Budget& b) {
 }
 
 BudgetAccount::BudgetAccount(Kind kind, std::string name, std::string group,
-                             const store::Budget& budget, std::int64_t cap_micros, TimeZone zone)
+                             const store::Budget& budget, std::int64_t cap_micros, TimeZone zone,
+                             std::string key_id)
     : kind_(kind),
-      name_(std::move(name)),
+      name_(std::make_shared<const std::string>(std::move(name))),
       group_(std::move(group)),
+      key_id_(std::move(key_id)),
       budget_(budget),
       cap_micros_(cap_micros),
       zone_(std::move(zone)) {}
@@ -87,7 +90,15 @@ std::int64_t BudgetAccount::spent(std::int64_t now_ms) const {
   if (now_ms >= end || now_ms < start_ms_.load(std::memory_order_acquire)) {
     return 0;
   }
-  return base_.load(std::memory_order_relaxed) + local_.load(std::memory_order_relaxed);
+  return saturating_add(base_.load(std::memory_order_relaxed),
+                        local_.load(std::memory_order_relaxed));
+}
+
+void BudgetAccount::add(std::int64_t micros) {
+  std::int64_t current = local_.load(std::memory_order_relaxed);
+  while (!local_.compare_exchange_weak(current, saturating_add(current, micros),
+                                       std::memory_order_relaxed)) {
+  }
 }
 
 bool BudgetAccount::start_period(std::int64_t now_ms) {
@@ -110,7 +121,8 @@ void BudgetAccount::settle(std::int64_t ledger_micros) {
   // Moved, not exchanged: a reader between the two steps sees the charge twice (briefly
   // stricter), never not at all.
   const std::int64_t charged = local_.load(std::memory_order_relaxed);
-  const std::int64_t known = base_.fetch_add(charged, std::memory_order_relaxed) + charged;
+  const std::int64_t known = saturating_add(base_.load(std::memory_order_relaxed), charged);
+  base_.store(known, std::memory_order_relaxed);
   local_.fetch_sub(charged, std::memory_order_relaxed);
   base_.store(std::max(known, ledger_micros), std::memory_order_relaxed);
 }

@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -44,14 +45,16 @@ class BudgetAccount {
   };
 
   // `budget` gives the period, mode and time zone (a key's allocation uses its group's);
-  // `cap_micros` the amount of this account (may be <= 0: a pool fully allocated away).
+  // `cap_micros` the amount of this account (may be <= 0: a pool fully allocated away);
+  // `key_id` the key's immutable id (kKey; its spend is counted by it).
   BudgetAccount(Kind kind, std::string name, std::string group, const store::Budget& budget,
-                std::int64_t cap_micros, TimeZone zone);
+                std::int64_t cap_micros, TimeZone zone, std::string key_id = {});
 
   Kind kind() const { return kind_; }
-  // The group's name (kGroup, kPool) or the key's (kKey).
-  const std::string& name() const { return name_; }
+  // Any thread. The group's name (kGroup, kPool) or the key's (kKey), for messages and events.
+  std::string name() const { return *name_.load(std::memory_order_acquire); }
   const std::string& group() const { return group_; }
+  const std::string& key_id() const { return key_id_; }
   const store::Budget& budget() const { return budget_; }
   std::int64_t cap_micros() const { return cap_micros_; }
   const TimeZone& zone() const { return zone_; }
@@ -63,10 +66,17 @@ class BudgetAccount {
   std::int64_t spent(std::int64_t now_ms) const;
   // Any thread: a hard cap that the spend has reached.
   bool exhausted(std::int64_t now_ms) const { return hard() && spent(now_ms) >= cap_micros_; }
-  // Any thread (workers, when a request ends): adds a settled charge.
-  void add(std::int64_t micros) { local_.fetch_add(micros, std::memory_order_relaxed); }
+  // Any thread (workers, when a request ends): adds a settled charge. Sums saturate
+  // (tenancy/money.h): a total beyond int64 stays above every cap.
+  void add(std::int64_t micros);
   Period period() const {
     return {start_ms_.load(std::memory_order_acquire), end_ms_.load(std::memory_order_acquire)};
+  }
+
+  // Background thread: a renamed key keeps its account (its spend is its id's), with the new
+  // name in messages.
+  void rename(std::string name) {
+    name_.store(std::make_shared<const std::string>(std::move(name)), std::memory_order_release);
   }
 
   // Background thread. Starts the period containing `now_ms` when it is not the current one
@@ -84,8 +94,9 @@ class BudgetAccount {
 
  private:
   const Kind kind_;
-  const std::string name_;
+  std::atomic<std::shared_ptr<const std::string>> name_;
   const std::string group_;
+  const std::string key_id_;
   const store::Budget budget_;
   const std::int64_t cap_micros_;
   const TimeZone zone_;

@@ -4,10 +4,20 @@
 
 #include "core/thread_name.h"
 #include "spdlog/spdlog.h"
+#include "tenancy/money.h"
+#include "tenancy/name_collision.h"
 
 namespace sluice::tenancy {
 
 namespace {
+
+std::set<std::string, std::less<>> names_of(const std::vector<config::Key>& keys) {
+  std::set<std::string, std::less<>> names;
+  for (const config::Key& k : keys) {
+    names.insert(k.name);
+  }
+  return names;
+}
 
 std::int64_t unix_ms(const Clock& clock) {
   return std::chrono::duration_cast<std::chrono::milliseconds>(clock.wall_now().time_since_epoch())
@@ -18,7 +28,18 @@ std::int64_t unix_ms(const Clock& clock) {
 
 KeyDirectory::KeyDirectory(KeyDirectoryOptions options)
     : options_(std::move(options)),
-      notifier_(options_.settings.webhook_url, options_.settings.webhook_timeout, options_.post) {}
+      notifier_(options_.settings.webhook_url, options_.settings.webhook_timeout, options_.post),
+      config_key_names_(names_of(options_.config_keys)) {}
+
+Result<void> KeyDirectory::admit_config_keys(const std::vector<config::Key>& keys) {
+  if (auto clash = find_name_collision(keys, holder_.current().get())) {
+    return Error(ErrorKind::kBadRequest, describe(*clash) + "; rename one of them");
+  }
+  std::lock_guard lock(names_mu_);
+  config_key_names_ = names_of(keys);
+  ++names_generation_;
+  return {};
+}
 
 KeyDirectory::~KeyDirectory() { stop(); }
 
@@ -91,15 +112,21 @@ void KeyDirectory::tick() {
     announce(now_ms);
     return;
   }
-  if (!loaded_ || *revision != revision_.load(std::memory_order_relaxed)) {
-    if (!reload(now_ms)) {
+  bool names_changed = false;
+  {
+    std::lock_guard lock(names_mu_);
+    names_changed = names_generation_ != built_names_generation_;
+  }
+  if (!loaded_ || names_changed || *revision != revision_.load(std::memory_order_relaxed)) {
+    if (!reload(now_ms)) {  // reads the spend too
       announce(now_ms);
       return;
     }
-    spend_due = true;
-  }
-  if (spend_due) {
+  } else if (spend_due) {
     refresh_spend();
+  }
+  if (options_.clock->now() >= next_purge_) {
+    purge_idempotent(now_ms);
   }
   if (refresh_ok_.exchange(1, std::memory_order_relaxed) == 0) {
     spdlog::info("tenancy: the store answers again; key set revision {}",
@@ -111,11 +138,14 @@ void KeyDirectory::tick() {
 std::shared_ptr<BudgetAccount> KeyDirectory::account(const std::string& id,
                                                      BudgetAccount::Kind kind,
                                                      const std::string& name,
-                                                     const store::KeyGroup& group,
-                                                     std::int64_t cap) {
+                                                     const store::KeyGroup& group, std::int64_t cap,
+                                                     const std::string& key_id) {
   const store::Budget& budget = *group.budget;
   std::shared_ptr<BudgetAccount>& slot = accounts_[id];
   if (slot && same_budget(slot->budget(), budget) && slot->cap_micros() == cap) {
+    if (slot->name() != name) {
+      slot->rename(name);  // a renamed key: the same money
+    }
     return slot;  // unchanged: keeps its spend and the thresholds it announced
   }
   auto zone = zones_.find(budget.time_zone);
@@ -127,7 +157,7 @@ std::shared_ptr<BudgetAccount> KeyDirectory::account(const std::string& id,
     }
     zone = zones_.emplace(budget.time_zone, loaded ? *loaded : TimeZone()).first;
   }
-  slot = std::make_shared<BudgetAccount>(kind, name, group.name, budget, cap, zone->second);
+  slot = std::make_shared<BudgetAccount>(kind, name, group.name, budget, cap, zone->second, key_id);
   return slot;
 }
 
@@ -145,9 +175,24 @@ bool KeyDirectory::reload(std::int64_t now_ms) {
     return account("p:" + g.name, BudgetAccount::Kind::kPool, g.name, g, cap);
   };
   accounts.key = [this](const store::KeyGroup& g, const store::ApiKey& k) {
-    return account("k:" + k.id, BudgetAccount::Kind::kKey, k.name, g, *k.allocation_micros);
+    return account("k:" + k.id, BudgetAccount::Kind::kKey, k.name, g, *k.allocation_micros, k.id);
   };
-  auto set = KeySet::build(*state, accounts);
+  std::set<std::string, std::less<>> config_names;
+  std::uint64_t names_generation = 0;
+  {
+    std::lock_guard lock(names_mu_);
+    config_names = config_key_names_;
+    names_generation = names_generation_;
+  }
+  auto set = KeySet::build(*state, accounts, config_names);
+  for (const StoreKey& k : set->keys()) {
+    if (k.name_taken) {
+      spdlog::error(
+          "tenancy: store key {} (key group {}) is named {}, like a key of the config file: it is "
+          "refused until it is renamed",
+          k.key.id, k.key.group, k.key.name);
+    }
+  }
   // Accounts no revision names any more are forgotten (a budget removed, a key deleted).
   std::set<const BudgetAccount*> live;
   for (const auto& a : set->accounts()) {
@@ -157,11 +202,15 @@ bool KeyDirectory::reload(std::int64_t now_ms) {
   std::erase_if(accounts_, [&](const auto& entry) { return !live.contains(entry.second.get()); });
   const bool first = !loaded_;
   set_ = set;
+  // Before any worker sees a new account (a restart, a changed budget), it holds the ledger's
+  // spend: a drained budget never admits in between.
+  refresh_spend();
   if (options_.before_publish) {
     options_.before_publish(set);
   }
   holder_.publish(std::move(set));
   loaded_ = true;
+  built_names_generation_ = names_generation;
   revision_.store(state->revision, std::memory_order_relaxed);
   if (first) {
     spdlog::info("tenancy: {} keys and {} key groups from the store (revision {})",
@@ -193,31 +242,42 @@ void KeyDirectory::refresh_spend() {
     std::map<std::string, std::int64_t, std::less<>> group_total;
     std::map<std::pair<std::string, std::string>, std::int64_t> by_key;
     for (const store::SpendRow& row : *rows) {
-      group_total[row.key_group] += row.cost_micros;
-      by_key[{row.key_group, row.key_name}] += row.cost_micros;
+      std::int64_t& group = group_total[row.key_group];
+      std::int64_t& key = by_key[{row.key_group, row.key_id}];
+      group = saturating_add(group, row.cost_micros);
+      key = saturating_add(key, row.cost_micros);
     }
     // The pool is the group's spend minus what its allocated keys spent.
     std::map<std::string, std::int64_t, std::less<>> allocated_spend;
     for (const auto& a : set_->accounts()) {
       if (a->kind() == BudgetAccount::Kind::kKey) {
-        allocated_spend[a->group()] += by_key[{a->group(), a->name()}];
+        std::int64_t& spent = allocated_spend[a->group()];
+        spent = saturating_add(spent, by_key[{a->group(), a->key_id()}]);
       }
     }
     for (BudgetAccount* a : accounts) {
       switch (a->kind()) {
         case BudgetAccount::Kind::kGroup:
-          a->settle(group_total[a->name()]);
+          a->settle(group_total[a->group()]);
           break;
         case BudgetAccount::Kind::kPool:
-          a->settle(group_total[a->name()] - allocated_spend[a->name()]);
+          a->settle(saturating_sub(group_total[a->group()], allocated_spend[a->group()]));
           break;
         case BudgetAccount::Kind::kKey:
-          a->settle(by_key[{a->group(), a->name()}]);
+          a->settle(by_key[{a->group(), a->key_id()}]);
           break;
       }
     }
   }
   next_spend_ = options_.clock->now() + options_.settings.spend_refresh;
+}
+
+void KeyDirectory::purge_idempotent(std::int64_t now_ms) {
+  if (auto purged = store_->purge_idempotent(now_ms); !purged) {
+    spdlog::warn("tenancy: cannot delete expired Idempotency-Key answers ({}); retried in {} h",
+                 purged.error().message(), kIdempotencyPurgeInterval.count());
+  }
+  next_purge_ = options_.clock->now() + kIdempotencyPurgeInterval;
 }
 
 void KeyDirectory::announce(std::int64_t now_ms) {

@@ -8,8 +8,10 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "config/config.h"
 #include "core/clock.h"
@@ -32,22 +34,30 @@ struct KeyDirectoryOptions {
   // Called on the directory's thread with each new key set just before workers can see it (the
   // server compiles the set's rate limits there, so no request waits for that); may be null.
   std::function<void(const std::shared_ptr<const KeySet>&)> before_publish;
+  // The config file's keys at start: a store key named like one is refused
+  // (tenancy/name_collision.h). Reloads change them through admit_config_keys.
+  std::vector<config::Key> config_keys;
 };
 
 // Keys, key groups and budgets from the store, kept current for the data plane.
 //
 // A background thread with its own Store connection asks for tenancy_revision() every
 // settings.refresh; when the revision moved it loads the whole state, builds a KeySet and
-// publishes it (keys()). Every settings.spend_refresh (and right after a reload or a new budget
-// period) it re-reads each budget's spend from the usage ledger, one grouped query per distinct
-// period start. On every tick it rolls monthly periods over and announces the thresholds
-// reached (log + webhook, once per period each).
+// publishes it (keys()). Every settings.spend_refresh (and on a reload before the new set is
+// published, and at a new budget period) it re-reads each budget's spend from the usage
+// ledger, one grouped query per distinct period start, summed by key id (a rename changes
+// nothing in the money). On every tick it rolls monthly periods over and announces the thresholds
+// reached (log + webhook, once per period each). Every kIdempotencyPurgeInterval it deletes the
+// stored Idempotency-Key answers that expired (store::kIdempotencyRetentionMs), off the admin
+// listener's request path.
 //
 // When the store does not answer, the last key set keeps serving and budgets keep counting
 // this instance's charges; one warning is logged when refreshing starts failing and one line
 // when it works again (refresh_ok()).
 class KeyDirectory {
  public:
+  static constexpr std::chrono::hours kIdempotencyPurgeInterval{1};
+
   explicit KeyDirectory(KeyDirectoryOptions options);
   ~KeyDirectory();  // stop()
   KeyDirectory(const KeyDirectory&) = delete;
@@ -60,6 +70,11 @@ class KeyDirectory {
 
   // Any thread: what the data plane reads (the current KeySet; null before the first load).
   const KeySetHolder& keys() const { return holder_; }
+
+  // A config reload's keys (the server's reload thread): refused when one has the name of a
+  // store key of the current set (the error says which); else kept, and the next refresh
+  // rebuilds the set against them (a store key named like a new config key is refused then).
+  Result<void> admit_config_keys(const std::vector<config::Key>& keys);
 
   // Any thread (metrics): 1 while the last refresh reached the store, 0 while it fails, -1
   // before the first attempt; the revision serving; webhook counters.
@@ -79,11 +94,14 @@ class KeyDirectory {
   void tick();
   bool reload(std::int64_t now_ms);
   void refresh_spend();
+  void purge_idempotent(std::int64_t now_ms);
   void announce(std::int64_t now_ms);
   void failed(const Error& error);
+  // The account kept under `id` ("g:" or "p:" + group name, "k:" + key id): the same one while
+  // its budget and cap stay (renamed when its key was), else a new one.
   std::shared_ptr<BudgetAccount> account(const std::string& id, BudgetAccount::Kind kind,
                                          const std::string& name, const store::KeyGroup& group,
-                                         std::int64_t cap);
+                                         std::int64_t cap, const std::string& key_id = {});
 
   KeyDirectoryOptions options_;
   KeySetHolder holder_;
@@ -91,10 +109,16 @@ class KeyDirectory {
   // Background thread only.
   std::unique_ptr<store::Store> store_;
   std::shared_ptr<const KeySet> set_;
-  std::map<std::string, std::shared_ptr<BudgetAccount>> accounts_;  // by "g:", "p:", "k:" id
+  std::map<std::string, std::shared_ptr<BudgetAccount>> accounts_;  // by account() id
   std::map<std::string, TimeZone> zones_;
   bool loaded_ = false;
   Clock::Monotonic::time_point next_spend_{};
+  Clock::Monotonic::time_point next_purge_{};
+
+  std::mutex names_mu_;
+  std::set<std::string, std::less<>> config_key_names_;  // guarded by names_mu_
+  std::uint64_t names_generation_ = 0;                   // guarded by names_mu_
+  std::uint64_t built_names_generation_ = 0;             // background thread: of set_
 
   std::atomic<int> refresh_ok_{-1};
   std::atomic<std::uint64_t> revision_{0};

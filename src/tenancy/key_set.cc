@@ -4,6 +4,8 @@
 
 #include <openssl/crypto.h>
 
+#include "tenancy/money.h"
+
 namespace sluice::tenancy {
 
 namespace {
@@ -19,8 +21,9 @@ config::RateLimits rate_limits(const store::RateQuota& quota, std::string_view s
 
 }  // namespace
 
-std::shared_ptr<const KeySet> KeySet::build(const store::TenancyState& state,
-                                            const Accounts& accounts) {
+std::shared_ptr<const KeySet> KeySet::build(
+    const store::TenancyState& state, const Accounts& accounts,
+    const std::set<std::string, std::less<>>& config_key_names) {
   auto set = std::make_shared<KeySet>();
   set->revision_ = state.revision;
   std::map<std::string_view, const store::KeyGroup*> groups;
@@ -38,7 +41,7 @@ std::shared_ptr<const KeySet> KeySet::build(const store::TenancyState& state,
     std::map<std::string_view, std::int64_t> allocated;
     for (const store::ApiKey& k : state.keys) {
       if (k.allocation_micros && k.status != store::KeyStatus::kRevoked) {
-        allocated[k.group] += *k.allocation_micros;
+        allocated[k.group] = saturating_add(allocated[k.group], *k.allocation_micros);
       }
     }
     for (const store::KeyGroup& g : state.groups) {
@@ -48,18 +51,19 @@ std::shared_ptr<const KeySet> KeySet::build(const store::TenancyState& state,
       GroupAccounts& ga = group_accounts[g.name];
       set->accounts_.push_back(accounts.group(g));
       ga.total = set->accounts_.back().get();
-      set->accounts_.push_back(accounts.pool(g, g.budget->amount_micros - allocated[g.name]));
+      set->accounts_.push_back(
+          accounts.pool(g, saturating_sub(g.budget->amount_micros, allocated[g.name])));
       ga.pool = set->accounts_.back().get();
     }
   }
   set->keys_.reserve(state.keys.size());
   for (const store::ApiKey& k : state.keys) {
     StoreKey& entry = set->keys_.emplace_back();
+    entry.key.id = k.id;
     entry.key.name = k.name;
     entry.key.group = k.group;
     entry.key.sha256_hex = k.sha256_hex;
     entry.key.source = "store key " + k.id;
-    entry.id = k.id;
     entry.status = k.status;
     entry.expires_at_ms = k.expires_at_ms;
     entry.key_quota = rate_limits(k.quota, entry.key.source);
@@ -68,6 +72,7 @@ std::shared_ptr<const KeySet> KeySet::build(const store::TenancyState& state,
     const store::KeyGroup* group = g != groups.end() ? g->second : nullptr;
     // A key whose group is missing (a store edited by hand) is refused like a disabled group's.
     entry.group_disabled = group == nullptr || group->disabled;
+    entry.name_taken = config_key_names.contains(k.name);
     entry.key.allowed_aliases =
         !k.allowed_aliases.empty() || group == nullptr ? k.allowed_aliases : group->allowed_aliases;
     if (group != nullptr) {
@@ -86,6 +91,7 @@ std::shared_ptr<const KeySet> KeySet::build(const store::TenancyState& state,
   }
   for (const StoreKey& entry : set->keys_) {
     set->by_hash_.emplace(entry.key.sha256_hex, &entry);
+    set->by_name_.emplace(entry.key.name, &entry);
   }
   return set;
 }
@@ -111,8 +117,15 @@ KeySet::Found KeySet::find(std::string_view sha256_hex, std::int64_t now_ms) con
     verdict = KeyVerdict::kExpired;
   } else if (k.group_disabled) {
     verdict = KeyVerdict::kGroupDisabled;
+  } else if (k.name_taken) {
+    verdict = KeyVerdict::kNameTaken;
   }
   return {&k, verdict};
+}
+
+const StoreKey* KeySet::find_named(std::string_view name) const {
+  auto it = by_name_.find(name);
+  return it == by_name_.end() ? nullptr : it->second;
 }
 
 Error key_refused(KeyVerdict verdict, const StoreKey* key) {
@@ -128,6 +141,11 @@ Error key_refused(KeyVerdict verdict, const StoreKey* key) {
                                                  (key != nullptr ? key->key.group : std::string()) +
                                                  " is disabled")
           .with_code("key_group_disabled");
+    case KeyVerdict::kNameTaken:
+      return Error(ErrorKind::kUnauthorized,
+                   "API key's name " + (key != nullptr ? key->key.name : std::string()) +
+                       " is also a config-file key's: refused until the store key is renamed")
+          .with_code("key_name_taken");
     case KeyVerdict::kUnknown:
     case KeyVerdict::kActive:
       break;

@@ -6,6 +6,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -20,14 +21,15 @@ namespace sluice::tenancy {
 
 // One key from the store, as the data plane sees it.
 struct StoreKey {
-  // Name, group, hash and the aliases it may call (its own list, else its group's), in the
-  // config's shape: the parts that read a request's key (limits, usage records, routing
-  // conditions, the access log) treat it exactly like a key of the config file.
+  // Id (the store's), name, group, hash and the aliases it may call (its own list, else its
+  // group's), in the config's shape: the parts that read a request's key (limits, usage
+  // records, routing conditions, the access log) treat it exactly like a key of the config file.
   config::Key key;
-  std::string id;
   store::KeyStatus status = store::KeyStatus::kActive;
   std::optional<std::int64_t> expires_at_ms;
   bool group_disabled = false;
+  // A key of the config file has this name: refused until renamed (tenancy/name_collision.h).
+  bool name_taken = false;
   // Rate quotas from the store (0 = none); admission uses them where the config's `limits:`
   // says nothing for this key or group.
   config::RateLimits key_quota;
@@ -46,6 +48,7 @@ enum class KeyVerdict : std::uint8_t {
   kRevoked,
   kExpired,
   kGroupDisabled,
+  kNameTaken,  // a config-file key has the key's name
 };
 
 // The keys and key groups of one store revision, compiled for the data plane. Immutable and
@@ -63,8 +66,10 @@ class KeySet {
   };
 
   // Builds the set; `accounts` null members mean no budgets (tests of authentication alone).
-  static std::shared_ptr<const KeySet> build(const store::TenancyState& state,
-                                             const Accounts& accounts = {});
+  // Store keys named like one of `config_key_names` are refused (StoreKey::name_taken).
+  static std::shared_ptr<const KeySet> build(
+      const store::TenancyState& state, const Accounts& accounts = {},
+      const std::set<std::string, std::less<>>& config_key_names = {});
 
   std::uint64_t revision() const { return revision_; }
   std::size_t size() const { return keys_.size(); }
@@ -76,6 +81,8 @@ class KeySet {
   // The key whose secret hashes to `sha256_hex` (lower-case hex, 64 characters) and whether it
   // may be used at `now_ms`. A hash lookup and a constant-time compare; no allocation.
   Found find(std::string_view sha256_hex, std::int64_t now_ms) const;
+  // The key named `name`, revoked or not (null when none). Background threads.
+  const StoreKey* find_named(std::string_view name) const;
 
   // Every budget account of this revision (background thread: spend refresh, thresholds).
   const std::vector<std::shared_ptr<BudgetAccount>>& accounts() const { return accounts_; }
@@ -85,11 +92,12 @@ class KeySet {
   std::uint64_t revision_ = 0;
   std::vector<StoreKey> keys_;  // never resized after build: the map points into it
   std::unordered_map<std::string_view, const StoreKey*> by_hash_;
+  std::unordered_map<std::string_view, const StoreKey*> by_name_;
   std::vector<std::shared_ptr<BudgetAccount>> accounts_;
 };
 
-// The 401 for a refused store key (kDisabled, kRevoked, kExpired, kGroupDisabled; the caller
-// holds the secret, so it may learn why) or an unknown one ("invalid API key").
+// The 401 for a refused store key (kDisabled, kRevoked, kExpired, kGroupDisabled, kNameTaken; the
+// caller holds the secret, so it may learn why) or an unknown one ("invalid API key").
 Error key_refused(KeyVerdict verdict, const StoreKey* key);
 
 // The key set new requests see: one atomic shared_ptr, replaced by the key directory's

@@ -13,9 +13,25 @@ import { GATEWAY_KEY, makeTempDir, removeTempDir, sluiceBin, startSluice, waitFo
 
 const ADMIN_KEY = 'sluice-admin-key-for-tenancy-0123456789';
 
-const backends = [{ name: 'sqlite', store: (dir) => ({ sqlite: path.join(dir, 'tenancy.db') }) }];
+// `sql` reads the store's tables directly (one column of text per row), as an operator would.
+const command = (cmd, args) => {
+  const out = spawnSync(cmd, args, { encoding: 'utf8', timeout: 15000 });
+  assert.equal(out.status, 0, `${cmd}: ${out.stderr}`);
+  return out.stdout;
+};
+const backends = [
+  {
+    name: 'sqlite',
+    store: (dir) => ({ sqlite: path.join(dir, 'tenancy.db') }),
+    sql: (dir, query) => command('sqlite3', [path.join(dir, 'tenancy.db'), query]),
+  },
+];
 if (process.env.SLUICE_TEST_POSTGRES_URL) {
-  backends.push({ name: 'postgres', store: () => ({ postgres: process.env.SLUICE_TEST_POSTGRES_URL }) });
+  backends.push({
+    name: 'postgres',
+    store: () => ({ postgres: process.env.SLUICE_TEST_POSTGRES_URL }),
+    sql: (_dir, query) => command('psql', [process.env.SLUICE_TEST_POSTGRES_URL, '-At', '-c', query]),
+  });
 }
 
 for (const backend of backends) {
@@ -146,6 +162,17 @@ for (const backend of backends) {
       assert.equal(unknown.status, 400);
       assert.match(unknown.body.error.message, /colour: unknown field/);
       assert.equal((await call('GET', '/admin/v1/keys/key_nope')).status, 404);
+      // Amounts are int64 micro-units; JSON.stringify cannot write the largest one exactly.
+      const max = '9223372036854775807';
+      const huge = `huge-${run}`;
+      assert.equal((await call('POST', '/admin/v1/groups', `{"name":"${huge}","budget":{"amount_micros":${max}}}`)).status, 201);
+      const first = await call('POST', '/admin/v1/keys', `{"name":"h1-${run}","group":"${huge}","allocation_micros":${max}}`);
+      assert.equal(first.status, 201, first.text);
+      const wrapped = await call('POST', '/admin/v1/keys', `{"name":"h2-${run}","group":"${huge}","allocation_micros":${max}}`);
+      assert.equal(wrapped.status, 422, wrapped.text);
+      assert.equal(wrapped.body.error.code, 'amount_out_of_range');
+      assert.match(wrapped.body.error.message, /would sum to more than 9223372036854\.775807/);
+      assert.match((await call('GET', `/admin/v1/groups/${huge}`)).text, new RegExp(`"allocated_micros":${max}`));
       assert.equal((await call('PUT', `/admin/v1/groups/${g}`, {})).status, 405);
     });
 
@@ -167,6 +194,30 @@ for (const backend of backends) {
       assert.equal(other.body.error.code, 'idempotency_key_reused');
       const keys = await call('GET', `/admin/v1/keys?group=${g}`);
       assert.equal(keys.body.keys.length, 1, 'the key was created once');
+    });
+
+    test('a group created with its keys under an Idempotency-Key stores and replays no secret', async () => {
+      const g = `onboard-${run}`;
+      const body = { name: g, keys: [{ name: `onboard-a-${run}` }, { name: `onboard-b-${run}` }] };
+      const headers = { 'idempotency-key': `onboard-${run}` };
+      const first = await call('POST', '/admin/v1/groups', body, { headers });
+      assert.equal(first.status, 201, first.text);
+      const secrets = first.body.keys.map((k) => k.secret);
+      assert.equal(secrets.length, 2);
+      for (const secret of secrets) {
+        assert.match(secret, /^sk-slc-[0-9A-Za-z]{40}$/);
+      }
+      const stored = backend.sql(dir, `SELECT body FROM idempotency_keys WHERE key = 'onboard-${run}'`);
+      assert.ok(stored.includes(first.body.keys[1].id), `the answer is stored: ${stored}`);
+      const replay = await call('POST', '/admin/v1/groups', body, { headers });
+      assert.equal(replay.status, 201, replay.text);
+      for (const [i, secret] of secrets.entries()) {
+        assert.ok(!stored.includes(secret), 'no secret in the idempotency table');
+        assert.ok(!replay.text.includes(secret), 'no secret in the replay');
+        assert.equal(replay.body.keys[i].id, first.body.keys[i].id);
+        assert.equal(replay.body.keys[i].secret, null);
+        assert.match(replay.body.keys[i].secret_note, /shown only in the first answer/);
+      }
     });
 
     test('every change is in the audit log, newest first, without the secret', async () => {
@@ -210,6 +261,37 @@ for (const backend of backends) {
       const taken = await call('POST', '/admin/v1/keys', { name: `late-${run}`, group: g });
       assert.equal(taken.status, 409, taken.text);
       assert.equal(taken.body.error.code, 'name_taken');
+    });
+
+    test("a reload that brings a store key's name is refused, naming the store key", async () => {
+      const g = `shared-${run}`;
+      assert.equal((await call('POST', '/admin/v1/groups', { name: g })).status, 201);
+      const key = await call('POST', '/admin/v1/keys', { name: `shared-key-${run}`, group: g });
+      assert.equal(key.status, 201, key.text);
+      await waitFor(
+        async () => {
+          const res = await fetch(`http://127.0.0.1:${gw.listening.port}/v1/models`, {
+            headers: { authorization: `Bearer ${key.body.secret}` },
+          });
+          await res.text();
+          return res.status === 200;
+        },
+        { timeoutMs: 5000, message: 'the store key is loaded' },
+      );
+      gw.reload(
+        config(3, [
+          { name: `config-key-${run}`, group: 'research', key: GATEWAY_KEY },
+          { name: `late-${run}`, key: 'sk-sluice-late-key-0000000000003' },
+          { name: `shared-key-${run}`, key: 'sk-sluice-shared-key-000000000004' },
+        ]),
+      );
+      await waitFor(() => gw.stderr.includes('config reload rejected, still serving version 2'), {
+        timeoutMs: 5000,
+        message: 'the reload is refused',
+      });
+      assert.match(gw.stderr, new RegExp(`key name shared-key-${run} \\(.*\\) is the store key ${key.body.id}'s, in key group ${g}`));
+      const res = await fetch(`${admin}/metrics`, { headers: { authorization: `Bearer ${ADMIN_KEY}` } });
+      assert.match(await res.text(), /^sluice_config_version 2$/m);
     });
 
     test('the CLI creates, lists, updates and revokes through the API', () => {

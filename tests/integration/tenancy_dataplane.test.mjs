@@ -463,3 +463,95 @@ describe(
     });
   },
 );
+
+// A renamed store key keeps its budget: spend counts by the key's id, so an allocation drained
+// before the rename stays drained after it and after a restart (the accounts then come from the
+// ledger alone), and the group's pool paid none of it. SQLite, one instance restarted on the
+// same store.
+describe('a renamed key keeps its budget across a restart (sqlite, 1 instance)', () => {
+  const run = `${process.pid}-${Date.now() % 1e8}`;
+  let dir;
+  let gw;
+  let admin;
+
+  const call = (...args) => adminCall(admin, ...args);
+  const chat = async (secret) => {
+    const res = await fetch(`${gw.baseUrl}/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'chat', messages: [{ role: 'user', content: 'hello there' }] }),
+    });
+    const text = await res.text();
+    return { status: res.status, body: text ? JSON.parse(text) : null };
+  };
+  const start = async () => {
+    gw = await startSluice(
+      {
+        version: 1,
+        listen: '127.0.0.1:0',
+        admin: { listen: '127.0.0.1:0', key: ADMIN_KEY },
+        store: { sqlite: path.join(dir, 'tenancy.db') },
+        metering: { prices: path.join(dir, 'prices.yaml'), flush_interval_ms: 20 },
+        tenancy: { refresh_ms: 100, spend_refresh_ms: 200 },
+        providers: [{ id: 'up', adapter: 'mock' }],
+        routes: [{ alias: 'chat', provider: 'up', model: 'mock-model' }],
+      },
+      { dir: makeTempDir('sluice-tenancy-rename-instance-') },
+    );
+    admin = `http://127.0.0.1:${gw.listening.admin_port}`;
+  };
+
+  before(async () => {
+    dir = makeTempDir('sluice-tenancy-rename-');
+    writeFileSync(path.join(dir, 'prices.yaml'), PRICES);
+    await start();
+  });
+
+  after(async () => {
+    await gw?.stop();
+    removeTempDir(dir);
+  });
+
+  test('an allocation drained before a rename stays drained after it and a restart', async () => {
+    const group = `renamed-${run}`;
+    await call('POST', '/admin/v1/groups', {
+      name: group,
+      allowed_aliases: ['chat'],
+      budget: { amount_micros: 1_000_000, mode: 'hard' },
+    });
+    const key = await call('POST', '/admin/v1/keys', { name: `before-${run}`, group, allocation_micros: 30_000 });
+    const pool = await call('POST', '/admin/v1/keys', { name: `pool-${run}`, group });
+    await waitFor(async () => (await chat(pool.secret)).status === 200, { timeoutMs: 5000, message: 'the keys are known' });
+    let refusal;
+    for (let i = 0; i < 20 && !refusal; i++) {
+      const r = await chat(key.secret);
+      if (r.status === 429) {
+        refusal = r;
+      } else {
+        assert.equal(r.status, 200);
+      }
+    }
+    assert.ok(refusal, 'the allocation is drained within 20 requests');
+    assert.match(refusal.body.error.message, new RegExp(`key before-${run} \\(its allocation`));
+
+    await call('PATCH', `/admin/v1/keys/${key.id}`, { name: `after-${run}` });
+    await waitFor(
+      async () => {
+        const r = await chat(key.secret);
+        assert.equal(r.status, 429, 'still drained once renamed');
+        return r.body.error.message.includes(`key after-${run} (its allocation`);
+      },
+      { timeoutMs: 5000, message: 'the rename is seen' },
+    );
+
+    await gw.stop();
+    await start();
+    await waitFor(async () => (await chat(pool.secret)).status === 200, {
+      timeoutMs: 5000,
+      message: 'the pool admits after the restart: it paid nothing of the allocation',
+    });
+    const again = await chat(key.secret);
+    assert.equal(again.status, 429, 'a drained allocation stays drained after a rename and a restart');
+    assert.match(again.body.error.message, new RegExp(`key after-${run} \\(its allocation`));
+  });
+});

@@ -24,6 +24,7 @@ struct StoreKey {
 StoreKey store_key(std::string name, std::string group, std::uint64_t key_rpm,
                    std::uint64_t group_rpm) {
   StoreKey k;
+  k.key.id = "key_" + name;
   k.key.name = std::move(name);
   k.key.group = std::move(group);
   k.key_quota.rpm = key_rpm;
@@ -137,13 +138,28 @@ TEST_F(StoreKeyLimitsTest, ConfigKeysAreNotLimitedByAStoreGroupQuotaOfTheSameNam
   EXPECT_EQ(admitted_until_refused(plan, keys[0].key), 1);
 }
 
-TEST_F(StoreKeyLimitsTest, KeyOfAnotherKeySetRevisionIsFoundByName) {
+TEST_F(StoreKeyLimitsTest, KeyOfAnotherKeySetRevisionIsFoundById) {
   const std::vector<StoreKey> keys = {store_key("alice", "team", 2, 0)};
   LimitPlan plan(load(""), limiter, extra(keys));
-  const StoreKey older = store_key("alice", "team", 2, 0);  // same key, another address
+  StoreKey older = store_key("alice", "team", 2, 0);  // same key, another address
+  older.key.name = "alice-before-a-rename";
   EXPECT_EQ(admitted_until_refused(plan, older.key), 2);
   ASSERT_NE(refused.limited, nullptr);
   EXPECT_EQ(refused.limited->name, "alice");
+}
+
+// Buckets are the key's id's: a store key that takes a config key's name (another group) does
+// not drain the config key's bucket, and a renamed store key keeps its own.
+TEST_F(StoreKeyLimitsTest, KeysOfTheSameNameNeverShareABucket) {
+  auto config = load("limits: { key: { rpm: 2 } }\n");
+  const config::Key& dev = config->keys[0];
+  std::vector<StoreKey> keys = {store_key(dev.name, "elsewhere", 0, 0)};
+  LimitPlan plan(config, limiter, extra(keys));
+  EXPECT_EQ(admitted_until_refused(plan, keys[0].key), 2);
+  EXPECT_EQ(admitted_until_refused(plan, plan.config().keys[0]), 2) << "its own bucket";
+  keys[0].key.name = "renamed";
+  LimitPlan renamed(config, limiter, extra(keys));
+  EXPECT_EQ(admitted_until_refused(renamed, keys[0].key), 0) << "the same bucket, still empty";
 }
 
 TEST_F(StoreKeyLimitsTest, RebuildForANewKeySetKeepsTheBucketLevel) {

@@ -81,9 +81,11 @@ class MemoryStore final : public store::Store {
   Result<store::TenancyState> load_tenancy() override { return unused(); }
   Result<std::uint64_t> tenancy_revision() override { return unused(); }
   Result<std::uint64_t> commit_tenancy(const store::TenancyCommit&) override { return unused(); }
-  Result<std::optional<store::IdempotentReply>> find_idempotent(std::string_view) override {
+  Result<std::optional<store::IdempotentReply>> find_idempotent(std::string_view,
+                                                                std::int64_t) override {
     return unused();
   }
+  Result<void> purge_idempotent(std::int64_t) override { return unused(); }
   Result<std::vector<store::AuditEntry>> list_audit(const store::AuditQuery&) override {
     return unused();
   }

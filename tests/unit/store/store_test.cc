@@ -41,6 +41,12 @@ constexpr std::int64_t kDay = 86'400'000;
 // 2026-11-30T00:00:00Z
 constexpr std::int64_t kNov30 = 1'795'996'800'000;
 
+std::int64_t wall_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
 UsageRecord record(std::string id, std::int64_t started_at_ms) {
   UsageRecord r;
   r.record_id = id;
@@ -48,6 +54,7 @@ UsageRecord record(std::string id, std::int64_t started_at_ms) {
   r.started_at_ms = started_at_ms;
   r.ended_at_ms = started_at_ms + 1500;
   r.key_name = "team-a";
+  r.key_id = "key_team-a";
   r.feature = "chat";
   r.ingress = "openai_chat";
   r.operation = "chat";
@@ -759,6 +766,7 @@ TEST_P(StoreTest, ABatchOfManyTuplesAddsUpLikeTheLedger) {
   for (int i = 0; i < 2'500; ++i) {
     UsageRecord r = record(fmt::format("t{}", i), kNov30 + i * 50);  // across three minutes
     r.key_name = fmt::format("key-{:04}", i);
+    r.key_id = fmt::format("key_{:04}", i % 1'000);  // a rename: names differ, the id is one
     r.key_group = fmt::format("group-{}", i % 7);
     r.input_tokens = 1 + i;
     r.cost_micros = 1000 + i;
@@ -780,11 +788,11 @@ TEST_P(StoreTest, ABatchOfManyTuplesAddsUpLikeTheLedger) {
   std::map<std::pair<std::string, std::string>, std::int64_t> want_by_key;
   std::int64_t total = 0;
   for (const SpendRow& row : *spend) {
-    by_key[{row.key_group, row.key_name}] += row.cost_micros;
+    by_key[{row.key_group, row.key_id}] += row.cost_micros;
     total += row.cost_micros;
   }
   for (const SpendRow& row : *reference) {
-    want_by_key[{row.key_group, row.key_name}] += row.cost_micros;
+    want_by_key[{row.key_group, row.key_id}] += row.cost_micros;
   }
   EXPECT_EQ(by_key, want_by_key);
   std::int64_t want = 0;
@@ -800,7 +808,8 @@ TEST_P(StoreTest, SpendSinceEqualsTheLedgerAndCountsEachRecordOnce) {
                   std::int64_t micros) {
     UsageRecord r = record(std::move(id), at);
     r.key_group = std::move(group);
-    r.key_name = std::move(key);
+    r.key_id = std::move(key);
+    r.key_name = "name-" + r.key_id;
     r.cost_micros = micros;
     return r;
   };
@@ -824,7 +833,7 @@ TEST_P(StoreTest, SpendSinceEqualsTheLedgerAndCountsEachRecordOnce) {
     Totals out;
     EXPECT_TRUE(rows) << rows.error().message();
     for (const SpendRow& r : rows ? *rows : std::vector<SpendRow>{}) {
-      out[{r.key_group, r.key_name}] += r.cost_micros;
+      out[{r.key_group, r.key_id}] += r.cost_micros;
     }
     return out;
   };
@@ -1024,7 +1033,7 @@ TEST_P(StoreTest, AStaleRevisionConflictsAndStoresNothing) {
   auto audit = store_->list_audit({});
   ASSERT_TRUE(audit);
   EXPECT_TRUE(audit->empty());
-  auto idem = store_->find_idempotent("idem-1");
+  auto idem = store_->find_idempotent("idem-1", kNov30);
   ASSERT_TRUE(idem);
   EXPECT_FALSE(idem->has_value());
 }
@@ -1054,7 +1063,7 @@ TEST_P(StoreTest, AnIdempotentReplyIsStoredWithItsCommitAndTakenOnce) {
   c.put_groups = {sample_group("research")};
   c.idempotency = IdempotentReply{"idem-7", std::string(64, 'c'), 201, R"({"name":"research"})", 0};
   ASSERT_TRUE(store_->commit_tenancy(c));
-  auto found = store_->find_idempotent("idem-7");
+  auto found = store_->find_idempotent("idem-7", wall_ms());
   ASSERT_TRUE(found) << found.error().message();
   ASSERT_TRUE(found->has_value());
   EXPECT_EQ((*found)->key, "idem-7");
@@ -1074,9 +1083,45 @@ TEST_P(StoreTest, AnIdempotentReplyIsStoredWithItsCommitAndTakenOnce) {
   ASSERT_TRUE(state);
   EXPECT_EQ(state->revision, 1u);
   EXPECT_EQ(state->groups.size(), 1u);
-  auto missing = store_->find_idempotent("idem-8");
+  auto missing = store_->find_idempotent("idem-8", wall_ms());
   ASSERT_TRUE(missing);
   EXPECT_FALSE(missing->has_value());
+}
+
+// Expiry is read-side (an expired answer is never replayed, purged or not) and the purge
+// deletes it; the key is then free for a new change.
+TEST_P(StoreTest, AnExpiredIdempotentReplyIsNeverReadAndIsPurged) {
+  TenancyCommit c;
+  c.put_groups = {sample_group("research")};
+  c.idempotency = IdempotentReply{"idem-old", "sha", 201, "{}", kNov30};
+  ASSERT_TRUE(store_->commit_tenancy(c));
+  const std::int64_t expiry = kNov30 + kIdempotencyRetentionMs;
+  auto fresh = store_->find_idempotent("idem-old", expiry);
+  ASSERT_TRUE(fresh) << fresh.error().message();
+  EXPECT_TRUE(fresh->has_value()) << "still within the retention";
+  auto expired = store_->find_idempotent("idem-old", expiry + 1);
+  ASSERT_TRUE(expired) << expired.error().message();
+  EXPECT_FALSE(expired->has_value()) << "expired: not replayed, though not purged yet";
+
+  ASSERT_TRUE(store_->purge_idempotent(expiry));
+  EXPECT_TRUE(store_->find_idempotent("idem-old", kNov30)->has_value()) << "not expired yet";
+  ASSERT_TRUE(store_->purge_idempotent(expiry + 1));
+  EXPECT_FALSE(store_->find_idempotent("idem-old", kNov30)->has_value()) << "deleted";
+
+  TenancyCommit again;
+  again.expected_revision = 1;
+  again.put_groups = {sample_group("other")};
+  again.idempotency = IdempotentReply{"idem-new", "sha", 201, "{}", kNov30};
+  ASSERT_TRUE(store_->commit_tenancy(again));
+  TenancyCommit reuse;  // after the retention the same key is a new request
+  reuse.expected_revision = 2;
+  reuse.put_groups = {sample_group("third")};
+  reuse.idempotency = IdempotentReply{"idem-new", "sha2", 200, "[]", expiry + 1};
+  auto reused = store_->commit_tenancy(reuse);
+  ASSERT_TRUE(reused) << reused.error().message();
+  auto found = store_->find_idempotent("idem-new", expiry + 1);
+  ASSERT_TRUE(found && found->has_value());
+  EXPECT_EQ((*found)->body, "[]");
 }
 
 TEST_P(StoreTest, AuditComesNewestFirstAndFilters) {
@@ -1228,6 +1273,9 @@ std::string legacy_row_sql(const UsageRecord& r) {
   };
   visit_usage_fields(r, [&](std::string_view name, const auto& v) {
     using T = std::decay_t<decltype(v)>;
+    if (name == "key_id") {
+      return;  // a field of sqlite/006, after the segments
+    }
     columns += (columns.empty() ? "" : ", ") + std::string(name);
     values += values.empty() ? "" : ", ";
     if constexpr (std::is_same_v<T, std::string>) {
@@ -1270,6 +1318,32 @@ std::unique_ptr<SqliteStore> fresh_sqlite(const std::string& name) {
   auto store = SqliteStore::open(path.string());
   EXPECT_TRUE(store) << store.error().message();
   return store ? std::move(*store) : nullptr;
+}
+
+// Spend rows from before budgets counted by key id (sqlite/006) go to the key that has their
+// name at the upgrade: a store key of their group, else the config-file key of that name.
+TEST(SqliteSpend, SpendFromBeforeKeyIdsGoesToTheKeyThatHasTheName) {
+  auto store = fresh_sqlite("before-006.db");
+  ASSERT_TRUE(store);
+  ASSERT_TRUE(store->migrate_to_for_test(5));
+  ASSERT_TRUE(store->execute_for_test(
+      "INSERT INTO api_keys VALUES ('key_1', 'indexer', 'research', 'sk-slc-x', 'h1', 'active', "
+      "NULL, '[]', NULL, 0, 0, 0, 0);"
+      "INSERT INTO usage_spend VALUES (0, 'research', 'indexer', 100, 1), "
+      "(900000, 'research', 'indexer', 20, 2), (0, 'research', 'dev', 7, 1), "
+      "(0, 'other', 'indexer', 3, 1), (0, '', '', 5, 1);"));
+  ASSERT_TRUE(store->migrate());
+  auto rows = store->spend_since(0);
+  ASSERT_TRUE(rows) << rows.error().message();
+  std::map<std::pair<std::string, std::string>, std::int64_t> spend;
+  for (const SpendRow& row : *rows) {
+    spend[{row.key_group, row.key_id}] += row.cost_micros;
+  }
+  EXPECT_EQ(spend, (std::map<std::pair<std::string, std::string>, std::int64_t>{
+                       {{"research", "key_1"}, 120},
+                       {{"research", "config:dev"}, 7},
+                       {{"other", "config:indexer"}, 3},
+                       {{"", ""}, 5}}));
 }
 
 // A database written before migrations 004 (the rollup) and 005 (segments): after them every

@@ -1,5 +1,7 @@
 #include "tenancy/budget.h"
 
+#include <limits>
+
 #include <boost/json/parse.hpp>
 #include <gtest/gtest.h>
 
@@ -118,6 +120,25 @@ TEST(BudgetAccountTest, SettleKeepsTheLargerLowerBound) {
   EXPECT_EQ(a.spent(now), 1050);
   a.settle(1050);  // written: counted once, not twice
   EXPECT_EQ(a.spent(now), 1050);
+}
+
+// Charges and ledger reads beyond int64 saturate: the account stays exhausted instead of
+// wrapping to a negative spend that admits again.
+TEST(BudgetAccountTest, SpendBeyondInt64SaturatesAndStaysExhausted) {
+  constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
+  const std::int64_t now = utc_ms(2027, 1, 20);
+  BudgetAccount a(BudgetAccount::Kind::kGroup, "g", "g", monthly(10'000), 10'000, TimeZone());
+  a.start_period(now);
+  a.add(kMax);
+  a.add(kMax);
+  EXPECT_EQ(a.spent(now), kMax);
+  EXPECT_TRUE(a.exhausted(now));
+  a.settle(kMax);
+  a.add(1);
+  EXPECT_EQ(a.spent(now), kMax);
+  a.settle(0);
+  EXPECT_EQ(a.spent(now), kMax);
+  EXPECT_TRUE(a.exhausted(now));
 }
 
 TEST(BudgetAccountTest, ThresholdsAreAnnouncedOncePerPeriod) {

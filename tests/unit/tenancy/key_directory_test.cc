@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "store/sqlite_store.h"
+#include "store/tenancy_sql.h"
 
 namespace sluice::tenancy {
 namespace {
@@ -48,8 +49,9 @@ class KeyDirectoryTest : public ::testing::Test {
     return std::move(*opened);
   }
 
-  void make_directory() {
+  void make_directory(std::vector<config::Key> config_keys = {}) {
     KeyDirectoryOptions o;
+    o.config_keys = std::move(config_keys);
     o.settings.enabled = true;
     o.settings.spend_refresh = std::chrono::seconds(5);
     o.settings.webhook_url = "http://receiver.invalid/hook";
@@ -84,12 +86,15 @@ class KeyDirectoryTest : public ::testing::Test {
     return *done;
   }
 
-  void spend(const std::string& key, const std::string& group, std::int64_t micros) {
+  // A usage record of the key `key_id`, named `key` when it was made.
+  void spend(const std::string& key_id, const std::string& key, const std::string& group,
+             std::int64_t micros) {
     store::UsageRecord r;
     r.record_id = "r" + std::to_string(++records_);
     r.request_id = r.record_id;
     r.started_at_ms = now_ms();
     r.ended_at_ms = r.started_at_ms;
+    r.key_id = key_id;
     r.key_name = key;
     r.key_group = group;
     r.outcome = "complete";
@@ -217,8 +222,8 @@ TEST_F(KeyDirectoryTest, BudgetSpendComesFromTheLedgerPlusLocalCharges) {
   store::ApiKey allocated = api_key("key_2", "allocated", "research", 'b');
   allocated.allocation_micros = 400;
   commit({group("research", b)}, {plain, allocated});
-  spend("plain", "research", 500);  // another instance's records, already in the ledger
-  spend("allocated", "research", 100);
+  spend("key_1", "plain", "research", 500);  // another instance's records, already in the ledger
+  spend("key_2", "allocated", "research", 100);
   directory_->tick_for_test();
   const StoreKey* p = find('a').key;
   const StoreKey* a = find('b').key;
@@ -238,7 +243,7 @@ TEST_F(KeyDirectoryTest, BudgetSpendComesFromTheLedgerPlusLocalCharges) {
   EXPECT_FALSE(a->budget->exhausted(now_ms())) << "the allocation is separate";
 
   // Its record reaches the ledger; the next read counts it once.
-  spend("plain", "research", 100);
+  spend("key_1", "plain", "research", 100);
   clock_.advance(std::chrono::seconds(5));
   directory_->tick_for_test();
   EXPECT_EQ(p->budget->spent(now_ms()), 600);
@@ -252,14 +257,84 @@ TEST_F(KeyDirectoryTest, BudgetSpendComesFromTheLedgerPlusLocalCharges) {
   EXPECT_EQ(p->budget->period().start_ms, utc_ms(2027, 2, 1));
 }
 
+// A rename changes nothing in the money: what the key spent before and after it counts
+// against its allocation (by its id), on the instance that saw the rename and on one started
+// after it, and the pool pays none of it.
+TEST_F(KeyDirectoryTest, RenamingAKeyChangesNothingInItsBudget) {
+  make_directory();
+  const store::Budget b = budget(1000, store::BudgetMode::kHard);
+  store::ApiKey plain = api_key("key_1", "plain", "research", 'a');
+  store::ApiKey allocated = api_key("key_2", "allocated", "research", 'b');
+  allocated.allocation_micros = 400;
+  commit({group("research", b)}, {plain, allocated});
+  spend("key_2", "allocated", "research", 300);
+  directory_->tick_for_test();
+  ASSERT_EQ(find('b').key->budget->spent(now_ms()), 300);
+
+  allocated.name = "renamed";
+  commit({}, {allocated});
+  spend("key_2", "renamed", "research", 100);  // records carry the name of their time
+  clock_.advance(std::chrono::seconds(5));
+  directory_->tick_for_test();
+  const StoreKey* renamed = find('b').key;
+  ASSERT_NE(renamed, nullptr);
+  EXPECT_EQ(renamed->key.name, "renamed");
+  EXPECT_EQ(renamed->budget->name(), "renamed") << "refusals name the key as it is called now";
+  EXPECT_EQ(renamed->budget->spent(now_ms()), 400);
+  EXPECT_TRUE(renamed->budget->exhausted(now_ms()));
+  EXPECT_EQ(find('a').key->budget->spent(now_ms()), 0) << "the pool paid nothing of it";
+
+  directory_.reset();  // a restart: the accounts come from the store and the ledger alone
+  make_directory();
+  directory_->tick_for_test();
+  const StoreKey* restarted = find('b').key;
+  ASSERT_NE(restarted, nullptr);
+  EXPECT_EQ(restarted->budget->spent(now_ms()), 400);
+  EXPECT_TRUE(restarted->budget->exhausted(now_ms())) << "a drained allocation stays drained";
+  EXPECT_EQ(find('a').key->budget->spent(now_ms()), 0);
+  EXPECT_FALSE(find('a').key->budget->exhausted(now_ms())) << "the pool keeps its 600";
+  EXPECT_EQ(find('a').key->charge_to[1]->spent(now_ms()), 400) << "the group's whole account";
+}
+
+config::Key config_key(std::string name) {
+  config::Key k;
+  k.id = "config:" + name;
+  k.name = std::move(name);
+  k.source = "sluice.yaml:7";
+  return k;
+}
+
+// A store key named like a key of the config at start is refused; a reload that brings a store
+// key's name is refused saying which; one that drops the name lets the store key work again.
+TEST_F(KeyDirectoryTest, AConfigKeyAndAStoreKeyNeverShareAName) {
+  commit({group("research")}, {api_key("key_1", "indexer", "research", 'a'),
+                               api_key("key_2", "crawler", "research", 'b')});
+  make_directory({config_key("indexer")});
+  directory_->tick_for_test();
+  EXPECT_EQ(find('a').verdict, KeyVerdict::kNameTaken);
+  EXPECT_EQ(find('b').verdict, KeyVerdict::kActive);
+
+  auto refused = directory_->admit_config_keys({config_key("indexer"), config_key("crawler")});
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().message(),
+            "key name crawler (sluice.yaml:7) is the store key key_2's, in key group research; "
+            "rename one of them");
+  directory_->tick_for_test();
+  EXPECT_EQ(find('b').verdict, KeyVerdict::kActive) << "a refused reload changes nothing";
+
+  ASSERT_TRUE(directory_->admit_config_keys({config_key("other")}));
+  directory_->tick_for_test();
+  EXPECT_EQ(find('a').verdict, KeyVerdict::kActive) << "rebuilt without a store change";
+}
+
 TEST_F(KeyDirectoryTest, ThresholdEventsAreSentOncePerPeriod) {
   make_directory();
   const store::Budget b = budget(1000, store::BudgetMode::kAdvisory);
   commit({group("research", b)}, {api_key("key_1", "plain", "research", 'a')});
-  spend("plain", "research", 850);
+  spend("key_1", "plain", "research", 850);
   directory_->tick_for_test();
   directory_->tick_for_test();
-  spend("plain", "research", 200);
+  spend("key_1", "plain", "research", 200);
   clock_.advance(std::chrono::seconds(5));
   directory_->tick_for_test();
   directory_->tick_for_test();
@@ -276,6 +351,27 @@ TEST_F(KeyDirectoryTest, ThresholdEventsAreSentOncePerPeriod) {
   const auto second = boost::json::parse(posted_[1]).as_object();
   EXPECT_EQ(second.at("threshold_percent").as_int64(), 100);
   EXPECT_EQ(second.at("spent_micros").as_int64(), 1050);
+}
+
+TEST_F(KeyDirectoryTest, ExpiredIdempotentAnswersArePurgedOffTheRequestPath) {
+  make_directory();
+  directory_->tick_for_test();
+  store::TenancyCommit c;
+  c.expected_revision = *admin_->tenancy_revision();
+  c.put_groups = {group("research")};
+  c.idempotency = store::IdempotentReply{"create-research", "sha", 201, "{}", now_ms()};
+  ASSERT_TRUE(admin_->commit_tenancy(c));
+  const std::int64_t stored_at = now_ms();
+
+  clock_.advance(KeyDirectory::kIdempotencyPurgeInterval);
+  directory_->tick_for_test();
+  EXPECT_TRUE(admin_->find_idempotent("create-research", stored_at)->has_value())
+      << "an answer within its retention is kept";
+
+  clock_.advance(std::chrono::milliseconds(store::kIdempotencyRetentionMs));
+  directory_->tick_for_test();
+  EXPECT_FALSE(admin_->find_idempotent("create-research", stored_at)->has_value())
+      << "deleted, not only hidden";
 }
 
 }  // namespace

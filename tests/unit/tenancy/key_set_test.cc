@@ -1,6 +1,10 @@
 #include "tenancy/key_set.h"
 
+#include <limits>
+
 #include <gtest/gtest.h>
+
+#include "tenancy/name_collision.h"
 
 namespace sluice::tenancy {
 namespace {
@@ -128,6 +132,59 @@ TEST(KeySetTest, AllocatedKeysSpendTheirOwnAccountOthersThePool) {
   EXPECT_EQ(a->charge_to[1]->kind(), BudgetAccount::Kind::kGroup);
   EXPECT_EQ(a->charge_to[1], b->charge_to[1]) << "one group account for both";
   EXPECT_EQ(set->find(hash_of('f'), 0).key->budget, nullptr) << "frozen has no budget";
+}
+
+// Allocations summing beyond int64 (a store edited by hand: the admin rules refuse them) leave
+// the pool nothing, instead of wrapping to a pool larger than the budget.
+TEST(KeySetTest, APoolNeverGrowsFromAllocationsBeyondInt64) {
+  store::TenancyState state = sample_state();
+  for (store::ApiKey& k : state.keys) {
+    if (k.group == "research" && k.status != store::KeyStatus::kRevoked) {
+      k.allocation_micros = std::numeric_limits<std::int64_t>::max();
+    }
+  }
+  state.keys.push_back(api_key("plain", "research", 'p'));
+  auto set = KeySet::build(state, test_accounts());
+  const StoreKey* plain = set->find(hash_of('p'), 0).key;
+  ASSERT_NE(plain, nullptr);
+  ASSERT_NE(plain->budget, nullptr);
+  EXPECT_EQ(plain->budget->kind(), BudgetAccount::Kind::kPool);
+  EXPECT_LE(plain->budget->cap_micros(), 0);
+}
+
+// One name, one key: a store key named like a key of the config file is refused (saying why to
+// the holder of its secret), and a config key that would take a store key's name is found with
+// what the refusal needs to say which keys they are.
+TEST(KeySetTest, AStoreKeyNamedLikeAConfigKeyIsRefused) {
+  auto set = KeySet::build(sample_state(), {}, {"a", "elsewhere"});
+  const KeySet::Found a = set->find(hash_of('a'), 0);
+  EXPECT_EQ(a.verdict, KeyVerdict::kNameTaken);
+  const Error refused = key_refused(a.verdict, a.key);
+  EXPECT_EQ(refused.code(), "key_name_taken");
+  EXPECT_EQ(refused.message(),
+            "API key's name a is also a config-file key's: refused until the store key is renamed");
+  EXPECT_EQ(set->find(hash_of('b'), 0).verdict, KeyVerdict::kActive);
+
+  config::Key dev;
+  dev.name = "dev";
+  dev.source = "sluice.yaml:12";
+  config::Key clash = dev;
+  clash.name = "r";  // revoked: its name is still its own
+  clash.source = "sluice.yaml:15";
+  auto found = find_name_collision({dev, clash}, set.get());
+  ASSERT_TRUE(found);
+  EXPECT_EQ(found->name, "r");
+  EXPECT_EQ(found->config_source, "sluice.yaml:15");
+  EXPECT_EQ(found->store_key_id, "key_r");
+  EXPECT_EQ(found->store_group, "research");
+  EXPECT_EQ(describe(*found),
+            "key name r (sluice.yaml:15) is the store key key_r's, in key group research");
+  EXPECT_FALSE(find_name_collision({dev}, set.get()));
+  config::Key kept = dev;
+  kept.name = "a";
+  EXPECT_FALSE(find_name_collision({kept}, set.get()))
+      << "the running config has it and the store key is refused already: no new collision";
+  EXPECT_FALSE(find_name_collision({clash}, nullptr)) << "no key set loaded yet";
 }
 
 TEST(KeySetHolderTest, PublishesAtomically) {
