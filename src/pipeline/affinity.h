@@ -40,7 +40,7 @@ class ResponseAffinity {
 
   struct Record {
     std::string provider;  // provider id (config)
-    std::string owner;     // gateway key name, "" when auth is off
+    std::string owner;     // the gateway key's immutable id (config::Key::id), "" when auth is off
   };
 
   ResponseAffinity() : ResponseAffinity(Options{}) {}

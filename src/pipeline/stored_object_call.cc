@@ -60,7 +60,8 @@ Awaitable<void> StoredObjectCall::serve(const Pipeline& pipeline, RequestContext
 Result<const ProviderRuntime*> StoredObjectCall::locate(std::string_view id) const {
   const ResponseAffinity* store = pipeline_.parts_.affinity;
   const auto record = store != nullptr ? store->find(id, pipeline_.clock().now()) : std::nullopt;
-  const std::string_view key = ctx_.key != nullptr ? std::string_view(ctx_.key->name) : "";
+  // Owned by the key's immutable id, never its name (which a rename frees for another key).
+  const std::string_view key = ctx_.key != nullptr ? std::string_view(ctx_.key->id) : "";
   if (!record || record->owner != key) {
     return no_record(id, store);
   }

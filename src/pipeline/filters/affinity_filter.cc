@@ -8,8 +8,9 @@ namespace sluice::pipeline {
 
 namespace {
 
+// By the key's immutable id: a name can be renamed, or taken by another key later.
 std::string_view owner_of(const RequestContext& ctx) {
-  return ctx.key != nullptr ? std::string_view(ctx.key->name) : std::string_view();
+  return ctx.key != nullptr ? std::string_view(ctx.key->id) : std::string_view();
 }
 
 }  // namespace

@@ -567,7 +567,7 @@ TEST_F(ResponsesTest, ResponsesCallerIsPassedThroughAndItsAnswerRemembered) {
   auto stored = affinity_.find("resp_abc", clock_.now());
   ASSERT_TRUE(stored);
   EXPECT_EQ(stored->provider, "up");
-  EXPECT_EQ(stored->owner, "team");
+  EXPECT_EQ(stored->owner, "config:team");
 }
 
 TEST_F(ResponsesTest, StreamedAnswersAreRememberedFromResponseCreated) {
@@ -598,7 +598,7 @@ TEST_F(ResponsesTest, StoreFalseLeavesNoRecord) {
 }
 
 TEST_F(ResponsesTest, GetByIdGoesToTheProviderThatStoredIt) {
-  affinity_.remember("resp_abc", "up", "team", clock_.now());
+  affinity_.remember("resp_abc", "up", "config:team", clock_.now());
   Script s;
   s.reads = {kAnswer};
   s.headers = {{"content-type", "application/json"}, {"x-ratelimit-remaining-requests", "9"}};
@@ -632,7 +632,7 @@ TEST_F(ResponsesTest, GetOfAnUnknownExpiredOrOtherKeysResponseIsA404InOpenAisSha
       std::string::npos);
   EXPECT_TRUE(connector_.sent.empty());
 
-  affinity_.remember("resp_old", "up", "team", clock_.now());
+  affinity_.remember("resp_old", "up", "config:team", clock_.now());
   clock_.advance(std::chrono::seconds(3601));
   downstream_ = FakeDownstream();
   get("/v1/responses/resp_old");
@@ -657,7 +657,7 @@ TEST_F(ResponsesTest, GetOfAnUnknownExpiredOrOtherKeysResponseIsA404InOpenAisSha
 }
 
 TEST_F(ResponsesTest, UpstreamNotFoundIsRelayedAsItIs) {
-  affinity_.remember("resp_gone", "up", "team", clock_.now());
+  affinity_.remember("resp_gone", "up", "config:team", clock_.now());
   Script s;
   s.status = 404;
   s.reads = {
@@ -901,6 +901,35 @@ TEST_F(StoreKeyTest, ANewlyPublishedKeySetServesTheNextRequest) {
   call(kStoreKey);
   EXPECT_EQ(downstream_.status, 401);
   EXPECT_EQ(downstream_.json_body().at("error").at("code"), "key_revoked");
+}
+
+TEST_F(StoreKeyTest, StoredResponsesBelongToTheKeysIdNotItsName) {
+  // key_1 ("indexer") stores a response; then it is renamed and a new key takes its old name.
+  Script s;
+  s.reads = {R"({"id":"resp_k1","object":"response","status":"completed","model":"m","output":[],)"
+             R"("usage":{"input_tokens":1,"output_tokens":1,"total_tokens":2}})"};
+  connector_.scripts.push_back(std::move(s));
+  run("POST", "/v1/responses", {{"authorization", std::string("Bearer ") + kStoreKey}},
+      R"({"model":"gpt","input":"hi"})");
+  ASSERT_EQ(downstream_.status, 200);
+  ASSERT_TRUE(affinity_.find("resp_k1", clock_.now()));
+  constexpr const char* kNewKey = "sk-slc-store-key-000000000009";
+  state_.revision = 4;
+  state_.keys[0].name = "renamed";
+  state_.keys.push_back(key("key_9", "indexer", "research", kNewKey));
+  store_keys_.publish(tenancy::KeySet::build(state_));
+
+  downstream_ = FakeDownstream();
+  run("GET", "/v1/responses/resp_k1", {{"authorization", std::string("Bearer ") + kNewKey}}, "");
+  EXPECT_EQ(downstream_.status, 404) << "a key that took the old name reads nothing of it";
+  EXPECT_EQ(connector_.sent.size(), 1u);
+
+  Script again;
+  again.reads = {R"({"id":"resp_k1","object":"response","status":"completed"})"};
+  connector_.scripts.push_back(std::move(again));
+  downstream_ = FakeDownstream();
+  run("GET", "/v1/responses/resp_k1", {{"authorization", std::string("Bearer ") + kStoreKey}}, "");
+  EXPECT_EQ(downstream_.status, 200) << "the renamed key still owns what it stored";
 }
 
 TEST_F(StoreKeyTest, RefusedKeysAre401sInTheCallersProtocol) {
