@@ -13,7 +13,6 @@
 #include "alloc_counter.h"
 #include "codec/sse.h"
 
-
 namespace {
 
 using sluice::codec::SseEvent;

@@ -18,7 +18,6 @@ std::string splice_json_string(std::string_view body, std::size_t begin, std::si
   return out;
 }
 
-
 std::optional<std::string> replace_models(std::string_view body, std::string_view model) {
   JsonObjectReader in(body);
   if (!in.eat('{')) {

@@ -158,5 +158,4 @@ class JsonObjectReader {
   std::size_t i_ = 0;
 };
 
-
 }  // namespace sluice::codec

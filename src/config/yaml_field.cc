@@ -27,8 +27,7 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
   return row[b.size()];
 }
 
-std::string unknown_field_message(std::string_view name,
-                                  std::span<const std::string_view> known) {
+std::string unknown_field_message(std::string_view name, std::span<const std::string_view> known) {
   std::string_view best;
   std::size_t best_distance = 3;
   for (std::string_view candidate : known) {

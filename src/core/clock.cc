@@ -16,8 +16,8 @@ std::int64_t to_ns(std::chrono::nanoseconds d) { return d.count(); }
 SimulatedClock::SimulatedClock(Wall::time_point wall_start)
     // One hour in: code that subtracts a window from now() never sees a negative epoch.
     : monotonic_ns_(to_ns(std::chrono::hours(1))),
-      wall_ns_(to_ns(std::chrono::duration_cast<std::chrono::nanoseconds>(
-          wall_start.time_since_epoch()))) {}
+      wall_ns_(to_ns(
+          std::chrono::duration_cast<std::chrono::nanoseconds>(wall_start.time_since_epoch()))) {}
 
 Clock::Monotonic::time_point SimulatedClock::now() const {
   return Monotonic::time_point(std::chrono::duration_cast<Monotonic::duration>(

@@ -37,9 +37,10 @@ class UpstreamCall final : public providers::Exchange {
   // connection that breaks after the request was fully written is an error
   // (upstream_reset_after_send), never a silent re-send that could pay for a generation twice.
   // `cancel` aborts the call from the disconnect watch at any point.
-  static Awaitable<Result<std::unique_ptr<UpstreamCall>>> start(
-      std::shared_ptr<UpstreamPool> pool, UpstreamRequestBytes request,
-      const config::Timeouts& timeouts, providers::Cancellation& cancel);
+  static Awaitable<Result<std::unique_ptr<UpstreamCall>>> start(std::shared_ptr<UpstreamPool> pool,
+                                                                UpstreamRequestBytes request,
+                                                                const config::Timeouts& timeouts,
+                                                                providers::Cancellation& cancel);
 
   ~UpstreamCall() override;
   UpstreamCall(const UpstreamCall&) = delete;
@@ -47,8 +48,7 @@ class UpstreamCall final : public providers::Exchange {
 
   int status() const override { return parser_->get().result_int(); }
   std::string_view header(std::string_view name) const override;
-  void for_each_header(
-      FunctionRef<void(std::string_view, std::string_view)> visit) const override;
+  void for_each_header(FunctionRef<void(std::string_view, std::string_view)> visit) const override;
   const providers::ExchangeTimings& timings() const override { return timings_; }
 
   // Fails with kUpstreamTimeout past the idle deadline (nothing read for timeouts.idle, code

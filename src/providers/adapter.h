@@ -163,8 +163,8 @@ class ProviderAdapter {
   // `url` and builds endpoint_. Errors name the provider's source location.
   std::optional<Error> connect_to(std::string_view default_base_url, BaseUrl& url);
 
-  std::shared_ptr<const Endpoint> endpoint_;  // set by network adapters
-  bool passes_caller_headers_ = false;        // set by adapters overriding passes_caller_header
+  std::shared_ptr<const Endpoint> endpoint_;    // set by network adapters
+  bool passes_caller_headers_ = false;          // set by adapters overriding passes_caller_header
   protocol::UpstreamOptions upstream_options_;  // set by make() from the provider's options
 
  private:

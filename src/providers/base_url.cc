@@ -46,8 +46,8 @@ Result<BaseUrl> parse_base_url(std::string_view text) {
 void append_path_segment(std::string& out, std::string_view segment) {
   static constexpr char kHex[] = "0123456789ABCDEF";
   for (const char c : segment) {
-    const bool plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-                       (c >= '0' && c <= '9') || c == '-' || c == '_' || c == '.';
+    const bool plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                       c == '-' || c == '_' || c == '.';
     if (plain) {
       out.push_back(c);
     } else {

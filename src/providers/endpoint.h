@@ -20,7 +20,7 @@ struct Endpoint {
   std::string host;
   std::uint16_t port = 0;
   bool tls = false;
-  std::string server_name;                          // SNI and certificate name
+  std::string server_name;                         // SNI and certificate name
   std::shared_ptr<boost::asio::ssl::context> ssl;  // set when tls
   config::PoolSettings pool;
   // Identity of the settings above; a worker rebuilds its pool when it changes across reloads.
@@ -35,7 +35,6 @@ Result<std::shared_ptr<const Endpoint>> make_endpoint(const config::Provider& pr
 
 // TLS 1.2+, peer verification against the system store or `ca_file`. Throws on unreadable CA
 // files (config load time only).
-std::shared_ptr<boost::asio::ssl::context> make_client_tls_context(
-    const config::TlsSettings& tls);
+std::shared_ptr<boost::asio::ssl::context> make_client_tls_context(const config::TlsSettings& tls);
 
 }  // namespace sluice::providers

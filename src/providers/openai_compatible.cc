@@ -8,8 +8,7 @@
 
 namespace sluice::providers {
 
-protocol::ProtocolId OpenAiCompatibleAdapter::wire_protocol(
-    protocol::Operation operation) const {
+protocol::ProtocolId OpenAiCompatibleAdapter::wire_protocol(protocol::Operation operation) const {
   return operation == protocol::Operation::kEmbeddings ? protocol::openai_chat::kEmbeddingsProtocol
                                                        : protocol::openai_chat::kChatProtocol;
 }
@@ -41,8 +40,7 @@ void OpenAiCompatibleAdapter::add_configured_headers() {
   }
 }
 
-void OpenAiCompatibleAdapter::write_request_head(const RequestSpec& spec,
-                                                 std::string_view /*body*/,
+void OpenAiCompatibleAdapter::write_request_head(const RequestSpec& spec, std::string_view /*body*/,
                                                  codec::HeadWriter& head) const {
   std::string& out = head.out();
   out.append("POST ");

@@ -75,20 +75,19 @@ Result<std::unique_ptr<ProviderAdapter>> make_adapter(const config::Provider& pr
     }
     return adapter;
   }
-  return Error(ErrorKind::kBadRequest,
-               provider.source + ": provider " + provider.id + ": unknown adapter " +
-                   provider.adapter);
+  return Error(ErrorKind::kBadRequest, provider.source + ": provider " + provider.id +
+                                           ": unknown adapter " + provider.adapter);
 }
 
 Result<std::shared_ptr<const config::Config>> load_config_file(const std::string& path,
-                                                              config::LoadOptions options) {
+                                                               config::LoadOptions options) {
   options.adapters = adapter_schemas();
   return config::load_from_file(path, options);
 }
 
 Result<std::shared_ptr<const config::Config>> load_config_string(const std::string& yaml,
-                                                                const std::string& source_name,
-                                                                config::LoadOptions options) {
+                                                                 const std::string& source_name,
+                                                                 config::LoadOptions options) {
   options.adapters = adapter_schemas();
   return config::load_from_string(yaml, source_name, options);
 }

@@ -19,9 +19,10 @@ std::span<const config::AdapterSchema> adapter_schemas();
 Result<std::unique_ptr<ProviderAdapter>> make_adapter(const config::Provider& provider);
 
 // config::load_from_file / load_from_string with adapter_schemas() filled in.
-Result<std::shared_ptr<const config::Config>> load_config_file(
-    const std::string& path, config::LoadOptions options = {});
-Result<std::shared_ptr<const config::Config>> load_config_string(
-    const std::string& yaml, const std::string& source_name, config::LoadOptions options = {});
+Result<std::shared_ptr<const config::Config>> load_config_file(const std::string& path,
+                                                               config::LoadOptions options = {});
+Result<std::shared_ptr<const config::Config>> load_config_string(const std::string& yaml,
+                                                                 const std::string& source_name,
+                                                                 config::LoadOptions options = {});
 
 }  // namespace sluice::providers

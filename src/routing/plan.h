@@ -43,7 +43,7 @@ struct CompiledPolicy {
 class RequestFacts {
  public:
   virtual ~RequestFacts() = default;
-  virtual std::string_view key() const = 0;  // "" when auth is off
+  virtual std::string_view key() const = 0;                  // "" when auth is off
   virtual std::string_view key_group() const { return {}; }  // "" when the key has none
   virtual std::optional<std::string_view> header(std::string_view lower_name) const = 0;
   virtual bool stream() const = 0;

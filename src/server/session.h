@@ -65,8 +65,8 @@ class Session final : public pipeline::Downstream {
  private:
   struct WatchState;
   // Writes the status line, the pipeline's fields and the framing fields into head_.
-  void write_head(pipeline::RequestContext& ctx, const pipeline::ResponseHead& head,
-                  bool chunked, std::uint64_t content_length);
+  void write_head(pipeline::RequestContext& ctx, const pipeline::ResponseHead& head, bool chunked,
+                  std::uint64_t content_length);
   void arm_write_deadline(const pipeline::RequestContext& ctx);
   // Accounts a finished write; on failure marks the client gone. Returns !ec.
   bool wrote(pipeline::RequestContext& ctx, const boost::system::error_code& ec, std::size_t n);

@@ -61,8 +61,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     check_gemini_encoding(*req);
     req->model = "alias";
     sluice::fuzz::check_anthropic_encoding(*req, req->stream);
-    const std::string up = sluice::protocol::openai_chat::encode_request(*req, kUpstreamModel,
-                                                                         req->stream);
+    const std::string up =
+        sluice::protocol::openai_chat::encode_request(*req, kUpstreamModel, req->stream);
     sluice::fuzz::check_model(up, kUpstreamModel);
   } else {
     check(req.error().kind() == sluice::ErrorKind::kBadRequest,

@@ -108,9 +108,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   gm::StreamDecoder decoder;
   std::vector<ir::StreamEvent> events;
-  sluice::fuzz::for_each_sse_event(in, [&](const sluice::codec::SseEvent& ev) {
-    decoder.on_event(ev, events);
-  });
+  sluice::fuzz::for_each_sse_event(
+      in, [&](const sluice::codec::SseEvent& ev) { decoder.on_event(ev, events); });
   decoder.on_end(events);
   gm::StreamEncoder encoder;
   std::string out;

@@ -77,7 +77,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     auto again = rs::decode_request(*encoded);
     check(again.has_value(), "encode_request wrote a body decode_request rejects", *encoded);
     auto twice = rs::encode_request(*again, kUpstreamModel, again->stream);
-    check(twice.has_value() && sluice::fuzz::same_encoding(*twice, *encoded), "encoding is not a fixed point after one decode",
+    check(twice.has_value() && sluice::fuzz::same_encoding(*twice, *encoded),
+          "encoding is not a fixed point after one decode",
           *encoded + "\n" + (twice ? *twice : twice.error().message()));
   }
 

@@ -591,8 +591,8 @@ class Encoder {
   // structured output format (json_schema only; json_object became a system instruction).
   void write_output_config() {
     const ir::Reasoning& r = request_.reasoning;
-    const bool effort = options_.adaptive_thinking && r.enabled && r.effort != "none" &&
-                        !r.effort.empty();
+    const bool effort =
+        options_.adaptive_thinking && r.enabled && r.effort != "none" && !r.effort.empty();
     const bool format = request_.response_format.kind == ir::ResponseFormat::Kind::kJsonSchema;
     if (!effort && !format) {
       return;

@@ -45,8 +45,9 @@ namespace sluice::protocol::anthropic {
 // the caller.
 //
 // Errors: a kError event, or a conversion that is impossible (tool arguments arriving for a
-// block already closed, a delta for a tool call never started), writes one `event: error` {"type":"error","error":{"type","message"}} and ends the
-// stream; error() then holds the Error. Events after the end produce no output.
+// block already closed, a delta for a tool call never started), writes one `event: error`
+// {"type":"error","error":{"type","message"}} and ends the stream; error() then holds the Error.
+// Events after the end produce no output.
 class StreamEncoder final : public protocol::StreamEncoder {
  public:
   StreamEncoder() = default;

@@ -77,9 +77,14 @@ void append_usage_json(std::string& out, const WireUsage& usage) {
 }
 
 ir::FinishReason finish_reason(std::string_view reason, bool called_functions) {
-  static constexpr std::array<std::string_view, 8> kFiltered = {
-      "SAFETY",      "RECITATION",   "BLOCKLIST",  "PROHIBITED_CONTENT",
-      "SPII",        "IMAGE_SAFETY", "IMAGE_PROHIBITED_CONTENT", "IMAGE_RECITATION"};
+  static constexpr std::array<std::string_view, 8> kFiltered = {"SAFETY",
+                                                                "RECITATION",
+                                                                "BLOCKLIST",
+                                                                "PROHIBITED_CONTENT",
+                                                                "SPII",
+                                                                "IMAGE_SAFETY",
+                                                                "IMAGE_PROHIBITED_CONTENT",
+                                                                "IMAGE_RECITATION"};
   if (reason.empty()) {
     return ir::FinishReason::kUnset;
   }
@@ -96,9 +101,8 @@ ir::FinishReason finish_reason(std::string_view reason, bool called_functions) {
 }
 
 ir::FinishReason block_reason(std::string_view reason) {
-  static constexpr std::array<std::string_view, 4> kFiltered = {"SAFETY", "BLOCKLIST",
-                                                                "PROHIBITED_CONTENT",
-                                                                "IMAGE_SAFETY"};
+  static constexpr std::array<std::string_view, 4> kFiltered = {
+      "SAFETY", "BLOCKLIST", "PROHIBITED_CONTENT", "IMAGE_SAFETY"};
   return one_of(reason, kFiltered) ? ir::FinishReason::kContentFilter : ir::FinishReason::kOther;
 }
 

@@ -51,8 +51,8 @@ StreamSniffer::Action StreamSniffer::on_event(const codec::SseEvent& event) {
       } else if (candidates == nullptr) {
         bool bad = false;
         const json::object* feedback = wire::object_member(o, "promptFeedback", bad);
-        if (auto reason = feedback != nullptr ? string_member(*feedback, "blockReason")
-                                              : std::nullopt;
+        if (auto reason =
+                feedback != nullptr ? string_member(*feedback, "blockReason") : std::nullopt;
             reason && !answered_) {
           answered_ = true;
           finish_reason_ = ir::to_string(block_reason(*reason));

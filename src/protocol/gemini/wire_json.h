@@ -22,8 +22,7 @@ namespace sluice::protocol::gemini::wire {
 const boost::json::value* member(const boost::json::object& o, std::string_view camel);
 
 // The string member, or nullopt when absent, null or not a string. Views point into `o`.
-std::optional<std::string_view> string_member(const boost::json::object& o,
-                                              std::string_view camel);
+std::optional<std::string_view> string_member(const boost::json::object& o, std::string_view camel);
 
 // A member that must be an object when present: nullptr when absent (or null), `bad` set when
 // it is something else.

@@ -84,7 +84,8 @@ void AnthropicAdapter::write_request_head(const RequestSpec& spec, std::string_v
 bool AnthropicAdapter::relays_response_header(std::string_view name) const {
   // https://docs.claude.com/en/api/rate-limits: anthropic-ratelimit-{requests,tokens,
   // input-tokens,output-tokens}-{limit,remaining,reset}, and retry-after on 429.
-  return istarts_with(name, "anthropic-ratelimit-") || ProviderAdapter::relays_response_header(name);
+  return istarts_with(name, "anthropic-ratelimit-") ||
+         ProviderAdapter::relays_response_header(name);
 }
 
 bool AnthropicAdapter::passes_caller_header(std::string_view name) const {

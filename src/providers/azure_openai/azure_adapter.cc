@@ -27,10 +27,9 @@ const config::AdapterSchema AzureOpenAiAdapter::kSchema = {
 
 Result<std::unique_ptr<ProviderAdapter>> AzureOpenAiAdapter::make(const config::Provider& p) {
   if (p.base_url.empty()) {
-    return Error(ErrorKind::kBadRequest,
-                 p.source + ": provider " + p.id +
-                     ": base_url is required for azure_openai "
-                     "(https://<resource>.openai.azure.com/openai)");
+    return Error(ErrorKind::kBadRequest, p.source + ": provider " + p.id +
+                                             ": base_url is required for azure_openai "
+                                             "(https://<resource>.openai.azure.com/openai)");
   }
   std::unique_ptr<AzureOpenAiAdapter> a(new AzureOpenAiAdapter(p));
   if (auto failed = a->connect_to({}, a->url_)) {

@@ -61,7 +61,8 @@ void GeminiAdapter::write_request_head(const RequestSpec& spec, std::string_view
 std::uint32_t gemini_retry_delay(std::string_view body) {
   boost::system::error_code ec;
   json::value doc = codec::parse_json(body, ec, {}, 32);
-  const json::value* error = !ec && doc.is_object() ? doc.get_object().if_contains("error") : nullptr;
+  const json::value* error =
+      !ec && doc.is_object() ? doc.get_object().if_contains("error") : nullptr;
   const json::value* details =
       error != nullptr && error->is_object() ? error->get_object().if_contains("details") : nullptr;
   if (details == nullptr || !details->is_array()) {

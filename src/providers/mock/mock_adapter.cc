@@ -116,18 +116,19 @@ Awaitable<Result<std::unique_ptr<Exchange>>> MockAdapter::call_in_process(
   if (!embeddings && answers_ != nullptr) {
     auto reply = answer_in_protocol(request.body, request.stream);
     if (!reply) {
-      co_return Error(ErrorKind::kInternal, "the mock provider could not read the upstream request: " +
-                                                reply.error().message());
+      co_return Error(
+          ErrorKind::kInternal,
+          "the mock provider could not read the upstream request: " + reply.error().message());
     }
-    co_return std::make_unique<MockExchange>(std::move(executor), std::move(*reply),
-                                             request.stream, chunk_interval_);
+    co_return std::make_unique<MockExchange>(std::move(executor), std::move(*reply), request.stream,
+                                             chunk_interval_);
   }
   auto decoded = embeddings ? protocol::openai_chat::decode_embeddings_request(request.body)
                             : protocol::openai_chat::decode_chat_request(request.body);
   if (!decoded) {
-    co_return Error(ErrorKind::kInternal,
-                    "the mock provider could not read the upstream request: " +
-                        decoded.error().message());
+    co_return Error(
+        ErrorKind::kInternal,
+        "the mock provider could not read the upstream request: " + decoded.error().message());
   }
   MockReply reply = embeddings ? mock_embeddings(*decoded, decoded->model, embedding_dimensions_)
                                : mock_chat(*decoded, decoded->model);
@@ -138,9 +139,9 @@ Awaitable<Result<std::unique_ptr<Exchange>>> MockAdapter::call_in_process(
 void MockAdapter::write_request_head(const RequestSpec& spec, std::string_view /*body*/,
                                      codec::HeadWriter& head) const {
   // Never sent anywhere; written for symmetry with network adapters (tests, logs).
-  head.request_line("POST",
-                    spec.operation == protocol::Operation::kEmbeddings ? "/embeddings"
-                                                                        : "/chat/completions")
+  head.request_line("POST", spec.operation == protocol::Operation::kEmbeddings
+                                ? "/embeddings"
+                                : "/chat/completions")
       .field("Content-Length", spec.content_length)
       .end();
 }

@@ -21,8 +21,7 @@ class MockExchange final : public Exchange {
 
   int status() const override { return 200; }
   std::string_view header(std::string_view name) const override;
-  void for_each_header(
-      FunctionRef<void(std::string_view, std::string_view)> visit) const override;
+  void for_each_header(FunctionRef<void(std::string_view, std::string_view)> visit) const override;
   const ExchangeTimings& timings() const override { return timings_; }
   Awaitable<Result<std::size_t>> read_some(std::string& out) override;
   Awaitable<Result<std::string>> read_all(std::size_t limit) override;

@@ -10,10 +10,10 @@ constexpr MemberPath kNested{"generationConfig", "maxOutputTokens"};
 
 TEST(JsonMembersTest, ReadsTopLevelAndNestedIntegers) {
   EXPECT_EQ(read_unsigned_member(R"({"a":1,"max_tokens":500})", kTop).value, 500u);
-  EXPECT_EQ(
-      read_unsigned_member(R"({"generationConfig":{"temperature":1,"maxOutputTokens":64}})", kNested)
-          .value,
-      64u);
+  EXPECT_EQ(read_unsigned_member(R"({"generationConfig":{"temperature":1,"maxOutputTokens":64}})",
+                                 kNested)
+                .value,
+            64u);
   // A nested key of the same name elsewhere is not the member.
   EXPECT_FALSE(read_unsigned_member(R"({"x":{"max_tokens":5}})", kTop).present);
   EXPECT_FALSE(read_unsigned_member(R"({"maxOutputTokens":5})", kNested).present);
@@ -21,9 +21,8 @@ TEST(JsonMembersTest, ReadsTopLevelAndNestedIntegers) {
 
 TEST(JsonMembersTest, NullIsAbsentAndOtherShapesAreInvalid) {
   EXPECT_FALSE(read_unsigned_member(R"({"max_tokens":null})", kTop).present);
-  for (const char* body : {R"({"max_tokens":"5"})", R"({"max_tokens":1.5})",
-                           R"({"max_tokens":-1})", R"({"max_tokens":1e3})",
-                           R"({"max_tokens":99999999999999999999})"}) {
+  for (const char* body : {R"({"max_tokens":"5"})", R"({"max_tokens":1.5})", R"({"max_tokens":-1})",
+                           R"({"max_tokens":1e3})", R"({"max_tokens":99999999999999999999})"}) {
     const UnsignedMember m = read_unsigned_member(body, kTop);
     EXPECT_TRUE(m.present) << body;
     EXPECT_FALSE(m.valid) << body;

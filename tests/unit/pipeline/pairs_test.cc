@@ -16,10 +16,6 @@
 // The set of protocols is the registry's: a protocol registered later is covered here
 // without a change to this file.
 
-#include <gtest/gtest.h>
-
-#include <boost/json.hpp>
-
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
@@ -31,6 +27,9 @@
 #include <sstream>
 #include <string>
 #include <vector>
+
+#include <boost/json.hpp>
+#include <gtest/gtest.h>
 
 #include "codec/sse.h"
 #include "ir/response.h"
@@ -220,7 +219,7 @@ ir::Usage expressible(std::string_view protocol, ir::Usage usage) {
   if (protocol == "anthropic_messages") {
     usage.reasoning_tokens = 0;  // Anthropic counts thinking inside output_tokens, no split
   } else if (protocol != "openai_responses") {  // input_tokens_details.cache_write_tokens
-    usage.cache_write_tokens = 0;  // OpenAI chat and Gemini have no cache-write count
+    usage.cache_write_tokens = 0;               // OpenAI chat and Gemini have no cache-write count
   }
   return usage;
 }
@@ -251,7 +250,8 @@ void expect_same_answer(const Summary& caller, const Summary& upstream,
   ASSERT_EQ(caller.calls.size(), upstream.calls.size());
   for (std::size_t i = 0; i < caller.calls.size(); ++i) {
     EXPECT_EQ(caller.calls[i].name, upstream.calls[i].name) << "call " << i;
-    EXPECT_EQ(args_canonical(caller.calls[i].arguments), args_canonical(upstream.calls[i].arguments))
+    EXPECT_EQ(args_canonical(caller.calls[i].arguments),
+              args_canonical(upstream.calls[i].arguments))
         << "call " << i;
     EXPECT_FALSE(caller.calls[i].id.empty()) << "call " << i << " has no id";
     for (std::size_t j = 0; j < i; ++j) {
@@ -373,8 +373,8 @@ std::vector<Pair> all_pairs() {
 }
 
 std::string pair_name(const testing::TestParamInfo<Pair>& info) {
-  std::string n = std::string(info.param.caller->protocol()) + "__" + info.param.fixture.dir + "__" +
-                  info.param.fixture.name;
+  std::string n = std::string(info.param.caller->protocol()) + "__" + info.param.fixture.dir +
+                  "__" + info.param.fixture.name;
   for (char& c : n) {
     if (!std::isalnum(static_cast<unsigned char>(c))) {
       c = '_';
@@ -447,7 +447,8 @@ TEST_P(PairTest, TranslatesGoldenRoundTripAndMeters) {
     const std::string whole_normalized = normalized(whole.bytes);
     for (std::size_t cut = 1; cut < f.bytes.size(); cut += step) {
       const std::string_view all(f.bytes);
-      const Translated split = translate_stream(caller, *upstream, {all.substr(0, cut), all.substr(cut)});
+      const Translated split =
+          translate_stream(caller, *upstream, {all.substr(0, cut), all.substr(cut)});
       if (split.bytes != whole.bytes) {  // timestamps may tick between runs: compare without them
         ASSERT_EQ(normalized(split.bytes), whole_normalized) << "cut at byte " << cut;
       }
@@ -464,8 +465,8 @@ TEST_P(PairTest, TranslatesGoldenRoundTripAndMeters) {
   check_golden(golden_path(caller.protocol(), f), *encoded);
   auto read_back = reader->decode_response(*encoded);
   ASSERT_TRUE(read_back) << read_back.error().message();
-  expect_same_answer(summarize_response(*read_back), summarize_response(*decoded), caller.protocol(),
-                     false);
+  expect_same_answer(summarize_response(*read_back), summarize_response(*decoded),
+                     caller.protocol(), false);
 }
 
 INSTANTIATE_TEST_SUITE_P(AllPairs, PairTest, testing::ValuesIn(all_pairs()), pair_name);

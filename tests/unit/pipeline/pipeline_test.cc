@@ -14,8 +14,8 @@
 #include <gtest/gtest.h>
 
 #include "pipeline/usage_observer.h"
-#include "providers/registry.h"
 #include "pipeline_fakes.h"
+#include "providers/registry.h"
 
 namespace sluice::pipeline {
 namespace {

@@ -1,7 +1,8 @@
 #include "pipeline/snapshot.h"
-#include "providers/registry.h"
 
 #include <gtest/gtest.h>
+
+#include "providers/registry.h"
 
 namespace sluice::pipeline {
 namespace {

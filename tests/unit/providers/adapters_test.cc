@@ -162,8 +162,7 @@ TEST(AzureOpenAiAdapter, ResponsesLiveOnTheV1Surface) {
       << head;
   head = head_with(*v1.adapter, "openai_responses", "/responses/resp_9/input_items?limit=2");
   EXPECT_EQ(
-      head.rfind("GET /openai/v1/responses/resp_9/input_items?limit=2&api-version=preview ", 0),
-      0u)
+      head.rfind("GET /openai/v1/responses/resp_9/input_items?limit=2&api-version=preview ", 0), 0u)
       << head;
 }
 
@@ -175,8 +174,7 @@ TEST(AnthropicAdapter, SpeaksOnlyMessagesAndRetrievesNothing) {
 }
 
 TEST(AnthropicAdapter, FramesMessagesWithItsKeyVersionAndTheCallersBeta) {
-  Built b = build(
-      "  - id: p\n    adapter: anthropic\n    api_key: sk-ant-secret-000000000001\n");
+  Built b = build("  - id: p\n    adapter: anthropic\n    api_key: sk-ant-secret-000000000001\n");
   const ProviderAdapter& a = *b.adapter;
   EXPECT_EQ(a.wire_protocol(protocol::Operation::kChat), "anthropic_messages");
   EXPECT_EQ(a.wire_protocol(protocol::Operation::kEmbeddings), "");
@@ -187,8 +185,7 @@ TEST(AnthropicAdapter, FramesMessagesWithItsKeyVersionAndTheCallersBeta) {
   EXPECT_TRUE(a.passes_caller_header("Anthropic-Beta"));
   EXPECT_FALSE(a.passes_caller_header("x-api-key"));
   EXPECT_TRUE(a.forwards_caller_headers());
-  const std::string head =
-      head_for(a, true, {{"anthropic-beta", "context-management-2025-06-27"}});
+  const std::string head = head_for(a, true, {{"anthropic-beta", "context-management-2025-06-27"}});
   EXPECT_EQ(head.rfind("POST /v1/messages HTTP/1.1\r\n", 0), 0u) << head;
   EXPECT_NE(head.find("\r\nHost: api.anthropic.com\r\n"), std::string::npos);
   EXPECT_NE(head.find("\r\nx-api-key: sk-ant-secret-000000000001\r\n"), std::string::npos);
@@ -263,7 +260,8 @@ TEST(ProviderAdapter, ClassifiesFailuresFromAnyDialect) {
   EXPECT_EQ(overloaded.retry_after_seconds(), 7u);
   EXPECT_TRUE(overloaded.retryable());
 
-  Error ms = a.classify_failure(429, HeadersOnly(HeadersOnly::Fields{{"retry-after-ms", "1200"}}), "");
+  Error ms =
+      a.classify_failure(429, HeadersOnly(HeadersOnly::Fields{{"retry-after-ms", "1200"}}), "");
   EXPECT_EQ(ms.retry_after_seconds(), 2u) << "rounded up";
 
   Error refused = a.classify_failure(
@@ -272,9 +270,11 @@ TEST(ProviderAdapter, ClassifiesFailuresFromAnyDialect) {
   EXPECT_EQ(refused.http_status(), 502);
   EXPECT_EQ(refused.code(), "upstream_auth_failed");
 
-  Error html = a.classify_failure(502, HeadersOnly(HeadersOnly::Fields{}), "<html>bad gateway</html>");
+  Error html =
+      a.classify_failure(502, HeadersOnly(HeadersOnly::Fields{}), "<html>bad gateway</html>");
   EXPECT_EQ(html.message(), "upstream provider 'p' returned 502");
-  Error detail = a.classify_failure(422, HeadersOnly(HeadersOnly::Fields{}), R"({"detail":"field required"})");
+  Error detail =
+      a.classify_failure(422, HeadersOnly(HeadersOnly::Fields{}), R"({"detail":"field required"})");
   EXPECT_EQ(detail.message(), "upstream provider 'p' returned 422: field required");
 }
 
@@ -381,7 +381,8 @@ TEST(GeminiAdapter, FramesGenerateContentWithTheKeyHeaderAndTheModelInThePath) {
   EXPECT_TRUE(a.relays_response_header("retry-after"));
 
   // A configured prefix, a "models/" prefix in the route's model, a name needing escapes.
-  Built local = build("  - id: p\n    adapter: gemini\n    base_url: http://127.0.0.1:9/gemini/v1beta\n");
+  Built local =
+      build("  - id: p\n    adapter: gemini\n    base_url: http://127.0.0.1:9/gemini/v1beta\n");
   std::string h;
   codec::HeadWriter writer(h);
   RequestSpec spec;
@@ -397,9 +398,8 @@ TEST(GeminiAdapter, TranslatesWithTheGeminiCodecs) {
   Built b = build("  - id: p\n    adapter: gemini\n");
   auto body = translated_body(*b.adapter, one_message(9), "gemini-2.5-flash", true);
   ASSERT_TRUE(body.has_value());
-  EXPECT_EQ(*body,
-            R"({"contents":[{"role":"user","parts":[{"text":"x"}]}],)"
-            R"("generationConfig":{"maxOutputTokens":9}})")
+  EXPECT_EQ(*body, R"({"contents":[{"role":"user","parts":[{"text":"x"}]}],)"
+                   R"("generationConfig":{"maxOutputTokens":9}})")
       << "model and stream go into the URL";
   const protocol::UpstreamCodec& codec = *b.adapter->upstream_codec(protocol::Operation::kChat);
   auto decoded = codec.decode_response(
@@ -429,8 +429,8 @@ TEST(GeminiAdapter, ClassifiesGeminiErrors) {
   EXPECT_EQ(quota.code(), "RESOURCE_EXHAUSTED");
   EXPECT_EQ(quota.retry_after_seconds(), 37u) << "RetryInfo, rounded up";
   EXPECT_TRUE(quota.retryable());
-  Error header = a.classify_failure(429, HeadersOnly(HeadersOnly::Fields{{"retry-after", "5"}}),
-                                    exhausted);
+  Error header =
+      a.classify_failure(429, HeadersOnly(HeadersOnly::Fields{{"retry-after", "5"}}), exhausted);
   EXPECT_EQ(header.retry_after_seconds(), 5u) << "a Retry-After header wins";
 
   Error denied = a.classify_failure(

@@ -65,8 +65,8 @@ std::string dump(const ir::Request& r) {
          " effort=[" + r.reasoning.effort + "]\n";
   const ir::ResponseFormat& f = r.response_format;
   out += "response_format kind=" + std::to_string(static_cast<int>(f.kind)) + " name=[" + f.name +
-         "] schema=" + f.schema + " description=[" + f.description + "] strict=" +
-         (f.strict ? std::to_string(*f.strict) : "-") + "\n";
+         "] schema=" + f.schema + " description=[" + f.description +
+         "] strict=" + (f.strict ? std::to_string(*f.strict) : "-") + "\n";
   return out;
 }
 
@@ -870,16 +870,18 @@ TEST(AnthropicEncodeRequest, JsonSchemaGoesToOutputConfigFormat) {
   r.response_format.strict = true;
   r.response_format.schema = R"({"type":"object","properties":{"n":{"type":"string"}}})";
   json::object body = encode_json(r);
-  EXPECT_EQ(json::serialize(body.at("output_config")),
-            R"({"format":{"type":"json_schema","schema":{"type":"object","properties":{"n":{"type":"string"}}}}})");
+  EXPECT_EQ(
+      json::serialize(body.at("output_config")),
+      R"({"format":{"type":"json_schema","schema":{"type":"object","properties":{"n":{"type":"string"}}}}})");
 
   EncodeOptions options;
   options.adaptive_thinking = true;
   r.reasoning.enabled = true;
   r.reasoning.effort = "medium";
   body = encode_json(r, options);
-  EXPECT_EQ(json::serialize(body.at("output_config")),
-            R"({"effort":"medium","format":{"type":"json_schema","schema":{"type":"object","properties":{"n":{"type":"string"}}}}})");
+  EXPECT_EQ(
+      json::serialize(body.at("output_config")),
+      R"({"effort":"medium","format":{"type":"json_schema","schema":{"type":"object","properties":{"n":{"type":"string"}}}}})");
 
   // Decoding the body gives the format back (name and strict have no Anthropic field).
   auto back = decode_request(encode_ok(r, "claude-up", false, options));

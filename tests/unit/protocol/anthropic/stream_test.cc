@@ -362,8 +362,8 @@ TEST(StreamDecoder, UnknownEventTypesAreSkippedAndCountedAsDrift) {
   StreamDecoder decoder;
   std::vector<ir::StreamEvent> out;
   decoder.decode("web_search_progress", R"({"type":"web_search_progress"})", out);
-  decoder.decode("message_start", R"({"type":"message_start","message":{"id":"msg_1","model":"m"}})",
-                 out);
+  decoder.decode("message_start",
+                 R"({"type":"message_start","message":{"id":"msg_1","model":"m"}})", out);
   decoder.decode("web_search_progress", "not even JSON", out);
   decoder.decode("", R"({"type":"message_heartbeat"})", out);
   ASSERT_EQ(out.size(), 1u);

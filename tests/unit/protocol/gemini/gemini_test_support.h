@@ -52,8 +52,7 @@ inline std::string describe(const ir::StreamEvent& e) {
   s << static_cast<int>(e.kind) << "|" << e.index << "|" << e.text << "|" << e.id << "|" << e.name
     << "|" << e.model << "|" << static_cast<int>(e.finish) << "|" << e.usage.input_tokens << ","
     << e.usage.output_tokens << "," << e.usage.cache_read_tokens << ","
-    << e.usage.cache_write_tokens << "," << e.usage.reasoning_tokens << "|"
-    << e.error.message();
+    << e.usage.cache_write_tokens << "," << e.usage.reasoning_tokens << "|" << e.error.message();
   return s.str();
 }
 

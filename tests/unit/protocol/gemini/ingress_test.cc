@@ -22,17 +22,17 @@ const GeminiIngress kIngress;
 constexpr std::string_view kBody = R"({"contents":[{"role":"user","parts":[{"text":"hi"}]}]})";
 
 TEST(GeminiIngress, ServesGenerateContentPathsThroughTheRegistry) {
-  for (const char* path : {"/v1beta/models/gemini-2.5-flash:generateContent",
-                           "/v1beta/models/gemini-2.5-flash:streamGenerateContent",
-                           "/v1/models/my-alias:generateContent",
-                           "/v1beta/models/team%2Fmodel:generateContent"}) {
+  for (const char* path :
+       {"/v1beta/models/gemini-2.5-flash:generateContent",
+        "/v1beta/models/gemini-2.5-flash:streamGenerateContent",
+        "/v1/models/my-alias:generateContent", "/v1beta/models/team%2Fmodel:generateContent"}) {
     const IngressCodec* codec = find_ingress(path);
     ASSERT_NE(codec, nullptr) << path;
     EXPECT_EQ(codec->protocol(), "gemini") << path;
   }
-  for (const char* path : {"/v1beta/models/x:countTokens", "/v1beta/models", "/v1beta/models/",
-                           "/v1beta/models/:generateContent", "/v1/models",
-                           "/v1beta/models/x:embedContent"}) {
+  for (const char* path :
+       {"/v1beta/models/x:countTokens", "/v1beta/models", "/v1beta/models/",
+        "/v1beta/models/:generateContent", "/v1/models", "/v1beta/models/x:embedContent"}) {
     EXPECT_EQ(find_ingress(path), nullptr) << path;
   }
   // Other protocols keep their exact paths.
@@ -69,16 +69,14 @@ TEST(GeminiIngress, StreamsOnlyWithAltSse) {
     EXPECT_EQ(body.at("error").at("status"), "INVALID_ARGUMENT");
     EXPECT_EQ(body.at("error").at("code"), 400);
   }
-  EXPECT_TRUE(
-      kIngress.decode(kBody, Head("/v1beta/models/m:streamGenerateContent?key=k&alt=sse")));
+  EXPECT_TRUE(kIngress.decode(kBody, Head("/v1beta/models/m:streamGenerateContent?key=k&alt=sse")));
 }
 
 TEST(GeminiIngress, BodyChecks) {
   const Head head("/v1beta/models/m:generateContent");
-  for (std::string_view body : {std::string_view(""), std::string_view("{"),
-                                std::string_view("[]"), std::string_view("{}"),
-                                std::string_view(R"({"contents":[]})"),
-                                std::string_view(R"({"contents":{}})")}) {
+  for (std::string_view body :
+       {std::string_view(""), std::string_view("{"), std::string_view("[]"), std::string_view("{}"),
+        std::string_view(R"({"contents":[]})"), std::string_view(R"({"contents":{}})")}) {
     auto r = kIngress.decode(body, head);
     ASSERT_FALSE(r.has_value()) << body;
     EXPECT_EQ(r.error().kind(), ErrorKind::kBadRequest) << body;
@@ -86,13 +84,13 @@ TEST(GeminiIngress, BodyChecks) {
 }
 
 TEST(GeminiIngress, TheCallersKey) {
-  EXPECT_EQ(kIngress.credential(Head("/v1beta/models/m:generateContent",
-                                     {{"x-goog-api-key", "k-header"}})),
+  EXPECT_EQ(kIngress.credential(
+                Head("/v1beta/models/m:generateContent", {{"x-goog-api-key", "k-header"}})),
             "k-header");
   EXPECT_EQ(kIngress.credential(Head("/v1beta/models/m:streamGenerateContent?alt=sse&key=k-q")),
             "k-q");
-  EXPECT_EQ(kIngress.credential(Head("/v1beta/models/m:generateContent",
-                                     {{"authorization", "Bearer k-bearer"}})),
+  EXPECT_EQ(kIngress.credential(
+                Head("/v1beta/models/m:generateContent", {{"authorization", "Bearer k-bearer"}})),
             "k-bearer");
   EXPECT_EQ(kIngress.credential(Head("/v1beta/models/m:generateContent?keyx=1")), "");
 }
@@ -101,10 +99,11 @@ TEST(GeminiIngress, ModelListAndErrors) {
   EXPECT_TRUE(kIngress.claims_model_listing(Head("/v1beta/models?pageSize=50", {}, "GET")));
   EXPECT_FALSE(kIngress.claims_model_listing(Head("/v1/models", {}, "GET")));
   const std::string_view aliases[] = {"fast", "smart"};
-  EXPECT_EQ(kIngress.encode_model_list(aliases),
-            R"({"models":[{"name":"models/fast","displayName":"fast","supportedGenerationMethods":)"
-            R"(["generateContent","streamGenerateContent"]},{"name":"models/smart","displayName":)"
-            R"("smart","supportedGenerationMethods":["generateContent","streamGenerateContent"]}]})");
+  EXPECT_EQ(
+      kIngress.encode_model_list(aliases),
+      R"({"models":[{"name":"models/fast","displayName":"fast","supportedGenerationMethods":)"
+      R"(["generateContent","streamGenerateContent"]},{"name":"models/smart","displayName":)"
+      R"("smart","supportedGenerationMethods":["generateContent","streamGenerateContent"]}]})");
   EXPECT_EQ(kIngress.encode_model_list({}), R"({"models":[]})");
 
   EXPECT_TRUE(kIngress.is_native_error(test::fixture("error-404-not-found.json")));

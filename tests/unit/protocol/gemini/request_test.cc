@@ -238,8 +238,7 @@ TEST(DecodeRequest, ErrorsInTheApisWords) {
     ASSERT_FALSE(r.has_value()) << c.body;
     EXPECT_EQ(r.error().kind(), ErrorKind::kBadRequest) << c.body;
     EXPECT_EQ(r.error().param(), c.param) << c.body << " -> " << r.error().message();
-    EXPECT_EQ(r.error().message().rfind("* GenerateContentRequest.", 0), 0u)
-        << r.error().message();
+    EXPECT_EQ(r.error().message().rfind("* GenerateContentRequest.", 0), 0u) << r.error().message();
   }
   EXPECT_EQ(decode_request("{").error().message().rfind("Invalid JSON payload received.", 0), 0u);
   EXPECT_FALSE(decode_request("[]").has_value());
@@ -300,7 +299,10 @@ TEST(RoundTrip, ToolIdsThroughAnthropic) {
   const json::array& results = v.at("contents").as_array()[2].at("parts").as_array();
   EXPECT_EQ(results[0].at("functionResponse").at("name"), "get_time");
   EXPECT_EQ(results[1].at("functionResponse").at("name"), "get_weather");
-  EXPECT_FALSE(v.at("tools").as_array()[0].at("functionDeclarations").as_array()[0]
+  EXPECT_FALSE(v.at("tools")
+                   .as_array()[0]
+                   .at("functionDeclarations")
+                   .as_array()[0]
                    .as_object()
                    .contains("parametersJsonSchema"))
       << "{\"type\":\"object\"}: a function without parameters";
@@ -351,7 +353,8 @@ TEST(EncodeRequest, WhatOtherProtocolsSend) {
   r.user = "end-user-1";
   ir::Tool t;
   t.name = "f";
-  t.parameters = R"({"type":"object","properties":{"a":{"type":"integer"}},"additionalProperties":false})";
+  t.parameters =
+      R"({"type":"object","properties":{"a":{"type":"integer"}},"additionalProperties":false})";
   r.tools.push_back(t);
   EncodeStats stats;
   const std::string body = encode_ok(r, &stats);
@@ -403,7 +406,6 @@ TEST(EncodeRequest, Errors) {
   EXPECT_EQ(e.error().param(), "reasoning_effort");
 }
 
-
 // Gemini pairs same-name responses with their calls by order: results a caller gave in another
 // order are put in the order of their calls.
 TEST(RoundTrip, SameNameResultsFollowTheOrderOfTheirCalls) {
@@ -439,7 +441,6 @@ TEST(RoundTrip, ResponsesMayAnswerCallsOfAnEarlierTurn) {
   ASSERT_FALSE(orphan.has_value()) << "a response before its call answers nothing";
   EXPECT_EQ(orphan.error().param(), "contents[0].parts[0].functionResponse");
 }
-
 
 // Found by gemini_request_fuzz: two answers to one call (two OpenAI tool messages with the same
 // tool_call_id) must decode again, and keep their order (order cannot say which call a

@@ -116,12 +116,8 @@ TEST(DecodeResponse, ParallelCallsGetPositionalIdsAndTheSignatureBeforeTheFirst)
   // Encoding puts the signature back on the first call, where Gemini had it.
   auto encoded = encode_response(*r);
   ASSERT_TRUE(encoded.has_value());
-  const json::array parts = json::parse(*encoded)
-                                .at("candidates")
-                                .as_array()[0]
-                                .at("content")
-                                .at("parts")
-                                .as_array();
+  const json::array parts =
+      json::parse(*encoded).at("candidates").as_array()[0].at("content").at("parts").as_array();
   ASSERT_EQ(parts.size(), 3u);
   EXPECT_TRUE(parts[0].as_object().contains("thoughtSignature"));
   EXPECT_FALSE(parts[1].as_object().contains("thoughtSignature"));
@@ -145,11 +141,12 @@ TEST(DecodeResponse, ErrorsBlocksAndUntranslatableParts) {
   ASSERT_TRUE(no_reason.has_value());
   EXPECT_EQ(no_reason->finish, ir::FinishReason::kOther) << "never an invented clean finish";
 
-  for (const char* body :
-       {R"({"candidates":[{"content":{"parts":[{"executableCode":{"code":"x"}}]}}]})",
-        R"({"candidates":[{"content":{"parts":[{"inlineData":{"mimeType":"image/png","data":"A"}}]}}]})",
-        R"({"candidates":[{"content":{"parts":[{"functionCall":{"name":"f","partialArgs":[]}}]}}]})",
-        R"({"candidates":[{"content":{"parts":[{}]}}]})", "[]", "{"}) {
+  for (
+      const char* body :
+      {R"({"candidates":[{"content":{"parts":[{"executableCode":{"code":"x"}}]}}]})",
+       R"({"candidates":[{"content":{"parts":[{"inlineData":{"mimeType":"image/png","data":"A"}}]}}]})",
+       R"({"candidates":[{"content":{"parts":[{"functionCall":{"name":"f","partialArgs":[]}}]}}]})",
+       R"({"candidates":[{"content":{"parts":[{}]}}]})", "[]", "{"}) {
     auto r = decode_response(body);
     ASSERT_FALSE(r.has_value()) << body;
     EXPECT_EQ(r.error().kind(), ErrorKind::kUpstreamProtocol) << body;
@@ -175,11 +172,12 @@ TEST(EncodeResponse, ShapeForGeminiCallers) {
   r.usage = ir::Usage{10, 7, 0, 3, 2};
   auto out = encode_response(r);
   ASSERT_TRUE(out.has_value());
-  EXPECT_EQ(*out,
-            R"({"candidates":[{"content":{"parts":[{"text":"Hi"},{"functionCall":{"name":"lookup",)"
-            R"("args":{"q":"x"},"id":"toolu_01"}}],"role":"model"},"finishReason":"STOP","index":0}],)"
-            R"("usageMetadata":{"promptTokenCount":10,"candidatesTokenCount":5,"totalTokenCount":17,)"
-            R"("thoughtsTokenCount":2},"modelVersion":"m","responseId":"resp-1"})");
+  EXPECT_EQ(
+      *out,
+      R"({"candidates":[{"content":{"parts":[{"text":"Hi"},{"functionCall":{"name":"lookup",)"
+      R"("args":{"q":"x"},"id":"toolu_01"}}],"role":"model"},"finishReason":"STOP","index":0}],)"
+      R"("usageMetadata":{"promptTokenCount":10,"candidatesTokenCount":5,"totalTokenCount":17,)"
+      R"("thoughtsTokenCount":2},"modelVersion":"m","responseId":"resp-1"})");
 
   ir::Response bad = r;
   bad.content[1].arguments = "[1]";

@@ -301,7 +301,8 @@ TEST(ResponsesCrossProtocol, StructuredOutputRoundTripsThroughEveryProtocol) {
   ASSERT_TRUE(from_responses) << from_responses.error().message();
   EXPECT_EQ(from_responses->response_format.name, "response") << "the name was lost at Gemini";
 
-  auto back = openai_chat::decode_request(openai_chat::encode_request(*from_responses, "gpt", false));
+  auto back =
+      openai_chat::decode_request(openai_chat::encode_request(*from_responses, "gpt", false));
   ASSERT_TRUE(back) << back.error().message();
   EXPECT_EQ(back->response_format.kind, ir::ResponseFormat::Kind::kJsonSchema);
   EXPECT_EQ(back->response_format.schema, kSchema);
