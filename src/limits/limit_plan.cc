@@ -230,9 +230,4 @@ Charges LimitPlan::provider_charges(std::string_view provider, std::uint64_t tok
   return out;
 }
 
-bool LimitPlan::limits_provider(std::string_view provider) const {
-  const LayerBuckets* p = find(providers_, provider);
-  return p != nullptr && (p->requests != nullptr || p->tokens != nullptr);
-}
-
 }  // namespace sluice::limits

@@ -61,8 +61,6 @@ class LimitPlan {
   // One attempt's charges on a provider's capacity alone: requests 1 and `tokens` (admission
   // charges the caller's layers once, with provider "", and each attempt its provider).
   Charges provider_charges(std::string_view provider, std::uint64_t tokens) const;
-  // Whether `provider` has a requests or tokens limit.
-  bool limits_provider(std::string_view provider) const;
 
  private:
   using Named = std::map<std::string, LayerBuckets, std::less<>>;

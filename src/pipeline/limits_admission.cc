@@ -185,6 +185,22 @@ Error LimitsAdmission::refusal(const Decision& d, std::uint64_t tokens) {
       .with_retry_after(seconds);
 }
 
+std::optional<Error> LimitsAdmission::verdict(const Decision& d, std::uint64_t tokens,
+                                              limits::Ticket& ticket) {
+  switch (d.status) {
+    case Decision::Status::kOk:
+      ticket.limiter = limiter_;
+      ticket.plan = plan_;
+      count("admitted", nullptr);
+      return std::nullopt;
+    case Decision::Status::kError:
+      return unchecked();
+    case Decision::Status::kOverLimit:
+      break;
+  }
+  return refusal(d, tokens);
+}
+
 std::optional<Error> LimitsAdmission::unchecked() {
   if (shared_.state().on_error == config::StateSettings::OnError::kFailOpen) {
     count("failed_open", nullptr);
@@ -213,19 +229,10 @@ boost::asio::awaitable<std::optional<Error>> LimitsAdmission::admit(RequestConte
       ticket.lease);
   ticket.requests = d.requests;
   ticket.tokens = d.tokens;
-  switch (d.status) {
-    case Decision::Status::kOk:
-      ticket.limiter = limiter_;
-      ticket.plan = plan_;
-      ticket.reserved = tokens;
-      count("admitted", nullptr);
-      co_return std::nullopt;
-    case Decision::Status::kError:
-      co_return unchecked();
-    case Decision::Status::kOverLimit:
-      break;
+  if (d.status == Decision::Status::kOk) {
+    ticket.reserved = tokens;
   }
-  co_return refusal(d, tokens);
+  co_return verdict(d, tokens, ticket);
 }
 
 boost::asio::awaitable<std::optional<Error>> LimitsAdmission::admit_attempt(
@@ -239,23 +246,10 @@ boost::asio::awaitable<std::optional<Error>> LimitsAdmission::admit_attempt(
   limits::Lease none;  // provider layers have no slots
   const Decision d = co_await limiter_->check(
       charges, clock_.now(), std::chrono::steady_clock::now() + shared_.state().timeout, none);
-  switch (d.status) {
-    case Decision::Status::kOk:
-      ticket.limiter = limiter_;
-      ticket.plan = plan_;
-      ticket.providers.push_back({provider, tokens, ctx.attempts.size()});
-      count("admitted", nullptr);
-      co_return std::nullopt;
-    case Decision::Status::kError:
-      co_return unchecked();
-    case Decision::Status::kOverLimit:
-      break;
+  if (d.status == Decision::Status::kOk) {
+    ticket.providers.push_back({provider, tokens, ctx.attempts.size()});
   }
-  co_return refusal(d, tokens);
-}
-
-bool LimitsAdmission::limits_provider(const RequestContext& ctx, std::string_view provider) {
-  return plan(ctx).limits_provider(provider);
+  co_return verdict(d, tokens, ticket);
 }
 
 void LimitsAdmission::on_finish(const RequestContext& ctx) {

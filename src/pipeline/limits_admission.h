@@ -105,8 +105,6 @@ class LimitsAdmission final : public RequestObserver {
   boost::asio::awaitable<std::optional<Error>> admit_attempt(RequestContext& ctx,
                                                              std::string_view provider,
                                                              std::uint64_t tokens);
-  // Whether `provider` has a capacity limit in the limits `ctx` is governed by.
-  bool limits_provider(const RequestContext& ctx, std::string_view provider);
   void on_finish(const RequestContext& ctx) override;
 
   // The tokens a request reserves at entry: its prompt estimated from the IR (or ~4 bytes a
@@ -119,6 +117,10 @@ class LimitsAdmission final : public RequestObserver {
   void count(std::string_view result, const limits::Bucket* bucket);
   // The 429 for a bucket's refusal (counted).
   Error refusal(const limits::Decision& decision, std::uint64_t tokens);
+  // What a check's decision means for the request: admitted (the ticket now holds the limiter
+  // and plan to settle with), refused, or the failure policy; counted.
+  std::optional<Error> verdict(const limits::Decision& decision, std::uint64_t tokens,
+                               limits::Ticket& ticket);
   // What the failure policy answers when the backend did not decide in time (counted).
   std::optional<Error> unchecked();
 
