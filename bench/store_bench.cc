@@ -36,7 +36,7 @@ UsageRecord sample(std::uint64_t sequence, bool ordered_ids, std::mt19937_64& rn
   UsageRecord r;
   r.record_id = "i7f3a-" + std::to_string(sequence);
   char request_id[48];  // 32 hex digits; room for what -Wformat-truncation assumes of %llx
-  if (ordered_ids) {  // about 30 requests per millisecond
+  if (ordered_ids) {    // about 30 requests per millisecond
     std::snprintf(request_id, sizeof request_id, "%012llx%020llx",
                   static_cast<unsigned long long>(1'764'547'200'000 + sequence / 30),
                   static_cast<unsigned long long>(rng() >> 4));

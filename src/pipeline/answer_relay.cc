@@ -98,7 +98,10 @@ Awaitable<void> AnswerRelay::failure() {
   if (loop_.fail_over(error, status, &exchange)) {
     co_return;
   }
-  const bool plain = co_await call_.plain_answer();
+  bool plain = true;
+  if (call_.stream() != nullptr) {
+    plain = co_await call_.plain_answer();
+  }
   if (up_.passthrough() && plain && error.code() != "upstream_auth_failed" &&
       call_.ingress().is_native_error(body)) {
     // Same protocol both sides: the provider's error object is already what the caller's SDK

@@ -132,7 +132,7 @@ bool AttemptLoop::fail_over(const Error& error, int status, const providers::Exc
   return next_.has_value();
 }
 
-Awaitable<bool> AttemptLoop::prepare(UpstreamRequest& up) {
+Awaitable<bool> AttemptLoop::attempt_filters(UpstreamRequest& up) {
   for (Filter* filter : call_.chain().at(FilterHook::kBeforeAttempt)) {
     const FilterStatus status = co_await filter->before_attempt(call_, up);
     if (status.action() == FilterStatus::Action::kAnswered) {
@@ -145,12 +145,15 @@ Awaitable<bool> AttemptLoop::prepare(UpstreamRequest& up) {
       co_return false;
     }
   }
+  co_return true;
+}
+
+std::optional<Error> AttemptLoop::frame(UpstreamRequest& up) {
   if (std::optional<Error> refused = up.frame_body()) {
-    co_await call_.fail(*refused, Outcome::kNone);
-    co_return false;
+    return refused;
   }
   up.frame_head(plan_ != nullptr ? std::optional(plan_->deadline()) : std::nullopt);
-  co_return true;
+  return std::nullopt;
 }
 
 void AttemptLoop::begin_record(UpstreamRequest& up) {
@@ -177,8 +180,14 @@ void AttemptLoop::begin_record(UpstreamRequest& up) {
 
 Awaitable<void> AttemptLoop::attempt(const TargetRuntime& target) {
   UpstreamRequest up(call_, target);
-  const bool send = co_await prepare(up);
-  if (!send) {
+  if (!call_.chain().at(FilterHook::kBeforeAttempt).empty()) {
+    const bool send = co_await attempt_filters(up);
+    if (!send) {
+      co_return;
+    }
+  }
+  if (std::optional<Error> refused = frame(up)) {
+    co_await call_.fail(*refused, Outcome::kNone);
     co_return;
   }
   begin_record(up);

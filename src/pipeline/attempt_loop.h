@@ -37,9 +37,11 @@ class AttemptLoop {
   // One attempt at `target`; writes the caller's answer unless the caller is gone or the
   // failure went to the next attempt (next_ set).
   Awaitable<void> attempt(const TargetRuntime& target);
-  // The before_attempt filters and the framing; false when the attempt is not sent (refused,
-  // answered locally, or failed over).
-  Awaitable<bool> prepare(UpstreamRequest& up);
+  // The before_attempt filters; false when the attempt is not sent (refused, answered
+  // locally, or failed over).
+  Awaitable<bool> attempt_filters(UpstreamRequest& up);
+  // The body, then the head (no I/O); the error that refuses the request, if any.
+  std::optional<Error> frame(UpstreamRequest& up);
   // Sends the framed attempt and relays what comes back.
   Awaitable<void> exchange(UpstreamRequest& up);
   // The record of an attempt being sent, and the breaker's view of its target.

@@ -147,7 +147,7 @@ Awaitable<void> CallContext::send_answer(ResponseHead& head, std::string body) {
       stopped = status.error();
     }
   }
-  if (!stopped) {
+  if (!stopped && stream_) {
     const bool plain = co_await plain_answer();
     if (!plain) {
       // The keep-alive sent a stream's head early and the upstream answered in one piece: the
@@ -185,7 +185,10 @@ Awaitable<bool> CallContext::plain_answer() {
 Awaitable<void> CallContext::fail(const Error& error, Outcome outcome, UpstreamRequest* upstream) {
   ctx_.outcome = outcome;
   ctx_.error = error;
-  const bool plain = co_await plain_answer();
+  bool plain = true;
+  if (stream_) {
+    plain = co_await plain_answer();
+  }
   if (!plain) {
     std::string event;
     ctx_.ingress->append_stream_error(error, event);

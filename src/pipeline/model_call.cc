@@ -29,31 +29,42 @@ Awaitable<void> ModelCall::run(std::string_view body) {
     co_await pipeline_.reject(ctx, *refused, call_.downstream());
     co_return;
   }
-  const bool admitted = co_await request_filters();
+  const FilterChain& chain = call_.chain();
+  bool admitted = true;
+  if (!chain.at(FilterHook::kAfterDecode).empty() || !chain.at(FilterHook::kBeforePlan).empty()) {
+    admitted = co_await request_filters();
+  }
   if (admitted) {
     co_await attempts();
   }
   end();
 }
 
-Awaitable<bool> ModelCall::request_filters() {
-  const FilterChain& chain = call_.chain();
-  std::optional<FilterStatus> ended;
-  for (Filter* filter : chain.at(FilterHook::kAfterDecode)) {
+std::optional<FilterStatus> ModelCall::after_decode_filters() {
+  for (Filter* filter : call_.chain().at(FilterHook::kAfterDecode)) {
     FilterStatus status = filter->after_decode(call_);
     if (!status.proceeds()) {
-      ended = std::move(status);
-      break;
+      return status;
     }
   }
-  for (Filter* filter : chain.at(FilterHook::kBeforePlan)) {
-    if (ended) {
-      break;
-    }
+  return std::nullopt;
+}
+
+Awaitable<std::optional<FilterStatus>> ModelCall::before_plan_filters() {
+  for (Filter* filter : call_.chain().at(FilterHook::kBeforePlan)) {
     FilterStatus status = co_await filter->before_plan(call_);
     if (!status.proceeds()) {
-      ended = std::move(status);
+      co_return status;
     }
+  }
+  co_return std::nullopt;
+}
+
+Awaitable<bool> ModelCall::request_filters() {
+  std::optional<FilterStatus> ended = after_decode_filters();
+  // Only a chain with before_plan filters pays for the coroutine that runs them.
+  if (!ended && !call_.chain().at(FilterHook::kBeforePlan).empty()) {
+    ended = co_await before_plan_filters();
   }
   if (!ended) {
     co_return true;

@@ -41,6 +41,10 @@ class ModelCall final {
   // The request-side filters before any attempt: false when one ended the call (its answer,
   // or its refusal, is written).
   Awaitable<bool> request_filters();
+  // The after_decode filters (no I/O), then the before_plan ones: the status that ended the
+  // call, if one did.
+  std::optional<FilterStatus> after_decode_filters();
+  Awaitable<std::optional<FilterStatus>> before_plan_filters();
   // The attempt loop under the disconnect watch; for a stream, beside its keep-alive.
   Awaitable<void> attempts();
   // The attempt loop, then the keep-alive's end (for awaitable operator &&).

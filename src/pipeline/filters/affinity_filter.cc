@@ -22,14 +22,14 @@ std::unique_ptr<Filter> AffinityFilter::make(const FilterSetup& setup) {
   return std::make_unique<AffinityFilter>(*setup.parts.affinity);
 }
 
-Awaitable<FilterStatus> AffinityFilter::before_plan(CallContext& call) {
+FilterStatus AffinityFilter::after_decode(CallContext& call) {
   const std::string& continues = call.request().continues;
   if (continues.empty()) {
-    co_return FilterStatus::proceed();
+    return FilterStatus::proceed();
   }
   auto record = store_.find(continues, call.clock().now());
   if (!record || record->owner != owner_of(call.ctx())) {
-    co_return FilterStatus::proceed();  // unknown here: the plan's first target answers
+    return FilterStatus::proceed();  // unknown here: the plan's first target answers
   }
   const RouteRuntime& route = call.route();
   bool any_holds_state = false;  // a target of the caller's protocol (others refuse on their own)
@@ -37,15 +37,15 @@ Awaitable<FilterStatus> AffinityFilter::before_plan(CallContext& call) {
     const TargetRuntime& t = route.targets[i];
     if (t.provider->config->id == record->provider) {
       call.pin_target(i);
-      co_return FilterStatus::proceed();
+      return FilterStatus::proceed();
     }
     any_holds_state =
         any_holds_state || t.provider->adapter->speaks(call.ingress().protocol(), route.operation);
   }
   if (!any_holds_state) {
-    co_return FilterStatus::proceed();
+    return FilterStatus::proceed();
   }
-  co_return FilterStatus::stop(
+  return FilterStatus::stop(
       Error(ErrorKind::kBadRequest,
             "previous_response_id '" + continues + "' was stored by provider '" + record->provider +
                 "', which model '" + call.request().model +

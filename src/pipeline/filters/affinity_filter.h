@@ -11,7 +11,7 @@ class ResponseAffinity;
 
 // Responses affinity: an answer an upstream stored (OpenAI Responses, `store`) lives only at
 // that provider, so
-//   before the plan  a continuation (previous_response_id) is pinned to the target of the
+//   after decode     a continuation (previous_response_id) is pinned to the target of the
 //                    provider that stored what it continues, for the same gateway key; when the
 //                    route has no target there but has targets of the caller's protocol, it is
 //                    refused (400 previous_response_not_found) rather than sent where the state
@@ -25,8 +25,10 @@ class AffinityFilter final : public Filter {
   explicit AffinityFilter(ResponseAffinity& store) : store_(store) {}
 
   std::string_view name() const override { return "responses_affinity"; }
-  FilterHooks hooks() const override { return {FilterHook::kBeforePlan, FilterHook::kEnd}; }
-  Awaitable<FilterStatus> before_plan(CallContext& call) override;
+  // After decode, not before the plan: no I/O, and a continuation the route cannot serve is
+  // refused before admission charges it.
+  FilterHooks hooks() const override { return {FilterHook::kAfterDecode, FilterHook::kEnd}; }
+  FilterStatus after_decode(CallContext& call) override;
   void on_end(CallContext& call) override;
 
  private:

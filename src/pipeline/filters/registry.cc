@@ -12,14 +12,15 @@ namespace sluice::pipeline {
 namespace {
 
 // Chain order. After decode: the output cap rewrites the request before anything reads its
-// limit, then budgets refuse before anything is charged. Before the plan: rate limits, then
-// Responses affinity (which may pin the target). Before each attempt: a local answer instead of
-// a translated count_tokens, then the provider's capacity for the attempts that do go out.
+// limit, then budgets refuse before anything is charged, and Responses affinity pins the target
+// (or refuses a continuation the route cannot serve). Before the plan: rate limits. Before each
+// attempt: a local answer instead of a translated count_tokens, then the provider's capacity
+// for the attempts that do go out.
 constexpr FilterRegistration kFilters[] = {
     {"max_output_tokens", &OutputCapFilter::make},
     {"budget", &BudgetFilter::make},
-    {"rate_limits", &RateLimitFilter::make},
     {"responses_affinity", &AffinityFilter::make},
+    {"rate_limits", &RateLimitFilter::make},
     {"local_answer", &LocalAnswerFilter::make},
     {"provider_capacity", &ProviderCapacityFilter::make},
 };
