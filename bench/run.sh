@@ -14,6 +14,9 @@
 #   --keep-going-streams    do not stop stepping at < 99% stall-free
 #   --results FILE          where to write the report (default: bench/RESULTS.md for a
 #                           full run, bench/out/<run>/RESULTS.md for --quick)
+#   --sluice PATH           the Sluice binary under test (default: build/release/sluice); an
+#                           older build measured this way meets the same upstreams, load
+#                           generators and peers as the current one (before/after a change)
 #
 # CPU placement (2 cores): the load generators (wrk, sluice-stream-load) and the upstreams
 # (nginx "direct", sluice-mock-upstream) share core 0; the system under test (Sluice, the
@@ -33,6 +36,7 @@ STREAM_STEPS_OVERRIDE=""
 RESULTS_FILE=""
 STOP_ON_STALLS=1
 NO_MEM=0
+SLUICE_OVERRIDE=""
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --quick) MODE=quick ;;
@@ -43,6 +47,7 @@ while [[ $# -gt 0 ]]; do
     --stream-steps) STREAM_STEPS_OVERRIDE="$2"; shift ;;
     --results) RESULTS_FILE="$2"; shift ;;
     --keep-going-streams) STOP_ON_STALLS=0 ;;
+    --sluice) SLUICE_OVERRIDE="$2"; shift ;;
     -h|--help) sed -n '2,/^set -uo/p' "$0" | sed '$d'; exit 0 ;;
     *) echo "unknown option: $1 (see --help)" >&2; exit 2 ;;
   esac
@@ -169,7 +174,8 @@ else
   meta pinning "none (fewer than 2 CPUs)"
 fi
 
-SLUICE="$BUILD/sluice"
+SLUICE="${SLUICE_OVERRIDE:-$BUILD/sluice}"
+meta sluice_binary "$SLUICE"
 MOCK="$BUILD/tools/mock_upstream/sluice-mock-upstream"
 STREAM_LOAD="$BUILD/bench/sluice-stream-load"
 
