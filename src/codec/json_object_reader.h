@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstring>
 #include <string>
 #include <string_view>
 #include <tuple>
@@ -82,19 +83,40 @@ class JsonObjectReader {
     ++i_;  // the closing quote
     return ascii;
   }
+  // Moves past the string token at i_ without decoding it. A prompt is mostly string bytes,
+  // so this jumps from quote to quote (memchr) instead of walking each byte: a quote ends the
+  // string unless an odd run of backslashes escapes it.
+  void skip_string() {
+    const std::size_t start = ++i_;  // past the opening quote
+    while (i_ < b_.size()) {
+      const void* quote = std::memchr(b_.data() + i_, '"', b_.size() - i_);
+      if (quote == nullptr) {
+        i_ = b_.size();
+        return;
+      }
+      const std::size_t at = static_cast<std::size_t>(static_cast<const char*>(quote) - b_.data());
+      std::size_t backslashes = 0;
+      while (at - backslashes > start && b_[at - backslashes - 1] == '\\') {
+        ++backslashes;
+      }
+      i_ = at + 1;
+      if (backslashes % 2 == 0) {
+        return;
+      }
+    }
+  }
   // Moves past one value; returns its byte range.
   std::pair<std::size_t, std::size_t> value() {
     ws();
     const std::size_t begin = i_;
-    std::string ignored;
     if (i_ < b_.size() && b_[i_] == '"') {
-      string(ignored);
+      skip_string();
     } else if (i_ < b_.size() && (b_[i_] == '{' || b_[i_] == '[')) {
       std::size_t depth = 0;
       do {
         const char c = b_[i_];
         if (c == '"') {
-          string(ignored);
+          skip_string();
           continue;
         }
         depth += (c == '{' || c == '[') ? 1 : 0;

@@ -79,5 +79,21 @@ TEST(JsonMembersTest, RenameKeepsTheValue) {
   EXPECT_EQ(rename_member(R"({"a":1})", kTop, "x"), R"({"a":1})");
 }
 
+// Values are skipped from quote to quote: an escaped quote, or a run of backslashes before the
+// closing one, must not end or prolong a string.
+TEST(JsonMembersTest, SkippedStringsEndAtTheirUnescapedQuote) {
+  // "a\"b\\" then a member that only exists if the string ended where JSON says.
+  const std::string body = R"({"content":"a\"b\\","max_tokens":5})";
+  EXPECT_EQ(read_unsigned_member(body, {"max_tokens", ""}).value, 5u);
+  // \\\" is an escaped backslash then an escaped quote: still inside the string.
+  const std::string inside = R"({"content":"x\\\",\"max_tokens\":9","n":1})";
+  EXPECT_FALSE(read_unsigned_member(inside, {"max_tokens", ""}).present);
+  EXPECT_EQ(read_unsigned_member(inside, {"n", ""}).value, 1u);
+  // Inside arrays and objects too, and a long prompt in between.
+  const std::string nested = R"({"messages":[{"content":")" + std::string(100000, 'q') +
+                             R"(\\"},{"content":"\"}"}],"max_tokens":7})";
+  EXPECT_EQ(read_unsigned_member(nested, {"max_tokens", ""}).value, 7u);
+}
+
 }  // namespace
 }  // namespace sluice::codec
