@@ -8,6 +8,7 @@
 #include <boost/beast/http/write.hpp>
 #include <openssl/crypto.h>
 
+#include "codec/http_tokens.h"
 #include "codec/request_id.h"
 #include "config/scalars.h"
 #include "core/thread_name.h"
@@ -30,17 +31,6 @@ struct AdminServer::Connection {
 namespace {
 
 std::string_view sv(boost::beast::string_view s) { return {s.data(), s.size()}; }
-
-// Trims optional whitespace (RFC 9110 section 5.6.3).
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) {
-    s.remove_prefix(1);
-  }
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) {
-    s.remove_suffix(1);
-  }
-  return s;
-}
 
 // Answers 503 on a socket the listener will not serve and closes it, without waiting: a client
 // that does not read the answer loses nothing but it.
@@ -144,13 +134,14 @@ void AdminServer::update(const config::AdminSettings& settings) {
 }
 
 bool AdminServer::authorized(std::string_view authorization) const {
-  authorization = trim(authorization);
+  authorization = codec::trim_ows(authorization);
   constexpr std::string_view kScheme = "bearer ";
   if (authorization.size() <= kScheme.size() ||
       !boost::beast::iequals(authorization.substr(0, kScheme.size()), kScheme)) {
     return false;
   }
-  const std::string presented = config::sha256_hex(trim(authorization.substr(kScheme.size())));
+  const std::string presented =
+      config::sha256_hex(codec::trim_ows(authorization.substr(kScheme.size())));
   std::string expected;
   {
     std::lock_guard lock(settings_mu_);
