@@ -156,9 +156,9 @@ constexpr std::uintmax_t kMaxFileBytes = 16 * 1024 * 1024;
 // routes that name them, routes before the keys that list their aliases, and limits last.
 std::shared_ptr<const Config> load_config(const YamlField& root, const LoadContext& context,
                                           std::span<const AdapterSchema> adapters) {
-  const YamlMap top =
-      root.map({"version", "listen", "server", "access_log", "admin", "store", "metering", "traces",
-                "auth", "routing", "providers", "routes", "keys", "state", "limits", "tenancy"});
+  const YamlMap top = root.map({"version", "listen", "server", "access_log", "admin", "store",
+                                "metering", "traces", "auth", "routing", "providers", "routes",
+                                "keys", "state", "limits", "tenancy", "cache"});
   Config config;
   LoadState state;
   config.source_path = context.source_name;
@@ -217,13 +217,16 @@ std::shared_ptr<const Config> load_config(const YamlField& root, const LoadConte
   if (auto routing = top.get("routing")) {
     config.routing = load_routing(*routing);
   }
+  if (auto cache = top.get("cache")) {
+    config.cache = load_cache(*cache);
+  }
   const YamlField routes = top.required("routes");
   const std::vector<YamlField> route_items = routes.items();
   if (route_items.empty()) {
     routes.fail("at least one route is required");
   }
   for (const YamlField& item : route_items) {
-    if (auto route = load_route(item, config.routing.retry, state)) {
+    if (auto route = load_route(item, config.routing.retry, config.cache.defaults, state)) {
       config.routes.push_back(std::move(*route));
     }
   }

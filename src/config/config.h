@@ -11,6 +11,7 @@
 #include "config/access_log.h"
 #include "config/adapter_schema.h"
 #include "config/admin.h"
+#include "config/cache.h"
 #include "config/keys.h"
 #include "config/limits.h"
 #include "config/metering.h"
@@ -45,6 +46,7 @@ struct Config {
   StateSettings state;
   LimitSettings limits;
   TenancySettings tenancy;
+  CacheConfig cache;
   bool require_auth = true;  // `auth: none` in config turns it off (local development)
   std::vector<Provider> providers;
   std::vector<Route> routes;

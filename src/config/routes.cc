@@ -106,9 +106,9 @@ void prune(Route& route, const std::vector<bool>& keep) {
 }  // namespace
 
 std::optional<Route> load_route(const YamlField& field, const RetrySettings& retry_defaults,
-                                LoadState& declared) {
+                                const CacheSettings& cache_defaults, LoadState& declared) {
   const YamlMap m = field.map({"alias", "kind", "provider", "model", "targets", "policy", "retry",
-                               "timeout", "max_output_tokens", "heartbeat_ms"});
+                               "timeout", "max_output_tokens", "heartbeat_ms", "cache"});
   Route route;
   route.source = field.where();
 
@@ -189,6 +189,15 @@ std::optional<Route> load_route(const YamlField& field, const RetrySettings& ret
   }
   if (auto f = m.get("heartbeat_ms")) {
     route.heartbeat = f->millis_in(0, kMaxMillis);
+  }
+  if (route.kind == RouteKind::kChat) {
+    route.cache = cache_defaults;
+  }
+  if (auto f = m.get("cache")) {
+    if (route.kind == RouteKind::kEmbeddings) {
+      f->fail("cache applies to chat routes only");
+    }
+    route.cache = load_route_cache(*f, cache_defaults);
   }
 
   // Targets whose provider is disabled (an unset key) leave the tree; the route is skipped

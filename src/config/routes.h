@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "config/cache.h"
 #include "config/policy.h"
 #include "config/routing.h"
 #include "config/values.h"
@@ -37,15 +38,17 @@ struct Route {
   OutputCap max_output_tokens;
   // Overrides server.heartbeat_ms for this route's streams.
   std::optional<Millis> heartbeat;
+  // The answer cache (config-wide defaults merged with the route's own `cache:`); chat only.
+  CacheSettings cache;
   std::string source;
 };
 
 // One `routes[]` entry: its aliases declared in `declared` (unique across routes), its policy
 // tree (`policy`, a `targets` list or the provider/model shorthand) over declared providers,
-// its retry settings over `retry_defaults`. Targets whose provider is skipped leave the tree
-// (a note each); nullopt when none is left (the route is skipped, a note says why). Throws
-// ConfigError.
+// its retry settings over `retry_defaults`, its cache settings over `cache_defaults`. Targets whose
+// provider is skipped leave the tree (a note each); nullopt when none is left (the route is
+// skipped, a note says why). Throws ConfigError.
 std::optional<Route> load_route(const YamlField& field, const RetrySettings& retry_defaults,
-                                LoadState& declared);
+                                const CacheSettings& cache_defaults, LoadState& declared);
 
 }  // namespace sluice::config

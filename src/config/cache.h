@@ -1,0 +1,58 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "config/values.h"
+
+namespace sluice::config {
+
+class YamlField;
+
+// How one route caches its answers (docs/cache.md). The config-wide `cache:` gives every
+// route's default; a route's `cache:` overrides it field by field (`cache: true` / `false`
+// only switches it).
+struct CacheSettings {
+  // Whose answers an entry may serve.
+  enum class Scope : std::uint8_t {
+    kKeyGroup,  // callers of the same key group (the key itself when it has none): the default
+    kKey,       // the same gateway key only
+    kShared,    // every caller of the route, across tenants: only for routes whose answers are
+                // not private (a public FAQ model), and only when the route says so
+  };
+
+  bool enabled = false;
+  Millis ttl{300'000};
+  // Each entry lives up to this share of `ttl` less (drawn per entry), so entries written in
+  // one burst do not all expire in the same second.
+  double ttl_jitter = 0.1;
+  // After `ttl`, an entry is still served for this long (x-sluice-cache: stale) while one
+  // request refreshes it from the origin. 0 = an expired entry is a miss.
+  Millis stale_while_revalidate{0};
+  // Larger answers are not kept (a few long answers would evict many short ones).
+  std::uint64_t max_entry_bytes = 1024 * 1024;
+  Scope scope = Scope::kKeyGroup;
+  // Request headers whose values are part of the key (lower case), for answers that depend on
+  // them (a feature flag forwarded upstream, a locale).
+  std::vector<std::string> vary_headers;
+  // Answers that stopped at the output limit (finish reason length) are kept too. Off: a
+  // truncated answer is served once, to the caller who asked for that limit.
+  bool store_truncated = false;
+};
+
+// The config-wide `cache:`: the in-process store's size and every route's default settings.
+struct CacheConfig {
+  // Memory the in-process store may hold (entries and their keys); the least valuable entries
+  // are evicted beyond it.
+  std::uint64_t memory_bytes = 64 * 1024 * 1024;
+  CacheSettings defaults;
+};
+
+// `cache:` at the top of the config. Throws ConfigError.
+CacheConfig load_cache(const YamlField& field);
+// A route's `cache:` over `defaults`: a boolean, or a map of the same fields (backend ones
+// excluded). Throws ConfigError.
+CacheSettings load_route_cache(const YamlField& field, const CacheSettings& defaults);
+
+}  // namespace sluice::config
