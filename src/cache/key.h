@@ -1,0 +1,43 @@
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include "ir/request.h"
+
+namespace sluice::cache {
+
+// The identity of a cached answer: SHA-256 over the canonical request (below). Two requests
+// with one key get one answer, whichever protocol and mode they arrive in.
+using Key = std::array<std::uint8_t, 32>;
+
+// What besides the IR request decides which answer a request may get.
+struct KeyScope {
+  // The route and what it routes to ("alias|provider/model|..."): the same question on another
+  // route, or after the route's targets changed, is another entry.
+  std::string_view route;
+  // Whose answers these are: "g:<key group>", "k:<key id>", or "*" for a route that shares
+  // its answers across tenants (config::CacheSettings::Scope).
+  std::string_view tenant;
+  // The route's vary_headers and each one's value in the request ("" when absent), in the
+  // route's order.
+  std::span<const std::pair<std::string_view, std::string_view>> vary;
+};
+
+// The key of `request` within `scope`. The canonical form is every IR field that can change
+// the answer, each tagged and length-prefixed so that no two requests serialize alike: system,
+// messages (roles, names, every part's content, tool calls and results, reasoning and its
+// signatures), tools, tool choice, response format, max_tokens, temperature, top_p, top_k,
+// stop sequences and reasoning settings. Left out, because they do not change the answer: the
+// model alias (the route is in the scope), `stream`, the end-user id, and prompt-cache
+// breakpoints (a provider's billing hint).
+Key answer_key(const ir::Request& request, const KeyScope& scope);
+
+// The key in 64 lower-case hex digits (logs, the admin API).
+std::string to_hex(const Key& key);
+
+}  // namespace sluice::cache

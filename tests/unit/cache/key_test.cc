@@ -1,0 +1,85 @@
+#include "cache/key.h"
+
+#include <gtest/gtest.h>
+
+namespace sluice::cache {
+namespace {
+
+ir::Request question(std::string text) {
+  ir::Request r;
+  r.model = "gpt-4o-mini";
+  ir::Message m;
+  m.role = ir::Role::kUser;
+  m.content.push_back(ir::ContentPart::make_text(std::move(text)));
+  r.messages.push_back(std::move(m));
+  return r;
+}
+
+const KeyScope kScope{"chat|openai/gpt-4o-mini", "g:team-a", {}};
+
+TEST(CacheKeyTest, WhatDoesNotChangeTheAnswerDoesNotChangeTheKey) {
+  const Key base = answer_key(question("hello"), kScope);
+  ir::Request other = question("hello");
+  other.model = "another-alias-of-the-route";
+  other.stream = true;
+  other.user = "end-user-42";
+  other.messages[0].content[0].cache_breakpoint = true;
+  EXPECT_EQ(answer_key(other, kScope), base);
+}
+
+TEST(CacheKeyTest, EveryFieldThatChangesTheAnswerChangesTheKey) {
+  const Key base = answer_key(question("hello"), kScope);
+  std::vector<ir::Request> variants;
+  variants.push_back(question("hello!"));
+  variants.emplace_back(question("hello")).temperature = 0.2;
+  variants.emplace_back(question("hello")).top_p = 0.5;
+  variants.emplace_back(question("hello")).top_k = 5;
+  variants.emplace_back(question("hello")).max_tokens = 16;
+  variants.emplace_back(question("hello")).stop = {"\n"};
+  variants.emplace_back(question("hello")).system = {ir::ContentPart::make_text("be terse")};
+  variants.emplace_back(question("hello")).messages[0].role = ir::Role::kAssistant;
+  variants.emplace_back(question("hello")).tools.push_back({"lookup", "", "{}", false});
+  variants.emplace_back(question("hello")).tool_choice.mode = ir::ToolChoiceMode::kRequired;
+  variants.emplace_back(question("hello")).reasoning.effort = "high";
+  variants.emplace_back(question("hello")).response_format.kind =
+      ir::ResponseFormat::Kind::kJsonObject;
+  for (std::size_t i = 0; i < variants.size(); ++i) {
+    EXPECT_NE(answer_key(variants[i], kScope), base) << "variant " << i;
+  }
+}
+
+TEST(CacheKeyTest, TenantsRoutesAndVaryHeadersAreApart) {
+  const ir::Request q = question("hello");
+  const Key base = answer_key(q, kScope);
+  EXPECT_NE(answer_key(q, {kScope.route, "g:team-b", {}}), base);
+  EXPECT_NE(answer_key(q, {kScope.route, "*", {}}), base);
+  EXPECT_NE(answer_key(q, {"chat|anthropic/claude", kScope.tenant, {}}), base);
+  const std::pair<std::string_view, std::string_view> fr[] = {{"accept-language", "fr"}};
+  const std::pair<std::string_view, std::string_view> de[] = {{"accept-language", "de"}};
+  EXPECT_NE(answer_key(q, {kScope.route, kScope.tenant, fr}), base);
+  EXPECT_NE(answer_key(q, {kScope.route, kScope.tenant, fr}),
+            answer_key(q, {kScope.route, kScope.tenant, de}));
+}
+
+// Length prefixes keep field boundaries: moving text between neighbours is another request.
+TEST(CacheKeyTest, FieldBoundariesCannotBeShifted) {
+  ir::Request a = question("ab");
+  a.messages.push_back(a.messages[0]);
+  a.messages[1].content[0].text = "c";
+  ir::Request b = question("a");
+  b.messages.push_back(b.messages[0]);
+  b.messages[1].content[0].text = "bc";
+  EXPECT_NE(answer_key(a, kScope), answer_key(b, kScope));
+  // A tenant name that swallows the route's separator is still another scope.
+  EXPECT_NE(answer_key(question("x"), {"r|a", "b", {}}),
+            answer_key(question("x"), {"r", "a|b", {}}));
+}
+
+TEST(CacheKeyTest, HexIsSixtyFourDigits) {
+  const std::string hex = to_hex(answer_key(question("hello"), kScope));
+  EXPECT_EQ(hex.size(), 64u);
+  EXPECT_EQ(hex.find_first_not_of("0123456789abcdef"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace sluice::cache
