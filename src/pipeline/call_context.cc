@@ -10,7 +10,7 @@ namespace sluice::pipeline {
 
 CallContext::CallContext(const Pipeline& pipeline, RequestContext& ctx,
                          const codec::RequestHead& head, Downstream& downstream)
-    : pipeline_(pipeline), ctx_(ctx), head_(head), downstream_(downstream) {}
+    : pipeline_(pipeline), ctx_(ctx), head_(head), downstream_(&downstream) {}
 
 const PipelineParts& CallContext::parts() const { return pipeline_.parts_; }
 const Clock& CallContext::clock() const { return pipeline_.clock(); }
@@ -124,7 +124,7 @@ std::optional<std::string_view> CallContext::header(std::string_view lower_name)
 }
 
 CallerStream& CallContext::open_stream(std::chrono::milliseconds heartbeat) {
-  stream_.emplace(ctx_, downstream_, clock(), heartbeat);
+  stream_.emplace(ctx_, *downstream_, clock(), heartbeat);
   return *stream_;
 }
 
@@ -161,7 +161,61 @@ Awaitable<void> CallContext::send_answer(ResponseHead& head, std::string body) {
     co_await fail(*stopped, Outcome::kUpstreamError);
     co_return;
   }
-  co_await downstream_.send(ctx_, head, body);
+  co_await downstream_->send(ctx_, head, body);
+}
+
+Awaitable<bool> CallContext::begin_own_stream(ResponseHead& head) {
+  for (Filter* filter : chain_->at(FilterHook::kResponseHead)) {
+    const FilterStatus status = filter->on_response_head(*this, head);
+    if (status.action() == FilterStatus::Action::kStop) {
+      co_await fail(status.error(), Outcome::kUpstreamError);
+      co_return false;
+    }
+  }
+  CallerStream& stream = open_stream(std::chrono::milliseconds(0));
+  const bool began = co_await stream.begin(head);
+  if (!began) {
+    client_gone(Error(ErrorKind::kClientGone, "client disconnected before the stream began"));
+  }
+  co_return began;
+}
+
+Awaitable<bool> CallContext::write_own_stream(std::string& data) {
+  std::optional<Error> stopped;
+  const bool go_on = filter_stream_data(data, stopped);
+  const bool sent = co_await stream_->write(data);
+  if (!go_on) {
+    ctx_.outcome = Outcome::kMidstreamError;
+    ctx_.error = stopped;
+  }
+  if (!sent) {
+    client_gone(Error(ErrorKind::kClientGone, "client disconnected during the stream"));
+    co_return false;
+  }
+  if (!go_on) {
+    co_await stream_->end();
+  }
+  co_return go_on;
+}
+
+Awaitable<void> CallContext::send_stream(ResponseHead& head, std::string events) {
+  const bool began = co_await begin_own_stream(head);
+  if (!began) {
+    co_return;
+  }
+  const bool written = co_await write_own_stream(events);
+  if (written) {
+    co_await stream_->end();
+  }
+}
+
+void CallContext::hold_caller(std::function<bool()> wanted) {
+  held_ = std::make_unique<HeldDownstream>(*downstream_, std::move(wanted));
+  downstream_ = held_.get();
+}
+
+bool CallContext::caller_left() const {
+  return held_ ? held_->caller_left() : downstream_->client_gone();
 }
 
 Awaitable<void> CallContext::send_upstream_error(ResponseHead& head, std::string_view body) {
@@ -172,7 +226,7 @@ Awaitable<void> CallContext::send_upstream_error(ResponseHead& head, std::string
       co_return;
     }
   }
-  co_await downstream_.send(ctx_, head, body);
+  co_await downstream_->send(ctx_, head, body);
 }
 
 Awaitable<bool> CallContext::plain_answer() {
@@ -198,13 +252,13 @@ Awaitable<void> CallContext::fail(const Error& error, Outcome outcome, UpstreamR
     }
     co_return;
   }
-  ResponseHead& head = downstream_.new_head();
+  ResponseHead& head = downstream_->new_head();
   const std::string body = error_response(ctx_, error, head);
   if (upstream != nullptr) {
     relay_upstream_headers(upstream->adapter(), upstream->exchange(), head,
                            /*include_retry_headers=*/false);
   }
-  co_await downstream_.send(ctx_, head, body);
+  co_await downstream_->send(ctx_, head, body);
 }
 
 void CallContext::client_gone(const Error& error) { record_client_gone(ctx_, error); }

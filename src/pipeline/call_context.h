@@ -17,6 +17,7 @@
 #include "pipeline/downstream.h"
 #include "pipeline/filter.h"
 #include "pipeline/filter_chain.h"
+#include "pipeline/held_downstream.h"
 #include "pipeline/request_context.h"
 #include "pipeline/snapshot.h"
 #include "protocol/ingress.h"
@@ -41,7 +42,7 @@ class CallContext final : public routing::RequestFacts {
   RequestContext& ctx() { return ctx_; }
   const RequestContext& ctx() const { return ctx_; }
   const codec::RequestHead& head() const { return head_; }
-  Downstream& downstream() { return downstream_; }
+  Downstream& downstream() { return *downstream_; }
   const PipelineParts& parts() const;
   const Clock& clock() const;
   const config::Config& config() const;
@@ -124,6 +125,25 @@ class CallContext final : public routing::RequestFacts {
   // A complete answer: the response-side filters see the head and the body first (a filter
   // stopping it answers its error instead). `head` comes from downstream().new_head().
   Awaitable<void> send_answer(ResponseHead& head, std::string body);
+  // A whole stream the gateway already holds (a cached answer told as events): the head and
+  // the events go through the response-side filters, then out in one write, and the stream
+  // ends. `head` comes from downstream().new_head().
+  Awaitable<void> send_stream(ResponseHead& head, std::string events);
+  // A stream the gateway writes itself, piece by piece (a follower of a shared call): the head
+  // through the head filters, then the stream opened and begun (no keep-alive); false when a
+  // filter stopped it (its error was answered) or the caller is gone (recorded).
+  Awaitable<bool> begin_own_stream(ResponseHead& head);
+  // Bytes of that stream through the stream-data filters, then written; false when a filter
+  // ended the stream (its error event went out, the outcome says so) or the caller is gone
+  // (recorded). The stream's end: stream()->end().
+  Awaitable<bool> write_own_stream(std::string& data);
+
+  // Keeps the call going when its caller leaves, while `wanted()` says others wait for its
+  // answer (the leader of a shared call): from here on the call writes to a HeldDownstream.
+  // Before anything was written or watched (a before_plan filter).
+  void hold_caller(std::function<bool()> wanted);
+  // The caller itself has gone, whether or not the call goes on for others.
+  bool caller_left() const;
   // An upstream error relayed as the provider wrote it (passthrough): the head filters run.
   // Only after plain_answer() said yes.
   Awaitable<void> send_upstream_error(ResponseHead& head, std::string_view body);
@@ -153,7 +173,8 @@ class CallContext final : public routing::RequestFacts {
   const Pipeline& pipeline_;
   RequestContext& ctx_;
   const codec::RequestHead& head_;
-  Downstream& downstream_;
+  Downstream* downstream_;
+  std::unique_ptr<HeldDownstream> held_;  // hold_caller's; downstream_ points to it then
   providers::Cancellation cancel_;
   protocol::IngressRequest request_;
   const RouteRuntime* route_ = nullptr;

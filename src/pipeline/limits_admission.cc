@@ -258,12 +258,13 @@ void LimitsAdmission::on_finish(const RequestContext& ctx) {
     return;
   }
   // Settle the tokens taken with what the call used: the real usage when the upstream
-  // reported it; nothing when no upstream answered (rejected, failed before any output);
-  // otherwise (a stream cut without usage) the reservation stands.
+  // reported it; nothing when no upstream answered (rejected, failed before any output, a
+  // cached answer); otherwise (a stream cut without usage) the reservation stands.
   std::optional<std::int64_t> used;
   if (ctx.usage) {
     used = static_cast<std::int64_t>(ctx.usage->input_tokens + ctx.usage->output_tokens);
-  } else if (ctx.outcome == Outcome::kNone || ctx.outcome == Outcome::kUpstreamError) {
+  } else if (ctx.outcome == Outcome::kNone || ctx.outcome == Outcome::kUpstreamError ||
+             ctx.outcome == Outcome::kCacheHit || ctx.outcome == Outcome::kCoalesced) {
     used = 0;
   }
   const auto now = clock_.now();

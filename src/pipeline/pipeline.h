@@ -20,6 +20,10 @@
 #include "pipeline/upstream_connector.h"
 #include "tenancy/key_set.h"
 
+namespace sluice::cache {
+struct CacheState;
+}
+
 namespace sluice::pipeline {
 
 // What the pipeline needs from the process it runs in (one per worker).
@@ -48,6 +52,8 @@ struct PipelineParts {
   // Which provider stored which answer (shared by every worker); null: nothing is remembered and
   // GETs of stored objects answer 404.
   ResponseAffinity* affinity = nullptr;
+  // The answer cache: stored answers and shared calls (every worker's); null: no route caches.
+  cache::CacheState* cache = nullptr;
   // Answers GET /metrics on the main listener when the config says admin.metrics_on_main;
   // null: never.
   const observability::MetricsRegistry* metrics = nullptr;

@@ -22,6 +22,10 @@ std::string_view to_string(Outcome outcome) {
       return "upstream_error";
     case Outcome::kMidstreamError:
       return "midstream_error";
+    case Outcome::kCacheHit:
+      return "cache_hit";
+    case Outcome::kCoalesced:
+      return "coalesced";
   }
   return "none";
 }
@@ -65,6 +69,9 @@ class AccessLogLine {
     if (const Attempt* last = ctx.last_attempt()) {
       field("provider").string(last->provider);
       field("model").string(last->model);
+    } else if (!ctx.cached_provider.empty()) {
+      field("provider").string(ctx.cached_provider);
+      field("model").string(ctx.cached_model);
     }
     field("stream").boolean(ctx.stream);
     // Which API the caller spoke.
@@ -79,6 +86,9 @@ class AccessLogLine {
       field("ignored_fields").number(static_cast<std::uint64_t>(ctx.ignored_fields));
     }
     field("outcome").string(to_string(ctx.outcome));
+    if (!ctx.cache.empty()) {
+      field("cache").string(ctx.cache);
+    }
     if (!ctx.retry_stop.empty()) {
       field("retry_stop").string(ctx.retry_stop);
     }

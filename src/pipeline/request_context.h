@@ -39,6 +39,8 @@ enum class Outcome : std::uint8_t {
   kClientGone,      // the caller disconnected; the upstream call was cancelled
   kUpstreamError,   // failed before anything was sent to the caller
   kMidstreamError,  // failed after the stream had started
+  kCacheHit,        // answered from the response cache: no upstream call
+  kCoalesced,       // answered by an identical call already under way (single-flight)
 };
 
 std::string_view to_string(Outcome outcome);
@@ -120,6 +122,13 @@ struct RequestContext {
   std::uint64_t events = 0;
   // Request fields the ingress codec ignored because the IR cannot carry them (schema drift).
   std::uint32_t ignored_fields = 0;
+  // What the response cache did (pipeline/filters/cache_filter.h): hit, stale, miss, refresh or
+  // bypass (the x-sluice-cache header); "" when the route caches nothing. Static strings.
+  std::string_view cache;
+  // The target that produced a cached answer (views into the entry, held by the cache filter's
+  // state until the request ends); empty otherwise.
+  std::string_view cached_provider;
+  std::string_view cached_model;
   // Why the route's plan made no further attempt after a failure ("not retryable", "retry
   // budget exhausted", "deadline", ...); "" when it did not stop on a failure.
   std::string_view retry_stop;

@@ -64,10 +64,19 @@ metering::ChargeInput charge_input(const RequestContext& ctx) {
     in.provider = last->provider;
     in.adapter = adapter_of(ctx, last->provider);
     in.model = last->model;
+  } else if (!ctx.cached_provider.empty()) {
+    in.provider = ctx.cached_provider;
+    in.adapter = adapter_of(ctx, ctx.cached_provider);
+    in.model = ctx.cached_model;
   }
   in.operation = ctx.ingress != nullptr ? protocol::to_string(ctx.ingress->operation()) : "";
   in.usage_reported = ctx.usage.has_value();
   in.usage = ctx.usage.value_or(ir::Usage{});
+  if (ctx.outcome == Outcome::kCacheHit || ctx.outcome == Outcome::kCoalesced) {
+    // No upstream call: priced as what it is, zero tokens of the model that made the answer.
+    in.usage_reported = true;
+    in.usage = ir::Usage{};
+  }
   in.entered_at_ms = unix_ms(ctx.wall_started);
   return in;
 }
@@ -172,9 +181,11 @@ void fill_usage_record(const RequestContext& ctx, std::string_view record_id,
   r.outcome.assign(outcome_name(ctx.outcome));
   r.error_class.assign(error_class(ctx.error));
   r.finish_reason.assign(ctx.finish_reason);
+  // A cached answer names the target that produced it; billed at zero (no usage of its own).
   const Attempt* answered = ctx.last_attempt();
-  r.provider.assign(answered != nullptr ? std::string_view(answered->provider) : "");
-  r.model.assign(answered != nullptr ? std::string_view(answered->model) : "");
+  r.provider.assign(answered != nullptr ? std::string_view(answered->provider)
+                                        : ctx.cached_provider);
+  r.model.assign(answered != nullptr ? std::string_view(answered->model) : ctx.cached_model);
   fill_timings(ctx, fill_attempts(ctx, r), r);
   fill_charge(ctx, r);
 }

@@ -145,6 +145,9 @@ void Server::reload() {
         (*snap)->version());
   }
   snapshot_ = *snap;
+  if (cache_) {
+    cache_->answers.set_capacity(snapshot_->config().cache.memory_bytes);
+  }
   {
     std::lock_guard lock(config_keys_mu_);
     config_keys_ = key_names(snapshot_->config());
@@ -202,6 +205,9 @@ int Server::run() {
   register_gauges();
   limits_ = std::make_unique<pipeline::SharedLimits>(cfg, metrics_.get());
   shared_.limits = limits_.get();
+  // Always there (16 empty shards cost nothing), so a reload may turn a route's cache on.
+  cache_ = std::make_unique<cache::CacheState>(cfg.cache.memory_bytes);
+  shared_.cache = cache_.get();
   key_directory_ = make_key_directory(cfg, *limits_);
   if (key_directory_) {
     shared_.store_keys = &key_directory_->keys();
@@ -533,6 +539,10 @@ bool Server::start_admin() {
   });
   if (!settings.enabled) {
     return true;
+  }
+  if (cache_) {
+    cache_routes_ = std::make_unique<admin::CacheRoutes>(cache_->answers);
+    cache_routes_->add_to(admin_router_);
   }
   if (snapshot_->config().store.kind != config::StoreSettings::Kind::kNone) {
     usage_routes_ = std::make_unique<admin::UsageRoutes>(

@@ -7,8 +7,10 @@
 #include <vector>
 
 #include "admin/admin_server.h"
+#include "admin/cache_routes.h"
 #include "admin/tenancy_routes.h"
 #include "admin/usage_routes.h"
+#include "cache/cache_state.h"
 #include "http/otlp_exporter.h"
 #include "metering/usage_sink.h"
 #include "observability/access_log.h"
@@ -69,7 +71,9 @@ class Server {
   admin::Router admin_router_;
   std::unique_ptr<admin::UsageRoutes>
       usage_routes_;  // with `store:`; before admin_, which calls it
-  std::unique_ptr<admin::TenancyRoutes> tenancy_routes_;  // with `store:`, like usage_routes_
+  std::unique_ptr<admin::TenancyRoutes> tenancy_routes_;
+  std::unique_ptr<admin::CacheRoutes>
+      cache_routes_;  // with `admin:`  // with `store:`, like usage_routes_
   // The serving config's key names (a store key may not take one): written by reload(), read by
   // the tenancy routes on the admin thread.
   std::mutex config_keys_mu_;
@@ -80,6 +84,7 @@ class Server {
   std::unique_ptr<metering::UsageSink> usage_sink_;
   // Rate limits shared by the workers' admission (outlives them; uses the metrics registry).
   std::unique_ptr<pipeline::SharedLimits> limits_;
+  std::unique_ptr<cache::CacheState> cache_;
   // Keys, key groups and budgets from the store (`tenancy:`, on with a store); outlives the
   // workers, whose requests hold its key sets.
   std::unique_ptr<tenancy::KeyDirectory> key_directory_;

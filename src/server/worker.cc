@@ -44,6 +44,7 @@ pipeline::PipelineParts pipeline_parts(Worker& worker, pipeline::UpstreamConnect
   parts.observers = observers;
   parts.worker = index;
   parts.affinity = &worker.shared().affinity;
+  parts.cache = worker.shared().cache;
   parts.limits = worker.limits_admission();
   parts.store_keys = worker.shared().store_keys;
   parts.metrics = worker.shared().metrics;

@@ -9,6 +9,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "cache/cache_state.h"
 #include "http/connection_limit.h"
 #include "http/net.h"
 #include "http/otlp_exporter.h"
@@ -52,6 +53,8 @@ struct SharedState {
   metering::UsageSink* usage_sink = nullptr;
   // Which provider stored which answer (GET /v1/responses/{id}); kept across reloads.
   pipeline::ResponseAffinity affinity;
+  // The answer cache (cache/cache_state.h), its store sized by `cache.memory_bytes`.
+  cache::CacheState* cache = nullptr;
   // Rate limits and concurrency slots: local buckets, Redis health, compiled limits.
   pipeline::SharedLimits* limits = nullptr;
   // Keys and budgets from the store (tenancy); null without a store.

@@ -1,0 +1,54 @@
+#include "admin/cache_routes.h"
+
+#include <fmt/format.h>
+
+namespace sluice::admin {
+
+void CacheRoutes::add_to(Router& router) {
+  router.add("GET", "/admin/v1/cache", Access::kAdmin,
+             [this](const Request& r) { return stats(r); });
+  router.add("POST", "/admin/v1/cache/purge", Access::kAdmin,
+             [this](const Request& r) { return purge(r); });
+}
+
+Response CacheRoutes::stats(const Request& /*request*/) const {
+  const cache::MemoryStore::Stats s = store_.stats();
+  return Response::json(
+      fmt::format(R"({{"entries":{},"bytes":{},"capacity":{},"evictions":{},"expirations":{}}})",
+                  s.entries, s.bytes, s.capacity, s.evictions, s.expirations));
+}
+
+Response CacheRoutes::purge(const Request& request) {
+  std::string alias;
+  std::string tenant;
+  int tenants = 0;
+  for (const QueryParam& p : request.params) {
+    if (p.name == "route") {
+      alias = p.value;
+    } else if (p.name == "key_group") {
+      tenant = "g:" + p.value;
+      ++tenants;
+    } else if (p.name == "key") {
+      tenant = "k:" + p.value;
+      ++tenants;
+    } else if (p.name == "shared" && p.value == "true") {
+      tenant = "*";
+      ++tenants;
+    } else {
+      return Response::error(
+          400, "invalid_parameter",
+          "unknown parameter " + p.name + " (expected route, key_group, key or shared=true)");
+    }
+  }
+  if (tenants > 1) {
+    return Response::error(400, "invalid_parameter",
+                           "give at most one of key_group, key and shared");
+  }
+  if (tenant == "g:" || tenant == "k:") {
+    return Response::error(400, "invalid_parameter", "key_group and key need a value");
+  }
+  const std::size_t purged = store_.purge(alias, tenant);
+  return Response::json(fmt::format(R"({{"purged":{}}})", purged));
+}
+
+}  // namespace sluice::admin

@@ -1,0 +1,349 @@
+#include "pipeline/filters/cache_filter.h"
+
+#include <algorithm>
+#include <charconv>
+
+#include <boost/container/small_vector.hpp>
+
+#include "cache/capture.h"
+#include "cache/key.h"
+#include "cache/replay.h"
+#include "codec/http_tokens.h"
+#include "pipeline/call_context.h"
+#include "pipeline/error_reply.h"
+#include "pipeline/filters/cache_follower.h"
+#include "pipeline/pipeline.h"
+#include "protocol/registry.h"
+
+namespace sluice::pipeline {
+
+using std::chrono::milliseconds;
+
+// What the cache keeps for one request.
+struct CacheFilter::Call final : FilterState {
+  cache::Key key{};
+  std::string tenant;
+  milliseconds ttl{0};
+  // A miss or a refresh: what the caller is sent is read back for the store.
+  std::optional<cache::AnswerCapture> capture;
+  // A hit: the entry that answered (ctx.cached_provider and cached_model view it).
+  std::shared_ptr<const cache::Entry> served;
+  // The leader of a shared call: the flight its answer feeds, landed by on_end (or here, when
+  // the call is torn down without one, so that no follower waits for it forever).
+  std::shared_ptr<cache::Flight> flight;
+  cache::Flights* flights = nullptr;
+  // A follower: the flight it followed (holds the target's name for the record).
+  std::shared_ptr<cache::Flight> followed;
+
+  ~Call() override {
+    if (flight) {
+      flight->finish(false, {}, {});
+      flights->land(key, *flight);
+    }
+  }
+};
+
+namespace {}  // namespace
+
+// The caller's say in the matter (RFC 9111 request directives the cache honours, and ours).
+struct CacheFilter::Directives {
+  bool no_store = false;  // neither served from nor stored in the cache
+  bool no_cache = false;  // not served from the cache; the fresh answer is stored
+  std::optional<milliseconds> ttl;
+};
+
+namespace {
+
+CacheFilter::Directives read_directives(const CallContext& call) {
+  CacheFilter::Directives d;
+  if (auto value = call.header("cache-control")) {
+    std::string_view rest = *value;
+    while (!rest.empty()) {
+      const std::size_t comma = rest.find(',');
+      const std::string_view token = codec::trim_ows(rest.substr(0, comma));
+      rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+      if (codec::equals_lower(token, "no-store")) {
+        d.no_store = true;
+      } else if (codec::equals_lower(token, "no-cache") ||
+                 codec::equals_lower(token, "max-age=0")) {
+        d.no_cache = true;
+      }
+    }
+  }
+  if (auto value = call.header("x-sluice-cache-ttl")) {
+    const std::string_view text = codec::trim_ows(*value);
+    std::uint64_t seconds = 0;
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), seconds);
+    if (ec == std::errc() && end == text.data() + text.size() && seconds > 0 &&
+        seconds < 100'000'000) {
+      d.ttl = milliseconds(seconds * 1000);
+    }
+  }
+  return d;
+}
+
+std::string tenant_of(const CallContext& call, config::CacheSettings::Scope scope) {
+  const config::Key* key = call.ctx().key;
+  if (scope == config::CacheSettings::Scope::kShared) {
+    return "*";
+  }
+  if (key == nullptr) {
+    return "-";  // auth is off: there are no tenants to keep apart
+  }
+  if (scope == config::CacheSettings::Scope::kKeyGroup && !key->group.empty()) {
+    return "g:" + key->group;
+  }
+  return "k:" + key->id;
+}
+
+std::string route_scope(const config::Route& route) {
+  std::string scope = route.aliases.front();
+  for (const config::Target& t : route.targets) {
+    scope += '|';
+    scope += t.provider;
+    scope += '/';
+    scope += t.model;
+  }
+  return scope;
+}
+
+// Entries of one burst should not expire together: each lives up to `jitter` of its TTL less,
+// drawn from its key (uniform bytes), so no generator state is shared between workers.
+milliseconds jittered(milliseconds ttl, double jitter, const cache::Key& key) {
+  const double draw = static_cast<double>((key[0] << 8) | key[1]) / 65536.0;
+  return milliseconds(
+      static_cast<milliseconds::rep>(static_cast<double>(ttl.count()) * (1.0 - jitter * draw)));
+}
+
+}  // namespace
+
+std::unique_ptr<Filter> CacheFilter::make(const FilterSetup& setup) {
+  const config::Route& route = *setup.route.config;
+  cache::CacheState* cache = setup.parts.cache;
+  if (!route.cache.enabled || cache == nullptr || setup.ingress.output_limit_fields().empty()) {
+    return nullptr;  // off, or an endpoint that produces no answer (count_tokens, embeddings)
+  }
+  const protocol::UpstreamCodec* codec =
+      protocol::find_upstream(setup.ingress.protocol(), setup.ingress.operation());
+  if (codec == nullptr) {
+    return nullptr;
+  }
+  return std::make_unique<CacheFilter>(route.cache, *cache, route.aliases.front(),
+                                       route_scope(route), *codec);
+}
+
+CacheFilter::CacheFilter(config::CacheSettings settings, cache::CacheState& cache,
+                         std::string alias, std::string route_scope,
+                         const protocol::UpstreamCodec& codec)
+    : settings_(std::move(settings)),
+      store_(cache.answers),
+      flights_(cache.flights),
+      alias_(std::move(alias)),
+      route_scope_(std::move(route_scope)),
+      codec_(codec) {}
+
+CacheFilter::Call* CacheFilter::keyed(CallContext& call, const Directives& directives) {
+  RequestContext& ctx = call.ctx();
+  ctx.cache = "bypass";
+  if (directives.no_store || !call.request().continues.empty()) {
+    return nullptr;
+  }
+  Result<ir::Request*> request = call.ir();
+  if (!request || call.request().ignored_fields > 0) {
+    return nullptr;  // the IR is not the whole request: no key for it
+  }
+  Call& state = call.state<Call>(*this);
+  state.tenant = tenant_of(call, settings_.scope);
+  boost::container::small_vector<std::pair<std::string_view, std::string_view>, 4> vary;
+  for (const std::string& name : settings_.vary_headers) {
+    vary.emplace_back(name, call.header(name).value_or(""));
+  }
+  state.key =
+      cache::answer_key(**request, {route_scope_, state.tenant, {vary.data(), vary.size()}});
+  state.ttl = std::min(directives.ttl.value_or(settings_.ttl), settings_.ttl);
+  ctx.cache = "miss";
+  return &state;
+}
+
+Awaitable<FilterStatus> CacheFilter::before_plan(CallContext& call) {
+  const Directives directives = read_directives(call);
+  Call* state = keyed(call, directives);
+  if (state == nullptr) {
+    co_return FilterStatus::proceed();
+  }
+  if (directives.no_cache) {
+    state->capture.emplace(codec_, settings_.max_entry_bytes);
+    co_return FilterStatus::proceed();  // fresh from the origin: neither the store nor a flight
+  }
+  if (std::optional<cache::MemoryStore::Found> found =
+          store_.find(state->key, call.clock().now())) {
+    if (!found->refresh) {
+      const bool served = co_await serve(call, *state, *found);
+      if (served) {
+        co_return FilterStatus::answered();
+      }
+    } else {
+      call.ctx().cache = "refresh";
+    }
+  }
+  co_return co_await board(call, *state);
+}
+
+// A miss: follows the identical call already in the air, or leads a new one whose answer
+// feeds whoever follows.
+Awaitable<FilterStatus> CacheFilter::board(CallContext& call, Call& state) {
+  cache::Flights::Boarding boarding = flights_.board(state.key, settings_.max_entry_bytes);
+  if (!boarding.leader) {
+    const bool followed = co_await follow_flight(call, *boarding.flight);
+    boarding.flight->leave();
+    if (followed) {
+      state.followed = std::move(boarding.flight);
+      co_return FilterStatus::answered();
+    }
+    call.ctx().cache = "miss";  // the shared call failed first: this one makes its own
+    state.capture.emplace(codec_, settings_.max_entry_bytes);
+    co_return FilterStatus::proceed();
+  }
+  state.flight = std::move(boarding.flight);
+  state.flights = &flights_;
+  cache::Flight* flight = state.flight.get();
+  call.hold_caller([flight] { return flight->followed(); });
+  state.capture.emplace(
+      codec_, settings_.max_entry_bytes,
+      [flight](std::span<const ir::StreamEvent> events) { flight->publish(events); });
+  co_return FilterStatus::proceed();
+}
+
+Awaitable<bool> CacheFilter::serve(CallContext& call, Call& state,
+                                   const cache::MemoryStore::Found& found) {
+  const cache::Entry& entry = *found.entry;
+  RequestContext& ctx = call.ctx();
+  std::string payload;
+  if (!call.request().stream) {
+    bool clamped = false;
+    Result<std::string> body = call.ingress().encode_response(entry.answer, clamped);
+    if (!body) {
+      co_return false;
+    }
+    payload = std::move(*body);
+  } else {
+    if (entry.answer.usage) {
+      call.mutable_request().estimated_input_tokens = entry.answer.usage->input_tokens;
+    }
+    std::unique_ptr<protocol::StreamEncoder> encoder =
+        call.ingress().make_stream_encoder(call.request());
+    if (!encoder) {
+      co_return false;
+    }
+    for (const ir::StreamEvent& event : cache::replay_events(entry.answer)) {
+      encoder->encode(event, payload);
+    }
+    if (encoder->error() || !encoder->finished()) {
+      co_return false;
+    }
+  }
+  state.served = found.entry;
+  ctx.cache = found.freshness == cache::MemoryStore::Freshness::kStale ? "stale" : "hit";
+  ctx.outcome = Outcome::kCacheHit;
+  ctx.finish_reason = std::string(ir::to_string(entry.answer.finish));
+  ctx.cached_provider = entry.provider;
+  ctx.cached_model = entry.model;
+  ResponseHead& head = call.downstream().new_head();
+  add_standard_fields(ctx, head);
+  const auto age =
+      std::chrono::duration_cast<std::chrono::seconds>(call.clock().wall_now() - entry.stored_at);
+  head.headers.add("Age", head.number(static_cast<std::uint64_t>(std::max<long>(0, age.count()))));
+  if (!call.request().stream) {
+    co_await call.send_answer(head, std::move(payload));
+    co_return true;
+  }
+  head.content_type = "text/event-stream";
+  head.headers.add("Cache-Control", "no-store");
+  head.headers.add("X-Accel-Buffering", "no");
+  co_await call.send_stream(head, std::move(payload));
+  co_return true;
+}
+
+// Every answer of a cached route says what the cache did: a miss's upstream head, a hit's or a
+// follower's own head (serve and follow set ctx.cache before they write), an error.
+FilterStatus CacheFilter::on_response_head(CallContext& call, ResponseHead& head) {
+  if (!call.ctx().cache.empty()) {
+    head.headers.add("x-sluice-cache", call.ctx().cache);
+  }
+  Call* state = call.find_state<Call>(*this);
+  if (state != nullptr && state->capture && head.status != 200) {
+    state->capture->abandon();
+  }
+  return FilterStatus::proceed();
+}
+
+FilterStatus CacheFilter::on_response_body(CallContext& call, std::string& body) {
+  if (Call* state = call.find_state<Call>(*this); state != nullptr && state->capture) {
+    state->capture->body(body);
+  }
+  return FilterStatus::proceed();
+}
+
+FilterStatus CacheFilter::on_stream_data(CallContext& call, std::string& data) {
+  if (Call* state = call.find_state<Call>(*this); state != nullptr && state->capture) {
+    state->capture->stream(data);
+  }
+  return FilterStatus::proceed();
+}
+
+void CacheFilter::on_end(CallContext& call) {
+  Call* state = call.find_state<Call>(*this);
+  if (state == nullptr || !state->capture) {
+    return;
+  }
+  RequestContext& ctx = call.ctx();
+  const Attempt* answered = ctx.last_attempt();
+  std::optional<ir::Response> answer;
+  // Whole means the caller's answer (or, for a leader whose caller left, the answer its
+  // followers got) decoded to its end, from an attempt that answered 200.
+  if (answered != nullptr && answered->status == 200 && !answered->error &&
+      !state->capture->abandoned()) {
+    answer = state->capture->finish();
+  }
+  const bool whole = answer.has_value();
+  const bool truncated = whole && answer->finish == ir::FinishReason::kLength;
+  // Stored before the flight lands: a request arriving in between finds one or the other,
+  // never neither (which would be a second upstream call).
+  if (whole && (!truncated || settings_.store_truncated)) {
+    store_answer(call, *state, std::move(*answer));
+  }
+  if (state->flight) {
+    state->flight->finish(whole, whole ? std::string(answered->provider) : "",
+                          whole ? std::string(answered->model) : "");
+    flights_.land(state->key, *state->flight);
+    state->flight.reset();
+    if (call.caller_left()) {
+      call.client_gone(Error(ErrorKind::kClientGone,
+                             "client disconnected; the call went on for the requests sharing it"));
+    }
+  }
+}
+
+void CacheFilter::store_answer(CallContext& call, Call& state, ir::Response answer) {
+  const RequestContext& ctx = call.ctx();
+  if (ctx.usage) {
+    answer.usage = ctx.usage;  // the upstream's own figures, whatever the caller was shown
+  }
+  auto entry = std::make_shared<cache::Entry>();
+  entry->answer = std::move(answer);
+  entry->alias = alias_;
+  entry->route = route_scope_;
+  entry->tenant = state.tenant;
+  entry->provider = std::string(ctx.last_attempt()->provider);
+  entry->model = std::string(ctx.last_attempt()->model);
+  entry->stored_at = call.clock().wall_now();
+  const auto now = call.clock().now();
+  entry->fresh_until = now + jittered(state.ttl, settings_.ttl_jitter, state.key);
+  entry->stale_until = entry->fresh_until + settings_.stale_while_revalidate;
+  entry->bytes = cache::entry_bytes(*entry);
+  if (entry->bytes <= settings_.max_entry_bytes) {
+    store_.put(state.key, std::move(entry));
+  }
+}
+
+}  // namespace sluice::pipeline

@@ -1,0 +1,81 @@
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "cache/cache_state.h"
+#include "config/cache.h"
+#include "pipeline/filter.h"
+#include "pipeline/filter_chain.h"
+#include "protocol/upstream.h"
+
+namespace sluice::pipeline {
+
+// The response cache of a route (docs/cache.md), in the chain of routes whose `cache:` is on.
+//
+// Before the plan (after rate limits: a hit still counts as a request, but reserves no
+// tokens), the request's key is computed from its IR within the route and the caller's tenant
+// (cache/key.h), so the same question in any caller protocol is one entry. A fresh entry, or
+// a stale one while another request refreshes it, answers the call in the caller's protocol
+// and mode (a stream when it asked for one) and the attempt loop never runs: outcome
+// cache_hit, no upstream usage. Otherwise the call goes on, and what the caller is sent is
+// read back into IR (cache/capture.h) and stored when the call completes.
+//
+// Single-flight: a miss while an identical call is already under way (same key, any worker)
+// makes no call of its own. It follows that call (cache/flight.h): a streaming follower gets
+// the events produced so far, then the live ones, each told in its own caller's protocol; a
+// plain one gets the whole answer when it is complete (x-sluice-cache: coalesced, outcome
+// coalesced, billed at zero). The leader's call goes on when its own caller leaves while
+// followers wait (CallContext::hold_caller); a follower leaving changes nothing for the rest.
+// If the shared call fails, a follower that has written nothing yet makes its own attempt; one
+// that is mid-stream ends with its protocol's error event, as it would had its own upstream
+// broken there.
+//
+// Never cached: a request with `Cache-Control: no-store`, one that continues a stored answer
+// (Responses previous_response_id), one with fields the IR cannot carry (a different value of
+// them would get the same answer), an error or any answer but a 200, a stream that broke, an
+// answer cut by the caller leaving, a truncated answer (unless store_truncated), an answer
+// larger than max_entry_bytes. `Cache-Control: no-cache` (or max-age=0) skips the lookup and
+// stores the fresh answer; `x-sluice-cache-ttl: <seconds>` shortens the entry's life.
+// Response header `x-sluice-cache`: hit, stale, miss, refresh or bypass; `Age` on hits.
+class CacheFilter final : public Filter {
+ public:
+  static std::unique_ptr<Filter> make(const FilterSetup& setup);
+  CacheFilter(config::CacheSettings settings, cache::CacheState& cache, std::string alias,
+              std::string route_scope, const protocol::UpstreamCodec& codec);
+
+  std::string_view name() const override { return "cache"; }
+  FilterHooks hooks() const override {
+    return {FilterHook::kBeforePlan, FilterHook::kResponseHead, FilterHook::kResponseBody,
+            FilterHook::kStreamData, FilterHook::kEnd};
+  }
+  Awaitable<FilterStatus> before_plan(CallContext& call) override;
+  FilterStatus on_response_head(CallContext& call, ResponseHead& head) override;
+  FilterStatus on_response_body(CallContext& call, std::string& body) override;
+  FilterStatus on_stream_data(CallContext& call, std::string& data) override;
+  void on_end(CallContext& call) override;
+
+  struct Directives;
+
+ private:
+  struct Call;
+  // The request's key and state, or null when the request is not cached (ctx.cache says
+  // bypass then).
+  Call* keyed(CallContext& call, const Directives& directives);
+  Awaitable<FilterStatus> board(CallContext& call, Call& state);
+  // Answers the call from `found`; false when the entry cannot be told in the caller's
+  // protocol (the call then goes to the origin).
+  Awaitable<bool> serve(CallContext& call, Call& state, const cache::MemoryStore::Found& found);
+  void store_answer(CallContext& call, Call& state, ir::Response answer);
+
+  const config::CacheSettings settings_;
+  cache::MemoryStore& store_;
+  cache::Flights& flights_;
+  const std::string alias_;  // the route's first alias: purges name it
+  // The route part of every key: its first alias and its targets (cache/key.h KeyScope).
+  const std::string route_scope_;
+  // The caller protocol's upstream side, to read the answer it was sent back into IR.
+  const protocol::UpstreamCodec& codec_;
+};
+
+}  // namespace sluice::pipeline
