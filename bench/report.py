@@ -64,13 +64,14 @@ with open(os.path.join(out_dir, "meta.jsonl")) as f:
             else:
                 meta[kv["k"]] = kv["v"]
 
-PATH_ORDER = ["direct", "nginx", "portkey", "sluice-off", "sluice-on"]
+PATH_ORDER = ["direct", "nginx", "portkey", "sluice-off", "sluice-on", "sluice-cache"]
 PATH_LABEL = {
     "direct": "direct (no proxy)",
     "nginx": "nginx proxy_pass",
     "portkey": "Portkey gateway",
     "sluice-off": "Sluice, governance off",
     "sluice-on": "Sluice, governance on",
+    "sluice-cache": "Sluice, governance on, cache hit",
 }
 GOAL_PATH = "sluice-on"
 

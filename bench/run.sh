@@ -394,13 +394,19 @@ fi
 
 # ---------------------------------------------------------------------------------------
 # Sluice.
-sluice_config() { # file auth(on|off) pool_max
+sluice_config() { # file auth(on|off|cache) pool_max
   local file=$1 auth=$2 pool=$3
   {
     echo "version: 1"
     echo "listen: 127.0.0.1:0"
     echo "server: { workers: 1, max_connections: 20000 }"
-    if [[ $auth == on ]]; then
+    # cache: the "on" gateway with every chat route's answer cache on. The load repeats one
+    # request, so after the first it measures a hit (docs/cache.md) against the same
+    # gateway's miss path (sluice-on).
+    if [[ $auth == cache ]]; then
+      echo "cache: { enabled: true, memory_bytes: 64MiB, ttl_ms: 3600000 }"
+    fi
+    if [[ $auth == on || $auth == cache ]]; then
       echo "access_log: { enabled: true, path: $OUT/sluice-access-$(basename "$file" .yaml).log }"
       # Metering on: a usage record per request through the sink to SQLite (WAL), priced.
       echo "store: { sqlite: $OUT/sluice-usage-$(basename "$file" .yaml).db }"
@@ -487,10 +493,12 @@ start_sluice() {
   printf -v "SL_PID_${name//-/_}" '%s' "$pid"
   printf -v "SL_PORT_${name//-/_}" '%s' "$port"
 }
-SL_PID_off=""; SL_PORT_off=""; SL_PID_on=""; SL_PORT_on=""
+SL_PID_off=""; SL_PORT_off=""; SL_PID_on=""; SL_PORT_on=""; SL_PID_cache=""; SL_PORT_cache=""
 if [[ $HAVE_SLUICE == 1 ]]; then
   start_sluice off off 1024 || true
   start_sluice on on 1024 || true
+  # A build without the cache refuses the config: its row is then n/a.
+  start_sluice cache cache 1024 || true
 fi
 
 # ---------------------------------------------------------------------------------------
@@ -503,6 +511,7 @@ add_path nginx "http://127.0.0.1:$PX_PORT" "" "$NGINX_PX_PID"
 [[ $DO_PORTKEY == 1 ]] && add_path portkey "http://127.0.0.1:$PK_PORT" "x-portkey-config: $(portkey_config "http://127.0.0.1:$UP_PORT/v1")" "$PK_PID"
 [[ -n $SL_PORT_off ]] && add_path sluice-off "http://127.0.0.1:$SL_PORT_off" "" "$SL_PID_off"
 [[ -n $SL_PORT_on ]] && add_path sluice-on "http://127.0.0.1:$SL_PORT_on" "Authorization: Bearer $SLUICE_KEY" "$SL_PID_on"
+[[ -n $SL_PORT_cache ]] && add_path sluice-cache "http://127.0.0.1:$SL_PORT_cache" "Authorization: Bearer $SLUICE_KEY" "$SL_PID_cache"
 
 if [[ $HAVE_MOCK == 1 ]]; then
   SLOWURL[direct]="http://127.0.0.1:$MOCK20_PORT"; SLOWHDR[direct]=""; SLOWPID_direct=$MOCK20_PID
@@ -510,6 +519,7 @@ if [[ $HAVE_MOCK == 1 ]]; then
   SLOWURL[portkey]="http://127.0.0.1:$PK_PORT"; SLOWHDR[portkey]="x-portkey-config: $(portkey_config "http://127.0.0.1:$MOCK20_PORT/v1")"
   SLOWURL[sluice-off]="http://127.0.0.1:$SL_PORT_off"; SLOWHDR[sluice-off]=""
   SLOWURL[sluice-on]="http://127.0.0.1:$SL_PORT_on"; SLOWHDR[sluice-on]="Authorization: Bearer $SLUICE_KEY"
+  SLOWURL[sluice-cache]="http://127.0.0.1:$SL_PORT_cache"; SLOWHDR[sluice-cache]="Authorization: Bearer $SLUICE_KEY"
 fi
 
 # curl_check URL HEADERS BODY [PATH]: prints the HTTP status of one POST.
@@ -716,6 +726,7 @@ if [[ $DO_STREAMS == 1 && $HAVE_MOCK == 1 && -n $STREAM_LOAD ]]; then
   # the pools can hold one upstream connection per stream.
   [[ -n $SL_PID_off ]] && { stop_pid "$SL_PID_off" "sluice (governance off)"; SL_PID_off=""; }
   [[ -n $SL_PID_on ]] && { stop_pid "$SL_PID_on" "sluice (governance on)"; SL_PID_on=""; }
+  [[ -n $SL_PID_cache ]] && { stop_pid "$SL_PID_cache" "sluice (cache)"; SL_PID_cache=""; }
   SL_PID_stream=""; SL_PORT_stream=""
   [[ $HAVE_SLUICE == 1 ]] && { start_sluice stream on 20000 || true; }
   if [[ $DO_PORTKEY == 1 ]]; then
