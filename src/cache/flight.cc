@@ -29,12 +29,14 @@ void Flight::publish(std::span<const ir::StreamEvent> events) {
   wake_all(lock);
 }
 
-void Flight::finish(bool whole, std::string provider, std::string model) {
+void Flight::finish(bool whole, std::string provider, std::string model,
+                    std::optional<ir::Usage> usage) {
   std::unique_lock lock(mu_);
   if (state_ == State::kLive) {
     state_ = whole ? State::kDone : State::kFailed;
     provider_ = std::move(provider);
     model_ = std::move(model);
+    usage_ = usage;
   }
   wake_all(lock);
 }

@@ -7,6 +7,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <string>
 #include <unordered_map>
@@ -14,6 +15,7 @@
 
 #include "cache/key.h"
 #include "ir/stream_event.h"
+#include "ir/usage.h"
 
 namespace sluice::cache {
 
@@ -36,8 +38,10 @@ class Flight {
   // The leader's side. Each wakes every waiting follower.
   void publish(std::span<const ir::StreamEvent> events);
   // The leader's call is over: kDone when its whole answer was published, else kFailed.
-  // `provider`/`model`: the target that produced it (followers' records name it).
-  void finish(bool whole, std::string provider, std::string model);
+  // `provider`/`model`: the target that produced it, `usage` what it cost upstream (followers'
+  // records name the one and count the other as saved).
+  void finish(bool whole, std::string provider, std::string model,
+              std::optional<ir::Usage> usage = std::nullopt);
 
   // A follower's side. Copies the events after `cursor` into `out` and moves the cursor; the
   // state at that point.
@@ -53,6 +57,7 @@ class Flight {
   // After kDone.
   const std::string& provider() const { return provider_; }
   const std::string& model() const { return model_; }
+  const std::optional<ir::Usage>& usage() const { return usage_; }
 
  private:
   void wake_all(std::unique_lock<std::mutex>& lock);
@@ -66,6 +71,7 @@ class Flight {
   std::atomic<int> followers_{0};
   std::string provider_;
   std::string model_;
+  std::optional<ir::Usage> usage_;
 };
 
 // The flights in the air, by key: the first miss of a key leads, identical requests arriving

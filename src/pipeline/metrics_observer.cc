@@ -111,6 +111,16 @@ RequestMetrics RequestMetrics::register_in(obs::MetricsRegistry& registry) {
            "Attempts after the first, by the failed target, why it failed (its result) and "
            "whether the next attempt went to the same target (retry) or another (failover).",
            {"provider", "model", "reason", "kind"}));
+  m.cache = registry.add(
+      spec("sluice_cache_requests_total",
+           "Requests of routes with an answer cache, by alias and what the cache did: hit, stale, "
+           "miss, refresh, coalesced (followed an identical call in flight) or bypass.",
+           {"alias", "result"}));
+  m.cache_saved = registry.add(
+      spec("sluice_cache_saved_tokens_total",
+           "Upstream tokens (input plus output, as the original call reported them) that answers "
+           "from the cache and followers of shared calls did not pay for, by alias.",
+           {"alias"}));
   m.retry_stops = registry.add(
       spec("sluice_retry_stops_total",
            "Requests whose last attempt failed and no further attempt followed, by why not.",
@@ -213,6 +223,12 @@ void MetricsObserver::on_finish(const RequestContext& ctx) {
   }
   if (!ctx.retry_stop.empty()) {
     shard_.at(families_.retry_stops, {ctx.retry_stop}).add(1);
+  }
+  if (!ctx.cache.empty()) {
+    shard_.at(families_.cache, {ctx.alias, ctx.cache}).add(1);
+    if (ctx.cache_saved_tokens > 0) {
+      shard_.at(families_.cache_saved, {ctx.alias}).add(ctx.cache_saved_tokens);
+    }
   }
   count_drift(ctx, provider);
   if (last == nullptr) {

@@ -25,6 +25,9 @@ struct RequestMetrics {
   observability::FamilyId ttft;         // histogram: provider, model
   observability::FamilyId output_rate;  // histogram: provider, model
   observability::FamilyId duration;     // histogram: alias
+  observability::FamilyId cache;  // alias, result (hit, stale, miss, refresh, coalesced, bypass)
+  observability::FamilyId
+      cache_saved;  // alias: upstream tokens a hit or a follower did not pay for
   // Gauge, no labels: requests between their first byte and their end. The transport moves it
   // (the worker's share in its own shard), since observers see requests only as they end.
   observability::FamilyId in_flight;

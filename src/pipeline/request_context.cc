@@ -88,6 +88,9 @@ class AccessLogLine {
     field("outcome").string(to_string(ctx.outcome));
     if (!ctx.cache.empty()) {
       field("cache").string(ctx.cache);
+      if (ctx.cache_saved_tokens > 0) {
+        field("cache_saved_tokens").number(ctx.cache_saved_tokens);
+      }
     }
     if (!ctx.retry_stop.empty()) {
       field("retry_stop").string(ctx.retry_stop);

@@ -129,6 +129,8 @@ struct RequestContext {
   // state until the request ends); empty otherwise.
   std::string_view cached_provider;
   std::string_view cached_model;
+  // The upstream tokens (input + output) such an answer did not pay for again.
+  std::uint64_t cache_saved_tokens = 0;
   // Why the route's plan made no further attempt after a failure ("not retryable", "retry
   // budget exhausted", "deadline", ...); "" when it did not stop on a failure.
   std::string_view retry_stop;

@@ -202,12 +202,12 @@ int Server::run() {
   shared_.metrics = metrics_.get();
   shared_.request_metrics = &request_metrics_;
   config_version_.store(cfg.version, std::memory_order_relaxed);
-  register_gauges();
-  limits_ = std::make_unique<pipeline::SharedLimits>(cfg, metrics_.get());
-  shared_.limits = limits_.get();
   // Always there (16 empty shards cost nothing), so a reload may turn a route's cache on.
   cache_ = std::make_unique<cache::CacheState>(cfg.cache.memory_bytes);
   shared_.cache = cache_.get();
+  register_gauges();
+  limits_ = std::make_unique<pipeline::SharedLimits>(cfg, metrics_.get());
+  shared_.limits = limits_.get();
   key_directory_ = make_key_directory(cfg, *limits_);
   if (key_directory_) {
     shared_.store_keys = &key_directory_->keys();
@@ -375,6 +375,24 @@ void Server::register_gauges() {
                 "Access-log lines dropped because a worker's log queue was full.", {},
                 [log = access_log_.get()](SampleSink& s) {
                   s.sample({}, static_cast<double>(log->dropped()));
+                }));
+  add(m.observe(MetricType::kGauge, "sluice_cache_entries",
+                "Answers in the in-process cache, and the bytes they hold against its bound.",
+                {"measure"}, [this](SampleSink& s) {
+                  const cache::MemoryStore::Stats stats = cache_->answers.stats();
+                  s.sample({"entries"}, static_cast<double>(stats.entries));
+                  s.sample({"bytes"}, static_cast<double>(stats.bytes));
+                  s.sample({"capacity_bytes"}, static_cast<double>(stats.capacity));
+                  s.sample({"shared_calls_in_flight"},
+                           static_cast<double>(cache_->flights.in_air()));
+                }));
+  add(m.observe(MetricType::kCounter, "sluice_cache_evictions_total",
+                "Cached answers dropped: for space (evicted, the least valuable first) or past "
+                "their time (expired).",
+                {"reason"}, [this](SampleSink& s) {
+                  const cache::MemoryStore::Stats stats = cache_->answers.stats();
+                  s.sample({"evicted"}, static_cast<double>(stats.evictions));
+                  s.sample({"expired"}, static_cast<double>(stats.expirations));
                 }));
   add(m.observe(MetricType::kGauge, "sluice_upstream_connections",
                 "Upstream connections per provider, all workers: in_use or idle in the pools.",

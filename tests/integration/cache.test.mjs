@@ -536,6 +536,20 @@ describe('admin and metering', () => {
     assert.equal(records.filter((r) => r.input_tokens > 0).length, 1, 'one paid record');
   });
 
+  test('metrics count hits, misses and coalesced requests per route, and the store', async () => {
+    const res = await fetch(`${admin}/metrics`, { headers: { authorization: `Bearer ${ADMIN_KEY}` } });
+    assert.equal(res.status, 200);
+    const text = await res.text();
+    const value = (re) => Number((text.match(re) ?? [])[1] ?? 'NaN');
+    assert.ok(value(/sluice_cache_requests_total\{alias="cached",result="hit"\} (\d+)/) >= 9, text);
+    assert.ok(value(/sluice_cache_requests_total\{alias="cached",result="miss"\} (\d+)/) >= 1);
+    assert.ok(value(/sluice_cache_requests_total\{alias="stampede",result="coalesced"\} (\d+)/) >= 3);
+    assert.ok(value(/sluice_cache_saved_tokens_total\{alias="cached"\} (\d+)/) > 0);
+    assert.ok(value(/sluice_cache_entries\{measure="entries"\} (\d+)/) > 0);
+    assert.equal(value(/sluice_cache_entries\{measure="capacity_bytes"\} (\d+)/), 16 * 1024 * 1024);
+    assert.equal(value(/sluice_cache_entries\{measure="shared_calls_in_flight"\} (\d+)/), 0);
+  });
+
   test('purging a tenant drops its entries only', async () => {
     const text = `purge me (${run})`;
     for (const key of [KEYS.a1, KEYS.b]) {

@@ -248,6 +248,9 @@ Awaitable<bool> CacheFilter::serve(CallContext& call, Call& state,
   ctx.finish_reason = std::string(ir::to_string(entry.answer.finish));
   ctx.cached_provider = entry.provider;
   ctx.cached_model = entry.model;
+  if (entry.answer.usage) {
+    ctx.cache_saved_tokens = entry.answer.usage->input_tokens + entry.answer.usage->output_tokens;
+  }
   ResponseHead& head = call.downstream().new_head();
   add_standard_fields(ctx, head);
   const auto age =
@@ -314,7 +317,7 @@ void CacheFilter::on_end(CallContext& call) {
   }
   if (state->flight) {
     state->flight->finish(whole, whole ? std::string(answered->provider) : "",
-                          whole ? std::string(answered->model) : "");
+                          whole ? std::string(answered->model) : "", ctx.usage);
     flights_.land(state->key, *state->flight);
     state->flight.reset();
     if (call.caller_left()) {

@@ -29,9 +29,13 @@ Awaitable<void> wait_for_more(cache::Flight& flight, std::size_t cursor) {
   }
 }
 
+// A follower's record names the target that produced the answer and counts what it saved.
 void name_origin(RequestContext& ctx, const cache::Flight& flight) {
   ctx.cached_provider = flight.provider();
   ctx.cached_model = flight.model();
+  if (const std::optional<ir::Usage>& usage = flight.usage()) {
+    ctx.cache_saved_tokens = usage->input_tokens + usage->output_tokens;
+  }
 }
 
 Awaitable<bool> follow_plain(CallContext& call, cache::Flight& flight) {
