@@ -210,6 +210,10 @@ Awaitable<void> CallContext::send_stream(ResponseHead& head, std::string events)
 }
 
 void CallContext::hold_caller(std::function<bool()> wanted) {
+  if (held_) {
+    held_->also_wanted(std::move(wanted));
+    return;
+  }
   held_ = std::make_unique<HeldDownstream>(*downstream_, std::move(wanted));
   downstream_ = held_.get();
 }

@@ -41,7 +41,7 @@ Awaitable<bool> HeldDownstream::end_stream(RequestContext& ctx) {
 
 void HeldDownstream::watch_disconnect(std::function<void()> on_gone) {
   caller_.watch_disconnect([this, on_gone = std::move(on_gone)] {
-    if (!wanted_()) {
+    if (!wanted()) {
       on_gone();
     }
   });

@@ -2,6 +2,7 @@
 
 #include <functional>
 #include <string_view>
+#include <vector>
 
 #include "pipeline/downstream.h"
 
@@ -15,8 +16,12 @@ namespace sluice::pipeline {
 // more it reports the caller gone, as the caller's own downstream does, and the call stops.
 class HeldDownstream final : public Downstream {
  public:
-  HeldDownstream(Downstream& caller, std::function<bool()> wanted)
-      : caller_(caller), wanted_(std::move(wanted)) {}
+  HeldDownstream(Downstream& caller, std::function<bool()> wanted) : caller_(caller) {
+    wanted_.push_back(std::move(wanted));
+  }
+  // Another party that may want the answer (an idempotent call that is also a cache leader):
+  // the call stops only when none does.
+  void also_wanted(std::function<bool()> wanted) { wanted_.push_back(std::move(wanted)); }
 
   // The real caller has gone (whatever this downstream tells the call).
   bool caller_left() const { return caller_.client_gone(); }
@@ -29,13 +34,21 @@ class HeldDownstream final : public Downstream {
   Awaitable<bool> end_stream(RequestContext& ctx) override;
   void watch_disconnect(std::function<void()> on_gone) override;
   void unwatch() override { caller_.unwatch(); }
-  bool client_gone() const override { return caller_.client_gone() && !wanted_(); }
+  bool client_gone() const override { return caller_.client_gone() && !wanted(); }
 
  private:
-  bool carry_on(bool written) const { return written || wanted_(); }
+  bool wanted() const {
+    for (const auto& w : wanted_) {
+      if (w()) {
+        return true;
+      }
+    }
+    return false;
+  }
+  bool carry_on(bool written) const { return written || wanted(); }
 
   Downstream& caller_;
-  std::function<bool()> wanted_;
+  std::vector<std::function<bool()>> wanted_;
 };
 
 }  // namespace sluice::pipeline

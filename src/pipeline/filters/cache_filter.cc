@@ -5,13 +5,14 @@
 
 #include <boost/container/small_vector.hpp>
 
-#include "cache/capture.h"
 #include "cache/key.h"
 #include "cache/replay.h"
 #include "codec/http_tokens.h"
 #include "pipeline/call_context.h"
 #include "pipeline/error_reply.h"
+#include "pipeline/filters/answer_keeper.h"
 #include "pipeline/filters/cache_follower.h"
+#include "pipeline/filters/told_answer.h"
 #include "pipeline/pipeline.h"
 #include "protocol/registry.h"
 
@@ -24,23 +25,12 @@ struct CacheFilter::Call final : FilterState {
   cache::Key key{};
   std::string tenant;
   milliseconds ttl{0};
-  // A miss or a refresh: what the caller is sent is read back for the store.
-  std::optional<cache::AnswerCapture> capture;
+  // A miss or a refresh (leading a shared call, unless no-cache): its answer read back.
+  AnswerKeeper keeper;
   // A hit: the entry that answered (ctx.cached_provider and cached_model view it).
   std::shared_ptr<const cache::Entry> served;
-  // The leader of a shared call: the flight its answer feeds, landed by on_end (or here, when
-  // the call is torn down without one, so that no follower waits for it forever).
-  std::shared_ptr<cache::Flight> flight;
-  cache::Flights* flights = nullptr;
   // A follower: the flight it followed (holds the target's name for the record).
   std::shared_ptr<cache::Flight> followed;
-
-  ~Call() override {
-    if (flight) {
-      flight->finish(false, {}, {});
-      flights->land(key, *flight);
-    }
-  }
 };
 
 namespace {}  // namespace
@@ -172,7 +162,7 @@ Awaitable<FilterStatus> CacheFilter::before_plan(CallContext& call) {
     co_return FilterStatus::proceed();
   }
   if (directives.no_cache) {
-    state->capture.emplace(codec_, settings_.max_entry_bytes);
+    state->keeper.keep(codec_, settings_.max_entry_bytes);
     co_return FilterStatus::proceed();  // fresh from the origin: neither the store nor a flight
   }
   if (std::optional<cache::MemoryStore::Found> found =
@@ -201,47 +191,22 @@ Awaitable<FilterStatus> CacheFilter::board(CallContext& call, Call& state) {
       co_return FilterStatus::answered();
     }
     call.ctx().cache = "miss";  // the shared call failed first: this one makes its own
-    state.capture.emplace(codec_, settings_.max_entry_bytes);
+    state.keeper.keep(codec_, settings_.max_entry_bytes);
     co_return FilterStatus::proceed();
   }
-  state.flight = std::move(boarding.flight);
-  state.flights = &flights_;
-  cache::Flight* flight = state.flight.get();
-  call.hold_caller([flight] { return flight->followed(); });
-  state.capture.emplace(
-      codec_, settings_.max_entry_bytes,
-      [flight](std::span<const ir::StreamEvent> events) { flight->publish(events); });
+  state.keeper.lead(call, flights_, state.key, std::move(boarding.flight), codec_,
+                    settings_.max_entry_bytes);
   co_return FilterStatus::proceed();
 }
 
 Awaitable<bool> CacheFilter::serve(CallContext& call, Call& state,
                                    const cache::MemoryStore::Found& found) {
   const cache::Entry& entry = *found.entry;
-  RequestContext& ctx = call.ctx();
-  std::string payload;
-  if (!call.request().stream) {
-    bool clamped = false;
-    Result<std::string> body = call.ingress().encode_response(entry.answer, clamped);
-    if (!body) {
-      co_return false;
-    }
-    payload = std::move(*body);
-  } else {
-    if (entry.answer.usage) {
-      call.mutable_request().estimated_input_tokens = entry.answer.usage->input_tokens;
-    }
-    std::unique_ptr<protocol::StreamEncoder> encoder =
-        call.ingress().make_stream_encoder(call.request());
-    if (!encoder) {
-      co_return false;
-    }
-    for (const ir::StreamEvent& event : cache::replay_events(entry.answer)) {
-      encoder->encode(event, payload);
-    }
-    if (encoder->error() || !encoder->finished()) {
-      co_return false;
-    }
+  std::optional<std::string> told = tell_answer(call, entry.answer);
+  if (!told) {
+    co_return false;
   }
+  RequestContext& ctx = call.ctx();
   state.served = found.entry;
   ctx.cache = found.freshness == cache::MemoryStore::Freshness::kStale ? "stale" : "hit";
   ctx.outcome = Outcome::kCacheHit;
@@ -256,14 +221,7 @@ Awaitable<bool> CacheFilter::serve(CallContext& call, Call& state,
   const auto age =
       std::chrono::duration_cast<std::chrono::seconds>(call.clock().wall_now() - entry.stored_at);
   head.headers.add("Age", head.number(static_cast<std::uint64_t>(std::max<long>(0, age.count()))));
-  if (!call.request().stream) {
-    co_await call.send_answer(head, std::move(payload));
-    co_return true;
-  }
-  head.content_type = "text/event-stream";
-  head.headers.add("Cache-Control", "no-store");
-  head.headers.add("X-Accel-Buffering", "no");
-  co_await call.send_stream(head, std::move(payload));
+  co_await send_told_answer(call, head, std::move(*told));
   co_return true;
 }
 
@@ -273,65 +231,41 @@ FilterStatus CacheFilter::on_response_head(CallContext& call, ResponseHead& head
   if (!call.ctx().cache.empty()) {
     head.headers.add("x-sluice-cache", call.ctx().cache);
   }
-  Call* state = call.find_state<Call>(*this);
-  if (state != nullptr && state->capture && head.status != 200) {
-    state->capture->abandon();
+  if (Call* state = call.find_state<Call>(*this)) {
+    state->keeper.on_head(head.status);
   }
   return FilterStatus::proceed();
 }
 
 FilterStatus CacheFilter::on_response_body(CallContext& call, std::string& body) {
-  if (Call* state = call.find_state<Call>(*this); state != nullptr && state->capture) {
-    state->capture->body(body);
+  if (Call* state = call.find_state<Call>(*this)) {
+    state->keeper.on_body(body);
   }
   return FilterStatus::proceed();
 }
 
 FilterStatus CacheFilter::on_stream_data(CallContext& call, std::string& data) {
-  if (Call* state = call.find_state<Call>(*this); state != nullptr && state->capture) {
-    state->capture->stream(data);
+  if (Call* state = call.find_state<Call>(*this)) {
+    state->keeper.on_stream(data);
   }
   return FilterStatus::proceed();
 }
 
 void CacheFilter::on_end(CallContext& call) {
   Call* state = call.find_state<Call>(*this);
-  if (state == nullptr || !state->capture) {
+  if (state == nullptr || !state->keeper.keeping()) {
     return;
   }
-  RequestContext& ctx = call.ctx();
-  const Attempt* answered = ctx.last_attempt();
-  std::optional<ir::Response> answer;
-  // Whole means the caller's answer (or, for a leader whose caller left, the answer its
-  // followers got) decoded to its end, from an attempt that answered 200.
-  if (answered != nullptr && answered->status == 200 && !answered->error &&
-      !state->capture->abandoned()) {
-    answer = state->capture->finish();
-  }
+  std::optional<ir::Response> answer = state->keeper.answer(call);
   const bool whole = answer.has_value();
-  const bool truncated = whole && answer->finish == ir::FinishReason::kLength;
-  // Stored before the flight lands: a request arriving in between finds one or the other,
-  // never neither (which would be a second upstream call).
-  if (whole && (!truncated || settings_.store_truncated)) {
+  if (whole && (answer->finish != ir::FinishReason::kLength || settings_.store_truncated)) {
     store_answer(call, *state, std::move(*answer));
   }
-  if (state->flight) {
-    state->flight->finish(whole, whole ? std::string(answered->provider) : "",
-                          whole ? std::string(answered->model) : "", ctx.usage);
-    flights_.land(state->key, *state->flight);
-    state->flight.reset();
-    if (call.caller_left()) {
-      call.client_gone(Error(ErrorKind::kClientGone,
-                             "client disconnected; the call went on for the requests sharing it"));
-    }
-  }
+  state->keeper.land(call, whole);
 }
 
 void CacheFilter::store_answer(CallContext& call, Call& state, ir::Response answer) {
   const RequestContext& ctx = call.ctx();
-  if (ctx.usage) {
-    answer.usage = ctx.usage;  // the upstream's own figures, whatever the caller was shown
-  }
   auto entry = std::make_shared<cache::Entry>();
   entry->answer = std::move(answer);
   entry->alias = alias_;

@@ -1,0 +1,78 @@
+#include "pipeline/filters/answer_keeper.h"
+
+#include "pipeline/call_context.h"
+
+namespace sluice::pipeline {
+
+AnswerKeeper::~AnswerKeeper() {
+  if (flight_) {
+    flight_->finish(false, {}, {});
+    flights_->land(key_, *flight_);
+  }
+}
+
+void AnswerKeeper::keep(const protocol::UpstreamCodec& codec, std::size_t max_bytes) {
+  capture_.emplace(codec, max_bytes);
+}
+
+void AnswerKeeper::lead(CallContext& call, cache::Flights& flights, const cache::Key& key,
+                        std::shared_ptr<cache::Flight> flight, const protocol::UpstreamCodec& codec,
+                        std::size_t max_bytes) {
+  flight_ = std::move(flight);
+  flights_ = &flights;
+  key_ = key;
+  cache::Flight* shared = flight_.get();
+  call.hold_caller([shared] { return shared->followed(); });
+  capture_.emplace(codec, max_bytes,
+                   [shared](std::span<const ir::StreamEvent> events) { shared->publish(events); });
+}
+
+void AnswerKeeper::on_head(int status) {
+  if (capture_ && status != 200) {
+    capture_->abandon();
+  }
+}
+
+void AnswerKeeper::on_body(std::string_view body) {
+  if (capture_) {
+    capture_->body(body);
+  }
+}
+
+void AnswerKeeper::on_stream(std::string_view data) {
+  if (capture_) {
+    capture_->stream(data);
+  }
+}
+
+std::optional<ir::Response> AnswerKeeper::answer(const CallContext& call) {
+  const Attempt* answered = call.ctx().last_attempt();
+  if (!capture_ || answered == nullptr || answered->status != 200 || answered->error ||
+      capture_->abandoned()) {
+    return std::nullopt;
+  }
+  std::optional<ir::Response> answer = capture_->finish();
+  if (answer && call.ctx().usage) {
+    answer->usage = call.ctx().usage;  // the upstream's own figures, whatever the caller saw
+  }
+  return answer;
+}
+
+void AnswerKeeper::land(CallContext& call, bool whole) {
+  if (!flight_) {
+    return;
+  }
+  const RequestContext& ctx = call.ctx();
+  const Attempt* answered = ctx.last_attempt();
+  const bool named = whole && answered != nullptr;
+  flight_->finish(whole, named ? std::string(answered->provider) : "",
+                  named ? std::string(answered->model) : "", ctx.usage);
+  flights_->land(key_, *flight_);
+  flight_.reset();
+  if (call.caller_left()) {
+    call.client_gone(Error(ErrorKind::kClientGone,
+                           "client disconnected; the call went on for the requests sharing it"));
+  }
+}
+
+}  // namespace sluice::pipeline
