@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <string>
 
+#include "cache/key.h"
 #include "ir/response.h"
 
 namespace sluice::cache {
@@ -23,6 +24,8 @@ struct Entry {
   std::chrono::system_clock::time_point stored_at;  // the Age header counts from here
   std::chrono::steady_clock::time_point fresh_until;
   std::chrono::steady_clock::time_point stale_until;  // == fresh_until without revalidation
+  // An idempotent replay's request (cache/key.h request_digest); zero for cache entries.
+  Key request_digest{};
   // What the entry counts against the store's memory bound (entry_bytes).
   std::size_t bytes = 0;
 };

@@ -65,7 +65,7 @@ std::size_t Flights::KeyHash::operator()(const Key& key) const {
   return h;
 }
 
-Flights::Boarding Flights::board(const Key& key, std::size_t max_bytes) {
+Flights::Boarding Flights::board(const Key& key, std::size_t max_bytes, const Key& digest) {
   Shard& shard = shards_[key[30] % kShards];
   std::lock_guard lock(shard.mu);
   auto [it, inserted] = shard.flights.try_emplace(key);
@@ -73,7 +73,7 @@ Flights::Boarding Flights::board(const Key& key, std::size_t max_bytes) {
     it->second->join();
     return {it->second, false};
   }
-  it->second = std::make_shared<Flight>(max_bytes);
+  it->second = std::make_shared<Flight>(max_bytes, digest);
   return {it->second, true};
 }
 

@@ -33,7 +33,11 @@ class Flight {
 
   // `max_bytes`: what the flight buffers for its followers (the text of the events); past it
   // the flight fails, so a follower never holds more than an entry may.
-  explicit Flight(std::size_t max_bytes) : max_bytes_(max_bytes) {}
+  // `digest`: the leader's request, for flights keyed by an Idempotency-Key (a request under
+  // the same key that is not the same request must not join).
+  explicit Flight(std::size_t max_bytes, const Key& digest = {})
+      : max_bytes_(max_bytes), digest_(digest) {}
+  const Key& digest() const { return digest_; }
 
   // The leader's side. Each wakes every waiting follower.
   void publish(std::span<const ir::StreamEvent> events);
@@ -63,6 +67,7 @@ class Flight {
   void wake_all(std::unique_lock<std::mutex>& lock);
 
   const std::size_t max_bytes_;
+  const Key digest_;
   mutable std::mutex mu_;
   std::vector<ir::StreamEvent> events_;
   std::size_t bytes_ = 0;
@@ -83,7 +88,7 @@ class Flights {
     bool leader = false;
   };
   // Joins the flight of `key` as a follower, or starts one led by the caller.
-  Boarding board(const Key& key, std::size_t max_bytes);
+  Boarding board(const Key& key, std::size_t max_bytes, const Key& digest = {});
   // The leader's call is over: `flight` leaves the map (later requests read the stored entry
   // or start their own). Only the flight that is there under `key` is removed.
   void land(const Key& key, const Flight& flight);

@@ -110,6 +110,13 @@ void write_request(Canonical& c, const ir::Request& r) {
   c.flag('F', r.response_format.strict.value_or(false));
 }
 
+Key digest_of(const Canonical& c) {
+  Key key{};
+  unsigned int length = 0;
+  EVP_Digest(c.bytes().data(), c.bytes().size(), key.data(), &length, EVP_sha256(), nullptr);
+  return key;
+}
+
 }  // namespace
 
 Key answer_key(const ir::Request& request, const KeyScope& scope) {
@@ -123,10 +130,25 @@ Key answer_key(const ir::Request& request, const KeyScope& scope) {
     c.text('v', value);
   }
   write_request(c, request);
-  Key key{};
-  unsigned int length = 0;
-  EVP_Digest(c.bytes().data(), c.bytes().size(), key.data(), &length, EVP_sha256(), nullptr);
-  return key;
+  return digest_of(c);
+}
+
+Key idempotency_key(std::string_view tenant, std::string_view alias, std::string_view key) {
+  Canonical c;
+  c.text('V', "sluice-idempotency-1");
+  c.text('O', tenant);
+  c.text('R', alias);
+  c.text('K', key);
+  return digest_of(c);
+}
+
+Key request_digest(std::string_view protocol, std::string_view path, std::string_view body) {
+  Canonical c;
+  c.text('V', "sluice-request-1");
+  c.text('P', protocol);
+  c.text('U', path);
+  c.text('B', body);
+  return digest_of(c);
 }
 
 std::string to_hex(const Key& key) {

@@ -37,6 +37,13 @@ struct KeyScope {
 // breakpoints (a provider's billing hint).
 Key answer_key(const ir::Request& request, const KeyScope& scope);
 
+// An Idempotency-Key's identity: the caller's key within its tenant and route. Two tenants
+// sending the same Idempotency-Key never meet.
+Key idempotency_key(std::string_view tenant, std::string_view alias, std::string_view key);
+// What a request was, byte for byte (its protocol, path and body): a retry under the same
+// Idempotency-Key must be the same request.
+Key request_digest(std::string_view protocol, std::string_view path, std::string_view body);
+
 // The key in 64 lower-case hex digits (logs, the admin API).
 std::string to_hex(const Key& key);
 

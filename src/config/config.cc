@@ -158,7 +158,7 @@ std::shared_ptr<const Config> load_config(const YamlField& root, const LoadConte
                                           std::span<const AdapterSchema> adapters) {
   const YamlMap top = root.map({"version", "listen", "server", "access_log", "admin", "store",
                                 "metering", "traces", "auth", "routing", "providers", "routes",
-                                "keys", "state", "limits", "tenancy", "cache"});
+                                "keys", "state", "limits", "tenancy", "cache", "idempotency"});
   Config config;
   LoadState state;
   config.source_path = context.source_name;
@@ -219,6 +219,9 @@ std::shared_ptr<const Config> load_config(const YamlField& root, const LoadConte
   }
   if (auto cache = top.get("cache")) {
     config.cache = load_cache(*cache);
+  }
+  if (auto idempotency = top.get("idempotency")) {
+    config.idempotency = load_idempotency(*idempotency);
   }
   const YamlField routes = top.required("routes");
   const std::vector<YamlField> route_items = routes.items();

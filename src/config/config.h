@@ -12,6 +12,7 @@
 #include "config/adapter_schema.h"
 #include "config/admin.h"
 #include "config/cache.h"
+#include "config/idempotency.h"
 #include "config/keys.h"
 #include "config/limits.h"
 #include "config/metering.h"
@@ -47,6 +48,7 @@ struct Config {
   LimitSettings limits;
   TenancySettings tenancy;
   CacheConfig cache;
+  IdempotencySettings idempotency;
   bool require_auth = true;  // `auth: none` in config turns it off (local development)
   std::vector<Provider> providers;
   std::vector<Route> routes;

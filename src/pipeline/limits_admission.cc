@@ -264,7 +264,8 @@ void LimitsAdmission::on_finish(const RequestContext& ctx) {
   if (ctx.usage) {
     used = static_cast<std::int64_t>(ctx.usage->input_tokens + ctx.usage->output_tokens);
   } else if (ctx.outcome == Outcome::kNone || ctx.outcome == Outcome::kUpstreamError ||
-             ctx.outcome == Outcome::kCacheHit || ctx.outcome == Outcome::kCoalesced) {
+             ctx.outcome == Outcome::kCacheHit || ctx.outcome == Outcome::kCoalesced ||
+             ctx.outcome == Outcome::kReplayed) {
     used = 0;
   }
   const auto now = clock_.now();

@@ -26,6 +26,8 @@ std::string_view to_string(Outcome outcome) {
       return "cache_hit";
     case Outcome::kCoalesced:
       return "coalesced";
+    case Outcome::kReplayed:
+      return "replayed";
   }
   return "none";
 }

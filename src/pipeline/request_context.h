@@ -41,6 +41,7 @@ enum class Outcome : std::uint8_t {
   kMidstreamError,  // failed after the stream had started
   kCacheHit,        // answered from the response cache: no upstream call
   kCoalesced,       // answered by an identical call already under way (single-flight)
+  kReplayed,        // an Idempotency-Key retry answered with the first call's answer
 };
 
 std::string_view to_string(Outcome outcome);

@@ -72,7 +72,8 @@ metering::ChargeInput charge_input(const RequestContext& ctx) {
   in.operation = ctx.ingress != nullptr ? protocol::to_string(ctx.ingress->operation()) : "";
   in.usage_reported = ctx.usage.has_value();
   in.usage = ctx.usage.value_or(ir::Usage{});
-  if (ctx.outcome == Outcome::kCacheHit || ctx.outcome == Outcome::kCoalesced) {
+  if (ctx.outcome == Outcome::kCacheHit || ctx.outcome == Outcome::kCoalesced ||
+      ctx.outcome == Outcome::kReplayed) {
     // No upstream call: priced as what it is, zero tokens of the model that made the answer.
     in.usage_reported = true;
     in.usage = ir::Usage{};

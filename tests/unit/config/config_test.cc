@@ -121,7 +121,7 @@ const ErrorCase kErrorCases[] = {
     {"UnknownTopLevelField", "version: 1\nconsole: {}\n",
      "test.yaml:2:1: console: unknown field (expected one of: version, listen, server, "
      "access_log, admin, store, metering, traces, auth, routing, providers, routes, keys, state, "
-     "limits, tenancy, cache)"},
+     "limits, tenancy, cache, idempotency)"},
     {"DuplicateField", "version: 1\nversion: 2\n",
      "test.yaml:2:1: version: duplicate field (first set on line 1)"},
     {"NonScalarFieldName", "version: 1\n[a, b]: 1\n",
@@ -1523,7 +1523,7 @@ ${FIELD}: 1
   EXPECT_EQ(result.error().message(),
             "test.yaml:2:1: ${FIELD}: unknown field (expected one of: version, listen, server, "
             "access_log, admin, store, metering, traces, auth, routing, providers, routes, "
-            "keys, state, limits, tenancy, cache)");
+            "keys, state, limits, tenancy, cache, idempotency)");
 }
 
 TEST(ConfigInterpolationTest, SetButEmptyVariableIsEmptyString) {
