@@ -5,10 +5,10 @@
 namespace sluice::cache {
 
 void Flight::wake_all(std::unique_lock<std::mutex>& lock) {
-  std::vector<std::function<void()>> wakers;
+  std::vector<std::pair<const void*, std::function<void()>>> wakers;
   wakers.swap(wakers_);
   lock.unlock();  // a waker posts to another worker: never under the lock
-  for (auto& wake : wakers) {
+  for (auto& [who, wake] : wakers) {
     wake();
   }
 }
@@ -50,12 +50,18 @@ Flight::State Flight::read(std::size_t& cursor, std::vector<ir::StreamEvent>& ou
   return state_;
 }
 
-bool Flight::wait(std::size_t cursor, std::function<void()> wake) {
+bool Flight::wait(std::size_t cursor, const void* who, std::function<void()> wake) {
   std::lock_guard lock(mu_);
   if (cursor < events_.size() || state_ != State::kLive) {
     return false;
   }
-  wakers_.push_back(std::move(wake));
+  for (auto& [registered, registered_wake] : wakers_) {
+    if (registered == who) {
+      registered_wake = std::move(wake);  // the newest timer to cancel
+      return true;
+    }
+  }
+  wakers_.emplace_back(who, std::move(wake));
   return true;
 }
 

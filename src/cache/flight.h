@@ -51,8 +51,10 @@ class Flight {
   // state at that point.
   State read(std::size_t& cursor, std::vector<ir::StreamEvent>& out) const;
   // Registers `wake` to be called once, from whichever thread publishes or finishes next;
-  // false (and `wake` dropped) when events after `cursor` or the end are there already.
-  bool wait(std::size_t cursor, std::function<void()> wake);
+  // false (and `wake` dropped) when events after `cursor` or the end are there already. A
+  // follower (`who`) is registered once however often it asks: one that wakes on its own
+  // timeout and asks again while the leader is quiet does not pile up wakers.
+  bool wait(std::size_t cursor, const void* who, std::function<void()> wake);
   // Followers register, so the leader knows its answer is wanted beyond its own caller.
   void join() { followers_.fetch_add(1, std::memory_order_relaxed); }
   void leave() { followers_.fetch_sub(1, std::memory_order_relaxed); }
@@ -72,7 +74,7 @@ class Flight {
   std::vector<ir::StreamEvent> events_;
   std::size_t bytes_ = 0;
   State state_ = State::kLive;
-  std::vector<std::function<void()>> wakers_;
+  std::vector<std::pair<const void*, std::function<void()>>> wakers_;
   std::atomic<int> followers_{0};
   std::string provider_;
   std::string model_;

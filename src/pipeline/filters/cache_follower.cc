@@ -17,10 +17,10 @@ namespace {
 
 // Waits until `flight` has more than `cursor` or has ended; bounded, so a lost wake-up (none
 // is expected) costs a second, never a hung request.
-Awaitable<void> wait_for_more(cache::Flight& flight, std::size_t cursor) {
+Awaitable<void> wait_for_more(cache::Flight& flight, std::size_t cursor, const CallContext& who) {
   auto executor = co_await boost::asio::this_coro::executor;
   auto timer = std::make_shared<boost::asio::steady_timer>(executor, std::chrono::seconds(1));
-  const bool waiting = flight.wait(cursor, [executor, timer] {
+  const bool waiting = flight.wait(cursor, &who, [executor, timer] {
     boost::asio::post(executor, [timer] { timer->cancel(); });  // on the follower's worker
   });
   if (waiting) {
@@ -60,7 +60,7 @@ Awaitable<bool> follow_plain(CallContext& call, cache::Flight& flight) {
           Error(ErrorKind::kClientGone, "client disconnected waiting for a shared call"));
       co_return true;
     }
-    co_await wait_for_more(flight, cursor);
+    co_await wait_for_more(flight, cursor, call);
   }
   std::optional<ir::Response> answer = builder.take();
   if (!answer) {
@@ -111,7 +111,7 @@ class StreamFollower {
         call_.client_gone(Error(ErrorKind::kClientGone, "client disconnected during the stream"));
         co_return true;
       }
-      co_await wait_for_more(flight_, cursor_);
+      co_await wait_for_more(flight_, cursor_, call_);
     }
     if (ctx_.outcome != Outcome::kMidstreamError) {
       ctx_.outcome = Outcome::kCoalesced;
