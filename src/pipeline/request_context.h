@@ -126,10 +126,12 @@ struct RequestContext {
   // What the response cache did (pipeline/filters/cache_filter.h): hit, stale, miss, refresh or
   // bypass (the x-sluice-cache header); "" when the route caches nothing. Static strings.
   std::string_view cache;
-  // The target that produced a cached answer (views into the entry, held by the cache filter's
-  // state until the request ends); empty otherwise.
+  // The target that produced a cached answer (views into the entry or the shared call, which
+  // `cached_owner` holds until the request's end: the access log and the usage record read them
+  // after the model call's own state is gone); empty otherwise.
   std::string_view cached_provider;
   std::string_view cached_model;
+  std::shared_ptr<const void> cached_owner;
   // The upstream tokens (input + output) such an answer did not pay for again.
   std::uint64_t cache_saved_tokens = 0;
   // Why the route's plan made no further attempt after a failure ("not retryable", "retry

@@ -184,6 +184,7 @@ Awaitable<FilterStatus> CacheFilter::before_plan(CallContext& call) {
 Awaitable<FilterStatus> CacheFilter::board(CallContext& call, Call& state) {
   cache::Flights::Boarding boarding = flights_.board(state.key, settings_.max_entry_bytes);
   if (!boarding.leader) {
+    call.ctx().cached_owner = boarding.flight;  // the record names its target after the call
     const bool followed = co_await follow_flight(call, *boarding.flight);
     boarding.flight->leave();
     if (followed) {
@@ -211,6 +212,7 @@ Awaitable<bool> CacheFilter::serve(CallContext& call, Call& state,
   ctx.cache = found.freshness == cache::MemoryStore::Freshness::kStale ? "stale" : "hit";
   ctx.outcome = Outcome::kCacheHit;
   ctx.finish_reason = std::string(ir::to_string(entry.answer.finish));
+  ctx.cached_owner = found.entry;
   ctx.cached_provider = entry.provider;
   ctx.cached_model = entry.model;
   if (entry.answer.usage) {

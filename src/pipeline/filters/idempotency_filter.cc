@@ -93,6 +93,7 @@ Awaitable<FilterStatus> IdempotencyFilter::before_plan(CallContext& call) {
       co_return FilterStatus::stop(reused(422, ""));
     }
     state.replayed = found->entry;
+    call.ctx().cached_owner = found->entry;
     co_return co_await replay(call, *found->entry);
   }
   co_return co_await board(call, state);
@@ -126,6 +127,7 @@ Awaitable<FilterStatus> IdempotencyFilter::board(CallContext& call, Call& state)
       boarding.flight->leave();
       co_return FilterStatus::stop(reused(409, ", which is still under way"));
     }
+    call.ctx().cached_owner = boarding.flight;  // the record names its target after the call
     state.joining = true;
     const bool followed = co_await follow_flight(call, *boarding.flight);
     state.joining = false;
