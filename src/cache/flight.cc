@@ -29,14 +29,40 @@ void Flight::publish(std::span<const ir::StreamEvent> events) {
   wake_all(lock);
 }
 
+void Flight::set_origin(std::string_view provider, std::string_view model,
+                        const std::optional<ir::Usage>& usage) {
+  {
+    std::lock_guard lock(mu_);
+    if (origin_ != nullptr && origin_->provider == provider && origin_->model == model &&
+        origin_->usage == usage) {
+      return;  // the usual case: unchanged since the last batch of events
+    }
+  }
+  auto made = std::make_shared<const Origin>(
+      Origin{std::string(provider), std::string(model), usage});  // built outside the lock
+  std::lock_guard lock(mu_);
+  if (state_ == State::kLive) {
+    origin_ = std::move(made);
+  }
+}
+
+std::shared_ptr<const Flight::Origin> Flight::origin() const {
+  std::lock_guard lock(mu_);
+  return origin_;
+}
+
 void Flight::finish(bool whole, std::string provider, std::string model,
                     std::optional<ir::Usage> usage) {
+  std::shared_ptr<const Origin> made;
+  if (whole) {
+    made = std::make_shared<const Origin>(Origin{std::move(provider), std::move(model), usage});
+  }
   std::unique_lock lock(mu_);
   if (state_ == State::kLive) {
     state_ = whole ? State::kDone : State::kFailed;
-    provider_ = std::move(provider);
-    model_ = std::move(model);
-    usage_ = usage;
+    if (made != nullptr) {
+      origin_ = std::move(made);
+    }
   }
   wake_all(lock);
 }

@@ -10,6 +10,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -39,8 +40,22 @@ class Flight {
       : max_bytes_(max_bytes), digest_(digest) {}
   const Key& digest() const { return digest_; }
 
+  // Who answered the shared call and what it cost upstream, as far as known: a follower's
+  // record names the one and counts the other as saved. Immutable once made (a newer one
+  // replaces it), so a follower's views into the one it holds stay valid.
+  struct Origin {
+    std::string provider;
+    std::string model;
+    std::optional<ir::Usage> usage;
+  };
+
   // The leader's side. Each wakes every waiting follower.
   void publish(std::span<const ir::StreamEvent> events);
+  // The target that is answering and the upstream's usage so far, set before the events that
+  // follow are published: a follower that has told the whole answer (its encoder saw the end)
+  // may finish before the leader's call does, and must still name them.
+  void set_origin(std::string_view provider, std::string_view model,
+                  const std::optional<ir::Usage>& usage);
   // The leader's call is over: kDone when its whole answer was published, else kFailed.
   // `provider`/`model`: the target that produced it, `usage` what it cost upstream (followers'
   // records name the one and count the other as saved).
@@ -60,10 +75,8 @@ class Flight {
   void leave() { followers_.fetch_sub(1, std::memory_order_relaxed); }
   bool followed() const { return followers_.load(std::memory_order_relaxed) > 0; }
 
-  // After kDone.
-  const std::string& provider() const { return provider_; }
-  const std::string& model() const { return model_; }
-  const std::optional<ir::Usage>& usage() const { return usage_; }
+  // The origin as last set (null before the leader's call answered).
+  std::shared_ptr<const Origin> origin() const;
 
  private:
   void wake_all(std::unique_lock<std::mutex>& lock);
@@ -76,9 +89,7 @@ class Flight {
   State state_ = State::kLive;
   std::vector<std::pair<const void*, std::function<void()>>> wakers_;
   std::atomic<int> followers_{0};
-  std::string provider_;
-  std::string model_;
-  std::optional<ir::Usage> usage_;
+  std::shared_ptr<const Origin> origin_;
 };
 
 // The flights in the air, by key: the first miss of a key leads, identical requests arriving

@@ -23,8 +23,13 @@ void AnswerKeeper::lead(CallContext& call, cache::Flights& flights, const cache:
   key_ = key;
   cache::Flight* shared = flight_.get();
   call.hold_caller([shared] { return shared->followed(); });
-  capture_.emplace(codec, max_bytes,
-                   [shared](std::span<const ir::StreamEvent> events) { shared->publish(events); });
+  const RequestContext* ctx = &call.ctx();  // the keeper lives in the call's state
+  capture_.emplace(codec, max_bytes, [shared, ctx](std::span<const ir::StreamEvent> events) {
+    if (const Attempt* answering = ctx->last_attempt()) {
+      shared->set_origin(answering->provider, answering->model, ctx->usage);
+    }
+    shared->publish(events);
+  });
 }
 
 void AnswerKeeper::on_head(int status) {

@@ -30,12 +30,19 @@ Awaitable<void> wait_for_more(cache::Flight& flight, std::size_t cursor, const C
 }
 
 // A follower's record names the target that produced the answer and counts what it saved.
+// The origin is copied out of the flight under its lock and held by the request: the leader
+// may still be finishing its call on another worker.
 void name_origin(RequestContext& ctx, const cache::Flight& flight) {
-  ctx.cached_provider = flight.provider();
-  ctx.cached_model = flight.model();
-  if (const std::optional<ir::Usage>& usage = flight.usage()) {
-    ctx.cache_saved_tokens = usage->input_tokens + usage->output_tokens;
+  std::shared_ptr<const cache::Flight::Origin> origin = flight.origin();
+  if (origin == nullptr) {
+    return;
   }
+  ctx.cached_provider = origin->provider;
+  ctx.cached_model = origin->model;
+  if (origin->usage) {
+    ctx.cache_saved_tokens = origin->usage->input_tokens + origin->usage->output_tokens;
+  }
+  ctx.cached_owner = std::move(origin);
 }
 
 Awaitable<bool> follow_plain(CallContext& call, cache::Flight& flight) {

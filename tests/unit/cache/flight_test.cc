@@ -1,5 +1,7 @@
 #include "cache/flight.h"
 
+#include <thread>
+
 #include <gtest/gtest.h>
 
 namespace sluice::cache {
@@ -36,9 +38,31 @@ TEST(FlightTest, FollowersReadWhatWasPublishedThenTheRest) {
   EXPECT_EQ(flight.read(cursor, got), Flight::State::kDone);
   ASSERT_EQ(got.size(), 1u);
   EXPECT_EQ(got[0].text, "c");
-  EXPECT_EQ(flight.provider(), "p");
+  ASSERT_NE(flight.origin(), nullptr);
+  EXPECT_EQ(flight.origin()->provider, "p");
   // Nothing more to wait for.
   EXPECT_FALSE(flight.wait(cursor, &cursor, [&] { ++woken; }));
+}
+
+// A follower whose encoder has seen the end of the answer finishes before the leader's call
+// does: the origin it names was set before those events were published, and the copy it holds
+// stays as it was while the leader finishes (the race TSan found on the strings themselves).
+TEST(FlightTest, TheOriginIsKnownBeforeTheLeaderFinishes) {
+  Flight flight(1 << 20);
+  EXPECT_EQ(flight.origin(), nullptr);
+  flight.set_origin("oa", "gpt-x", std::nullopt);
+  const ir::StreamEvent events[] = {text("a")};
+  flight.publish(events);
+  flight.set_origin("oa", "gpt-x", ir::Usage{10, 5});
+  std::shared_ptr<const Flight::Origin> held = flight.origin();
+  ASSERT_NE(held, nullptr);
+  EXPECT_EQ(held->provider, "oa");
+  EXPECT_EQ(held->usage, (ir::Usage{10, 5}));
+  std::thread leader([&] { flight.finish(true, "oa", "gpt-x-final", ir::Usage{10, 6}); });
+  leader.join();
+  EXPECT_EQ(held->model, "gpt-x") << "a follower's copy is never written under it";
+  EXPECT_EQ(flight.origin()->model, "gpt-x-final");
+  EXPECT_EQ(flight.origin()->usage, (ir::Usage{10, 6}));
 }
 
 TEST(FlightTest, AFollowerAskingAgainIsWokenOnce) {
