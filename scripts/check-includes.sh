@@ -2,8 +2,8 @@
 # Fails when a file under src/ includes a folder its own folder may not depend on, so the
 # dependency direction of docs/architecture.md is checked on every build, not by review:
 #
-#   core <- ir, codec, config <- protocol <- providers, routing, limits, store, cache <-
-#   metering, tenancy <- pipeline, http <- admin <- server <- main.cc
+#   core <- ir, codec, config <- protocol <- providers, routing, store, cache <- redis <-
+#   limits, metering, tenancy <- pipeline, http <- admin <- server <- main.cc
 #
 # Beyond the folder order: a protocol folder never includes another protocol folder (one IR,
 # N codecs: no pairwise converters); only protocol/registry.cc names the protocol folders and
@@ -29,7 +29,8 @@ allowed() {
     providers/*) [[ $to =~ ^(core|ir|codec|config|protocol)$ || $inc =~ ^providers/[^/]+\.h$ || $inc == "$from"/* ]] ;;
     observability) [[ $to =~ ^(core|codec|observability)$ ]] ;;
     routing) [[ $to =~ ^(core|config|routing)$ ]] ;;
-    limits) [[ $to =~ ^(core|config|limits)$ ]] ;;
+    redis) [[ $to =~ ^(core|config|cache|redis)$ ]] ;;
+    limits) [[ $to =~ ^(core|config|redis|limits)$ ]] ;;
     store) [[ $to =~ ^(core|config|store)$ ]] ;;
     cache) [[ $to =~ ^(core|ir|codec|config|cache)$ || $inc =~ ^protocol/[^/]+\.h$ ]] ;;
     metering) [[ $to =~ ^(core|ir|config|store|metering)$ ]] ;;
@@ -37,8 +38,8 @@ allowed() {
     pipeline) [[ $to =~ ^(core|ir|codec|config|observability|routing|limits|store|cache|metering|tenancy|pipeline)$ ||
                  $inc =~ ^protocol/[^/]+\.h$ || $inc =~ ^providers/[^/]+\.h$ ]] ;;
     http) [[ $to =~ ^(core|codec|config|observability|http)$ || $inc =~ ^providers/[^/]+\.h$ ]] ;;
-    admin) [[ $to =~ ^(core|codec|config|observability|store|cache|metering|tenancy|http|admin)$ ]] ;;
-    server) [[ $to =~ ^(core|codec|config|observability|routing|limits|store|cache|metering|tenancy|pipeline|http|admin|server)$ ||
+    admin) [[ $to =~ ^(core|codec|config|observability|store|cache|redis|metering|tenancy|http|admin)$ ]] ;;
+    server) [[ $to =~ ^(core|codec|config|observability|routing|limits|store|cache|redis|metering|tenancy|pipeline|http|admin|server)$ ||
                $inc =~ ^providers/[^/]+\.h$ ]] ;;
     .) true ;;  # main.cc: wiring only, may include anything
     *) false ;;
@@ -57,7 +58,7 @@ while IFS= read -r file; do
   base=$(basename "$file")
   while IFS=: read -r line inc; do
     [[ -z $inc ]] && continue
-    [[ ${inc%%/*} =~ ^(core|ir|codec|config|protocol|providers|observability|routing|limits|store|cache|metering|tenancy|pipeline|http|admin|server)$ ]] ||
+    [[ ${inc%%/*} =~ ^(core|ir|codec|config|protocol|providers|observability|routing|limits|store|cache|redis|metering|tenancy|pipeline|http|admin|server)$ ]] ||
       continue  # a third-party header written with quotes ("spdlog/spdlog.h")
     # The registries are the one place that names every protocol / adapter folder.
     if [[ $from == protocol && $base == registry.cc && $inc == protocol/* ]]; then continue; fi

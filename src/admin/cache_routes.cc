@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include "redis/answer_tier.h"
+#include "redis/purge.h"
+
 namespace sluice::admin {
 
 void CacheRoutes::add_to(Router& router) {
@@ -48,7 +51,22 @@ Response CacheRoutes::purge(const Request& request) {
     return Response::error(400, "invalid_parameter", "key_group and key need a value");
   }
   const std::size_t purged = store_.purge(alias, tenant);
-  return Response::json(fmt::format(R"({{"purged":{}}})", purged));
+  if (shared_ == nullptr) {
+    return Response::json(fmt::format(R"({{"purged":{}}})", purged));
+  }
+  // The shared store's copies too, or every instance would serve them back to this one.
+  std::string error;
+  const std::optional<std::uint64_t> shared_purged = redis::purge_matching(
+      *shared_, redis::AnswerTier::purge_pattern(shared_->key_prefix, alias, tenant),
+      kSharedPurgeBudget, error);
+  if (!shared_purged) {
+    return Response::error(503, "shared_store_unavailable",
+                           fmt::format("purged {} entries here, but the shared store (redis) "
+                                       "could not be purged: {}; retry",
+                                       purged, error));
+  }
+  return Response::json(
+      fmt::format(R"({{"purged":{},"shared_purged":{}}})", purged, *shared_purged));
 }
 
 }  // namespace sluice::admin

@@ -1,7 +1,10 @@
 #pragma once
 
+#include <chrono>
+
 #include "admin/router.h"
 #include "cache/memory_store.h"
+#include "config/state.h"
 
 namespace sluice::admin {
 
@@ -9,10 +12,13 @@ namespace sluice::admin {
 //   GET  /admin/v1/cache                        entries, bytes, capacity, evictions, expirations
 //   POST /admin/v1/cache/purge[?route=ALIAS][&key_group=G | &key=KEY_ID | &shared=true]
 // A purge drops the entries of a route (its first alias), of a tenant, or both; with neither,
-// every entry. Answers {"purged": N}. 400 for an unknown parameter or two tenants at once.
+// every entry. Answers {"purged": N}, and with cache.redis also {"shared_purged": M} (503 when
+// that Redis cannot be purged). 400 for an unknown parameter or two tenants at once.
 class CacheRoutes {
  public:
-  explicit CacheRoutes(cache::MemoryStore& store) : store_(store) {}
+  // `shared`: the Redis of cache.redis, whose copies a purge drops too (null: none).
+  explicit CacheRoutes(cache::MemoryStore& store, const config::StateSettings* shared = nullptr)
+      : store_(store), shared_(shared) {}
 
   // Adds the routes to `router`; this object must outlive the router's use of them.
   void add_to(Router& router);
@@ -21,7 +27,11 @@ class CacheRoutes {
   Response purge(const Request& request);
 
  private:
+  // A purge of the shared store scans it: bounded, on the admin thread.
+  static constexpr std::chrono::milliseconds kSharedPurgeBudget{10'000};
+
   cache::MemoryStore& store_;
+  const config::StateSettings* shared_;
 };
 
 }  // namespace sluice::admin

@@ -85,10 +85,19 @@ void load_fields(const YamlMap& m, CacheSettings& s) {
 CacheConfig load_cache(const YamlField& field) {
   std::vector<std::string_view> known(std::begin(kRouteFields), std::end(kRouteFields));
   known.push_back("memory_bytes");
+  known.push_back("redis");
+  known.push_back("compress_above_bytes");
   const YamlMap m = field.map(std::span<const std::string_view>(known));
   CacheConfig config;
   if (auto f = m.get("memory_bytes")) {
     config.memory_bytes = f->size_in(1024 * 1024, std::uint64_t{1} << 40);
+  }
+  if (auto f = m.get("redis")) {
+    config.redis = load_redis(*f, RedisUse::kCache);
+    config.redis->key_prefix += "cache:";
+  }
+  if (auto f = m.get("compress_above_bytes")) {
+    config.compress_above_bytes = f->size_in(0, std::uint64_t{1} << 30);
   }
   load_fields(m, config.defaults);
   return config;

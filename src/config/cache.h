@@ -1,9 +1,11 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "config/state.h"
 #include "config/values.h"
 
 namespace sluice::config {
@@ -41,11 +43,17 @@ struct CacheSettings {
   bool store_truncated = false;
 };
 
-// The config-wide `cache:`: the in-process store's size and every route's default settings.
+// The config-wide `cache:`: the stores and every route's default settings.
 struct CacheConfig {
   // Memory the in-process store may hold (entries and their keys); the least valuable entries
   // are evicted beyond it.
   std::uint64_t memory_bytes = 64 * 1024 * 1024;
+  // A Redis shared by every instance, behind the in-process store: a local miss asks it (within
+  // its timeout_ms; a Redis that does not answer is a miss), and every answer stored goes to
+  // both. Read at start; a reload does not change it.
+  std::optional<StateSettings> redis;
+  // Records larger than this are deflated in Redis.
+  std::uint64_t compress_above_bytes = 4096;
   CacheSettings defaults;
 };
 

@@ -10,7 +10,7 @@ IdempotencySettings load_idempotency(const YamlField& field) {
     s.enabled = field.boolean();
     return s;
   }
-  const YamlMap m = field.map({"enabled", "ttl_ms", "memory_bytes", "max_entry_bytes"});
+  const YamlMap m = field.map({"enabled", "ttl_ms", "memory_bytes", "max_entry_bytes", "redis"});
   s.enabled = true;
   if (auto f = m.get("enabled")) {
     s.enabled = f->boolean();
@@ -23,6 +23,10 @@ IdempotencySettings load_idempotency(const YamlField& field) {
   }
   if (auto f = m.get("max_entry_bytes")) {
     s.max_entry_bytes = f->size_in(1024, 64 * 1024 * 1024);
+  }
+  if (auto f = m.get("redis")) {
+    s.redis = load_redis(*f, RedisUse::kCache);
+    s.redis->key_prefix += "idem:";
   }
   return s;
 }

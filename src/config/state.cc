@@ -79,7 +79,14 @@ StateSettings load_state(const YamlField& field) {
     }
     return s;
   }
-  const YamlMap r = redis->map({"url", "timeout_ms", "on_error", "key_prefix"});
+  return load_redis(*redis, RedisUse::kLimits);
+}
+
+StateSettings load_redis(const YamlField& redis, RedisUse use) {
+  const YamlMap r = use == RedisUse::kLimits
+                        ? redis.map({"url", "timeout_ms", "on_error", "key_prefix"})
+                        : redis.map({"url", "timeout_ms", "key_prefix"});
+  StateSettings s;
   s.backend = StateSettings::Backend::kRedis;
   const YamlField url = r.required("url");
   s.redis_url = url.text();

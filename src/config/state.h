@@ -31,4 +31,11 @@ struct StateSettings {
 // Throws ConfigError; messages never show the URL.
 StateSettings load_state(const YamlField& field);
 
+// Who a `redis:` section is for: the limiter's takes `on_error`; the cache's and idempotency's
+// do not (a cache that does not answer is a miss, never a refusal).
+enum class RedisUse : std::uint8_t { kLimits, kCache };
+// A `redis: { url, timeout_ms, key_prefix[, on_error] }` section. Throws ConfigError; messages
+// never show the URL.
+StateSettings load_redis(const YamlField& redis, RedisUse use);
+
 }  // namespace sluice::config

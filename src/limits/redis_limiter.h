@@ -14,7 +14,7 @@
 #include "config/config.h"
 #include "limits/limiter.h"
 #include "limits/local_limiter.h"
-#include "limits/redis_connection.h"
+#include "redis/connection.h"
 
 namespace sluice::limits {
 
@@ -94,7 +94,7 @@ class RedisLimiter final : public Limiter {
   std::vector<std::unique_ptr<Pending>> pending_;
   std::vector<Pending*> free_;
   boost::asio::io_context& ioc_;
-  RedisConnection connection_;  // last: destroyed first, failing what still waits
+  redis::RedisConnection connection_;  // last: destroyed first, failing what still waits
 };
 
 }  // namespace sluice::limits

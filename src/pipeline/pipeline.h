@@ -22,7 +22,8 @@
 
 namespace sluice::cache {
 struct CacheState;
-}
+class SharedStore;
+}  // namespace sluice::cache
 
 namespace sluice::pipeline {
 
@@ -54,6 +55,10 @@ struct PipelineParts {
   ResponseAffinity* affinity = nullptr;
   // The answer cache: stored answers and shared calls (every worker's); null: no route caches.
   cache::CacheState* cache = nullptr;
+  // This worker's clients of the store the instances share, for answers (cache.redis) and for
+  // Idempotency-Key replays (idempotency.redis); null: this instance alone.
+  cache::SharedStore* shared_answers = nullptr;
+  cache::SharedStore* shared_replays = nullptr;
   // Answers GET /metrics on the main listener when the config says admin.metrics_on_main;
   // null: never.
   const observability::MetricsRegistry* metrics = nullptr;

@@ -21,6 +21,11 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
+// host:port of a Redis, for log lines (never the URL: it may hold a password).
+std::string redis_where(const config::StateSettings& s) {
+  return s.redis_host + ":" + std::to_string(s.redis_port);
+}
+
 // The usage sink for the configured store, started; null (and said so) without a store. The
 // store is opened on the sink's writer thread, so a store that is down at start delays nothing:
 // records spool until it answers.
@@ -210,6 +215,22 @@ int Server::run() {
   register_gauges();
   limits_ = std::make_unique<pipeline::SharedLimits>(cfg, metrics_.get());
   shared_.limits = limits_.get();
+  shared_.instance_id = limits_->instance_id();
+  if (cfg.cache.redis) {
+    cache_redis_settings_ = *cfg.cache.redis;
+    cache_redis_ = std::make_unique<redis::Health>(
+        "cache", redis_where(*cfg.cache.redis), "answers come from this instance and the origin");
+    shared_.cache_redis = cache_redis_.get();
+    shared_.cache_redis_settings = &*cache_redis_settings_;
+  }
+  if (cfg.idempotency.redis) {
+    replay_redis_settings_ = *cfg.idempotency.redis;
+    replay_redis_ =
+        std::make_unique<redis::Health>("idempotency", redis_where(*cfg.idempotency.redis),
+                                        "each instance keeps its own Idempotency-Keys");
+    shared_.replay_redis = replay_redis_.get();
+    shared_.replay_redis_settings = &*replay_redis_settings_;
+  }
   key_directory_ = make_key_directory(cfg, *limits_);
   if (key_directory_) {
     shared_.store_keys = &key_directory_->keys();
@@ -388,6 +409,28 @@ void Server::register_gauges() {
                   s.sample({"shared_calls_in_flight"},
                            static_cast<double>(cache_->flights.in_air()));
                 }));
+  add(m.observe(MetricType::kGauge, "sluice_cache_backend_up",
+                "Whether the Redis the instances share answers (1) or not (0): answers cache.redis "
+                "and idempotency.redis, when configured.",
+                {"store"}, [this](SampleSink& s) {
+                  if (shared_.cache_redis != nullptr) {
+                    s.sample({"answers"}, shared_.cache_redis->up() ? 1 : 0);
+                  }
+                  if (shared_.replay_redis != nullptr) {
+                    s.sample({"idempotency"}, shared_.replay_redis->up() ? 1 : 0);
+                  }
+                }));
+  add(m.observe(MetricType::kCounter, "sluice_cache_backend_errors_total",
+                "Commands to the shared Redis that got no answer in time (down, slow, refused, "
+                "too many waiting): each is a miss, served by the origin.",
+                {"store"}, [this](SampleSink& s) {
+                  if (shared_.cache_redis != nullptr) {
+                    s.sample({"answers"}, static_cast<double>(shared_.cache_redis->errors()));
+                  }
+                  if (shared_.replay_redis != nullptr) {
+                    s.sample({"idempotency"}, static_cast<double>(shared_.replay_redis->errors()));
+                  }
+                }));
   add(m.observe(MetricType::kCounter, "sluice_cache_evictions_total",
                 "Cached answers dropped: for space (evicted, the least valuable first) or past "
                 "their time (expired).",
@@ -561,7 +604,8 @@ bool Server::start_admin() {
     return true;
   }
   if (cache_) {
-    cache_routes_ = std::make_unique<admin::CacheRoutes>(cache_->answers);
+    cache_routes_ = std::make_unique<admin::CacheRoutes>(
+        cache_->answers, cache_redis_settings_ ? &*cache_redis_settings_ : nullptr);
     cache_routes_->add_to(admin_router_);
   }
   if (snapshot_->config().store.kind != config::StoreSettings::Kind::kNone) {

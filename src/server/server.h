@@ -85,6 +85,11 @@ class Server {
   // Rate limits shared by the workers' admission (outlives them; uses the metrics registry).
   std::unique_ptr<pipeline::SharedLimits> limits_;
   std::unique_ptr<cache::CacheState> cache_;
+  // The shared Redis of cache.redis / idempotency.redis (start-up settings), when configured.
+  std::optional<config::StateSettings> cache_redis_settings_;
+  std::unique_ptr<redis::Health> cache_redis_;
+  std::optional<config::StateSettings> replay_redis_settings_;
+  std::unique_ptr<redis::Health> replay_redis_;
   // Keys, key groups and budgets from the store (`tenancy:`, on with a store); outlives the
   // workers, whose requests hold its key sets.
   std::unique_ptr<tenancy::KeyDirectory> key_directory_;

@@ -45,10 +45,21 @@ pipeline::PipelineParts pipeline_parts(Worker& worker, pipeline::UpstreamConnect
   parts.worker = index;
   parts.affinity = &worker.shared().affinity;
   parts.cache = worker.shared().cache;
+  parts.shared_answers = worker.shared_answers();
+  parts.shared_replays = worker.shared_replays();
   parts.limits = worker.limits_admission();
   parts.store_keys = worker.shared().store_keys;
   parts.metrics = worker.shared().metrics;
   return parts;
+}
+
+std::unique_ptr<redis::AnswerTier> answer_tier(net::io_context& ioc, redis::Health* health,
+                                               const config::StateSettings* settings,
+                                               const std::string& instance) {
+  if (health == nullptr || settings == nullptr) {
+    return nullptr;
+  }
+  return std::make_unique<redis::AnswerTier>(ioc, *settings, *health, instance);
 }
 
 // Appends an optional observer (traces, usage records, admission) when there is one;
@@ -80,6 +91,10 @@ Worker::Worker(std::size_t index, SharedState& shared,
       trace_observer_(shared.spans != nullptr
                           ? std::make_unique<pipeline::TraceObserver>(*shared.spans, index)
                           : nullptr),
+      shared_answers_(
+          answer_tier(ioc_, shared.cache_redis, shared.cache_redis_settings, shared.instance_id)),
+      shared_replays_(
+          answer_tier(ioc_, shared.replay_redis, shared.replay_redis_settings, shared.instance_id)),
       observers_{&access_log_observer_, &metrics_observer_},
       pipeline_(
           pipeline_parts(*this, connector_, sleeper_,
@@ -110,6 +125,11 @@ void Worker::run() {
   name_this_thread("sluice-w" + std::to_string(index_));
   if (limits_admission_) {
     limits_admission_->start();  // on this thread: the Redis connection lives on ioc_
+  }
+  for (redis::AnswerTier* tier : {shared_answers_.get(), shared_replays_.get()}) {
+    if (tier != nullptr) {
+      tier->start();
+    }
   }
   net::co_spawn(ioc_, accept_loop(), [this](std::exception_ptr e) {
     if (e) {

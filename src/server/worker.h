@@ -25,6 +25,8 @@
 #include "pipeline/snapshot.h"
 #include "pipeline/trace_observer.h"
 #include "pipeline/usage_observer.h"
+#include "redis/answer_tier.h"
+#include "redis/health.h"
 #include "server/upstream_connector.h"
 
 namespace sluice::server {
@@ -55,6 +57,14 @@ struct SharedState {
   pipeline::ResponseAffinity affinity;
   // The answer cache (cache/cache_state.h), its store sized by `cache.memory_bytes`.
   cache::CacheState* cache = nullptr;
+  // Whether the Redis the instances share answers the cache's / Idempotency-Key's commands
+  // (cache.redis, idempotency.redis); null when not configured. Settings are the start-up
+  // config's.
+  redis::Health* cache_redis = nullptr;
+  const config::StateSettings* cache_redis_settings = nullptr;
+  redis::Health* replay_redis = nullptr;
+  const config::StateSettings* replay_redis_settings = nullptr;
+  std::string instance_id;  // claims in the shared store name it
   // Rate limits and concurrency slots: local buckets, Redis health, compiled limits.
   pipeline::SharedLimits* limits = nullptr;
   // Keys and budgets from the store (tenancy); null without a store.
@@ -111,6 +121,8 @@ class Worker final : public pipeline::Host {
   SharedState& shared() { return shared_; }
   net::io_context& io_context() { return ioc_; }
   const pipeline::Pipeline& pipeline() const { return pipeline_; }
+  cache::SharedStore* shared_answers() { return shared_answers_.get(); }
+  cache::SharedStore* shared_replays() { return shared_replays_.get(); }
   // This worker's admission by rate limits (null without SharedState::limits).
   pipeline::LimitsAdmission* limits_admission() { return limits_admission_.get(); }
   // This worker's share of sluice_requests_in_flight (moved by its sessions).
@@ -144,6 +156,9 @@ class Worker final : public pipeline::Host {
   std::unique_ptr<pipeline::UsageObserver> usage_observer_;  // null: no store, no records
   std::unique_ptr<pipeline::LimitsAdmission> limits_admission_;
   std::unique_ptr<pipeline::TraceObserver> trace_observer_;  // null: traces not configured
+  // This worker's clients of the instances' shared store (null: not configured).
+  std::unique_ptr<redis::AnswerTier> shared_answers_;
+  std::unique_ptr<redis::AnswerTier> shared_replays_;
   std::vector<pipeline::RequestObserver*> observers_;
   pipeline::Pipeline pipeline_;
 };

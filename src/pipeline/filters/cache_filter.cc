@@ -5,6 +5,7 @@
 
 #include <boost/container/small_vector.hpp>
 
+#include "cache/entry_codec.h"
 #include "cache/key.h"
 #include "cache/replay.h"
 #include "codec/http_tokens.h"
@@ -32,8 +33,6 @@ struct CacheFilter::Call final : FilterState {
   // A follower: the flight it followed (holds the target's name for the record).
   std::shared_ptr<cache::Flight> followed;
 };
-
-namespace {}  // namespace
 
 // The caller's say in the matter (RFC 9111 request directives the cache honours, and ours).
 struct CacheFilter::Directives {
@@ -118,16 +117,19 @@ std::unique_ptr<Filter> CacheFilter::make(const FilterSetup& setup) {
   if (codec == nullptr) {
     return nullptr;
   }
-  return std::make_unique<CacheFilter>(route.cache, *cache, route.aliases.front(),
-                                       route_scope(route), *codec);
+  return std::make_unique<CacheFilter>(
+      route.cache, *cache,
+      Shared{setup.parts.shared_answers, setup.snapshot.config().cache.compress_above_bytes},
+      route.aliases.front(), route_scope(route), *codec);
 }
 
-CacheFilter::CacheFilter(config::CacheSettings settings, cache::CacheState& cache,
+CacheFilter::CacheFilter(config::CacheSettings settings, cache::CacheState& cache, Shared shared,
                          std::string alias, std::string route_scope,
                          const protocol::UpstreamCodec& codec)
     : settings_(std::move(settings)),
       store_(cache.answers),
       flights_(cache.flights),
+      shared_(shared),
       alias_(std::move(alias)),
       route_scope_(std::move(route_scope)),
       codec_(codec) {}
@@ -165,8 +167,11 @@ Awaitable<FilterStatus> CacheFilter::before_plan(CallContext& call) {
     state->keeper.keep(codec_, settings_.max_entry_bytes);
     co_return FilterStatus::proceed();  // fresh from the origin: neither the store nor a flight
   }
-  if (std::optional<cache::MemoryStore::Found> found =
-          store_.find(state->key, call.clock().now())) {
+  std::optional<cache::MemoryStore::Found> found = store_.find(state->key, call.clock().now());
+  if (!found && shared_.store != nullptr) {
+    found = co_await find_shared(call, *state);
+  }
+  if (found) {
     if (!found->refresh) {
       const bool served = co_await serve(call, *state, *found);
       if (served) {
@@ -179,12 +184,36 @@ Awaitable<FilterStatus> CacheFilter::before_plan(CallContext& call) {
   co_return co_await board(call, *state);
 }
 
+// A local miss asks the instances' shared store; an answer found there is kept here too. Only a
+// fresh one serves: refreshing a stale entry is the business of the instance that finds it in
+// its own store.
+Awaitable<std::optional<cache::MemoryStore::Found>> CacheFilter::find_shared(CallContext& call,
+                                                                             Call& state) {
+  std::optional<std::string> record =
+      co_await shared_.store->find_answer(alias_, state.tenant, state.key);
+  if (!record) {
+    co_return std::nullopt;
+  }
+  const auto now = call.clock().now();
+  std::optional<cache::Entry> entry =
+      cache::decode_entry(*record, {call.clock().wall_now(), now}, settings_.max_entry_bytes);
+  // The name holds the key, and the key the scope; the record must say the same scope, or it is
+  // not this request's answer (a record written under another name).
+  if (!entry || entry->route != route_scope_ || entry->tenant != state.tenant ||
+      entry->fresh_until <= now) {
+    co_return std::nullopt;
+  }
+  auto kept = std::make_shared<const cache::Entry>(std::move(*entry));
+  store_.put(state.key, kept);
+  co_return cache::MemoryStore::Found{std::move(kept), cache::MemoryStore::Freshness::kFresh,
+                                      false};
+}
+
 // A miss: follows the identical call already in the air, or leads a new one whose answer
 // feeds whoever follows.
 Awaitable<FilterStatus> CacheFilter::board(CallContext& call, Call& state) {
   cache::Flights::Boarding boarding = flights_.board(state.key, settings_.max_entry_bytes);
   if (!boarding.leader) {
-    call.ctx().cached_owner = boarding.flight;  // the record names its target after the call
     const bool followed = co_await follow_flight(call, *boarding.flight);
     boarding.flight->leave();
     if (followed) {
@@ -280,9 +309,17 @@ void CacheFilter::store_answer(CallContext& call, Call& state, ir::Response answ
   entry->fresh_until = now + jittered(state.ttl, settings_.ttl_jitter, state.key);
   entry->stale_until = entry->fresh_until + settings_.stale_while_revalidate;
   entry->bytes = cache::entry_bytes(*entry);
-  if (entry->bytes <= settings_.max_entry_bytes) {
-    store_.put(state.key, std::move(entry));
+  if (entry->bytes > settings_.max_entry_bytes) {
+    return;
   }
+  if (shared_.store != nullptr) {
+    if (std::optional<std::string> record = cache::encode_entry(
+            *entry, {call.clock().wall_now(), now}, shared_.compress_above_bytes)) {
+      const auto lives = std::chrono::duration_cast<milliseconds>(entry->stale_until - now);
+      shared_.store->put_answer(alias_, state.tenant, state.key, std::move(*record), lives);
+    }
+  }
+  store_.put(state.key, std::move(entry));
 }
 
 }  // namespace sluice::pipeline

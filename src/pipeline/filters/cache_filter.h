@@ -4,6 +4,7 @@
 #include <string>
 
 #include "cache/cache_state.h"
+#include "cache/shared_store.h"
 #include "config/cache.h"
 #include "pipeline/filter.h"
 #include "pipeline/filter_chain.h"
@@ -37,12 +38,20 @@ namespace sluice::pipeline {
 // answer cut by the caller leaving, a truncated answer (unless store_truncated), an answer
 // larger than max_entry_bytes. `Cache-Control: no-cache` (or max-age=0) skips the lookup and
 // stores the fresh answer; `x-sluice-cache-ttl: <seconds>` shortens the entry's life.
+// With `cache.redis`, a local miss asks the store every instance shares before it goes on
+// (cache/shared_store.h), and every stored answer is written there too; a Redis that is slow or
+// down is a miss, never an error.
 // Response header `x-sluice-cache`: hit, stale, miss, refresh or bypass; `Age` on hits.
 class CacheFilter final : public Filter {
  public:
   static std::unique_ptr<Filter> make(const FilterSetup& setup);
-  CacheFilter(config::CacheSettings settings, cache::CacheState& cache, std::string alias,
-              std::string route_scope, const protocol::UpstreamCodec& codec);
+  // The instances' shared store (null: none) and the size above which records are deflated.
+  struct Shared {
+    cache::SharedStore* store = nullptr;
+    std::uint64_t compress_above_bytes = 0;
+  };
+  CacheFilter(config::CacheSettings settings, cache::CacheState& cache, Shared shared,
+              std::string alias, std::string route_scope, const protocol::UpstreamCodec& codec);
 
   std::string_view name() const override { return "cache"; }
   FilterHooks hooks() const override {
@@ -62,6 +71,7 @@ class CacheFilter final : public Filter {
   // The request's key and state, or null when the request is not cached (ctx.cache says
   // bypass then).
   Call* keyed(CallContext& call, const Directives& directives);
+  Awaitable<std::optional<cache::MemoryStore::Found>> find_shared(CallContext& call, Call& state);
   Awaitable<FilterStatus> board(CallContext& call, Call& state);
   // Answers the call from `found`; false when the entry cannot be told in the caller's
   // protocol (the call then goes to the origin).
@@ -71,6 +81,7 @@ class CacheFilter final : public Filter {
   const config::CacheSettings settings_;
   cache::MemoryStore& store_;
   cache::Flights& flights_;
+  const Shared shared_;
   const std::string alias_;  // the route's first alias: purges name it
   // The route part of every key: its first alias and its targets (cache/key.h KeyScope).
   const std::string route_scope_;

@@ -1,5 +1,6 @@
 #include "pipeline/filters/idempotency_filter.h"
 
+#include "cache/entry_codec.h"
 #include "codec/http_tokens.h"
 #include "config/scalars.h"
 #include "pipeline/call_context.h"
@@ -19,7 +20,9 @@ struct IdempotencyFilter::Call final : FilterState {
   AnswerKeeper keeper;  // the first call under the key
   std::shared_ptr<cache::Flight> followed;
   std::shared_ptr<const cache::Entry> replayed;
-  bool joining = false;  // following the first call: its head says it is a replay
+  bool joining = false;    // following the first call: its head says it is a replay
+  bool claimed = false;    // the key is this call's in the shared store: finish_claim at the end
+  bool held_here = false;  // the store says a call of this instance holds the key
 };
 
 namespace {
@@ -42,6 +45,19 @@ Error reused(int status, std::string_view why) {
       .with_param("Idempotency-Key");
 }
 
+Error in_use_elsewhere() {
+  return Error(ErrorKind::kBadRequest, 409,
+               "A request with this Idempotency-Key is still under way; retry it after it "
+               "completes to get its answer.")
+      .with_code("idempotency_key_in_use")
+      .with_param("Idempotency-Key")
+      .with_retry_after(1);
+}
+
+// How long a claim in the shared store outlives a call that never finishes it (its instance
+// died): retries meanwhile are told to wait, then the next one goes upstream.
+constexpr std::chrono::minutes kClaimHold{10};
+
 std::string tenant_of(const CallContext& call) {
   const config::Key* key = call.ctx().key;
   if (key == nullptr) {
@@ -63,15 +79,17 @@ std::unique_ptr<Filter> IdempotencyFilter::make(const FilterSetup& setup) {
   if (codec == nullptr) {
     return nullptr;
   }
-  return std::make_unique<IdempotencyFilter>(settings, *cache, setup.route.config->aliases.front(),
-                                             *codec);
+  return std::make_unique<IdempotencyFilter>(settings, *cache, setup.parts.shared_replays,
+                                             setup.route.config->aliases.front(), *codec);
 }
 
 IdempotencyFilter::IdempotencyFilter(config::IdempotencySettings settings, cache::CacheState& cache,
-                                     std::string alias, const protocol::UpstreamCodec& codec)
-    : settings_(settings),
+                                     cache::SharedStore* shared, std::string alias,
+                                     const protocol::UpstreamCodec& codec)
+    : settings_(std::move(settings)),
       replays_(cache.replays),
       flights_(cache.replay_flights),
+      shared_(shared),
       alias_(std::move(alias)),
       codec_(codec) {}
 
@@ -96,7 +114,49 @@ Awaitable<FilterStatus> IdempotencyFilter::before_plan(CallContext& call) {
     call.ctx().cached_owner = found->entry;
     co_return co_await replay(call, *found->entry);
   }
+  if (shared_ != nullptr) {
+    if (std::optional<FilterStatus> decided = co_await ask_shared(call, state)) {
+      co_return std::move(*decided);
+    }
+  }
   co_return co_await board(call, state);
+}
+
+Awaitable<std::optional<FilterStatus>> IdempotencyFilter::ask_shared(CallContext& call,
+                                                                     Call& state) {
+  cache::SharedStore::Claim claim = co_await shared_->claim(state.key, state.digest, kClaimHold);
+  using Result = cache::SharedStore::Claim::Result;
+  switch (claim.result) {
+    case Result::kClaimed:
+      state.claimed = true;
+      co_return std::nullopt;
+    case Result::kUnavailable:
+      co_return std::nullopt;  // each instance on its own until the store answers
+    case Result::kHeld:
+      if (claim.holder_digest != cache::to_hex(state.digest)) {
+        co_return FilterStatus::stop(reused(409, ", which is still under way"));
+      }
+      if (claim.held_here) {
+        state.held_here = true;
+        co_return std::nullopt;  // this instance's call: board joins its flight
+      }
+      co_return FilterStatus::stop(in_use_elsewhere());
+    case Result::kDone:
+      break;
+  }
+  std::optional<cache::Entry> entry = cache::decode_entry(
+      claim.record, {call.clock().wall_now(), call.clock().now()}, settings_.max_entry_bytes);
+  if (!entry) {
+    co_return std::nullopt;  // a record this version cannot read: treated as absent
+  }
+  if (entry->request_digest != state.digest) {
+    co_return FilterStatus::stop(reused(422, ""));
+  }
+  auto kept = std::make_shared<const cache::Entry>(std::move(*entry));
+  replays_.put(state.key, kept);
+  state.replayed = kept;
+  call.ctx().cached_owner = kept;
+  co_return co_await replay(call, *kept);
 }
 
 Awaitable<FilterStatus> IdempotencyFilter::replay(CallContext& call, const cache::Entry& entry) {
@@ -127,7 +187,6 @@ Awaitable<FilterStatus> IdempotencyFilter::board(CallContext& call, Call& state)
       boarding.flight->leave();
       co_return FilterStatus::stop(reused(409, ", which is still under way"));
     }
-    call.ctx().cached_owner = boarding.flight;  // the record names its target after the call
     state.joining = true;
     const bool followed = co_await follow_flight(call, *boarding.flight);
     state.joining = false;
@@ -137,6 +196,19 @@ Awaitable<FilterStatus> IdempotencyFilter::board(CallContext& call, Call& state)
       co_return FilterStatus::answered();
     }
     co_return FilterStatus::proceed();  // the first call failed: this retry is a new try
+  }
+  if (state.held_here) {
+    // The store said this instance holds the key, but its call has landed since: its answer
+    // is kept here now (it is remembered before its flight lands), or it failed and this retry
+    // is a new try.
+    if (auto found = replays_.find(state.key, call.clock().now());
+        found && found->entry->request_digest == state.digest) {
+      flights_.land(state.key, *boarding.flight);
+      boarding.flight->finish(false, {}, {});
+      state.replayed = found->entry;
+      call.ctx().cached_owner = found->entry;
+      co_return co_await replay(call, *found->entry);
+    }
   }
   state.keeper.lead(call, flights_, state.key, std::move(boarding.flight), codec_,
                     settings_.max_entry_bytes);
@@ -174,13 +246,23 @@ void IdempotencyFilter::on_end(CallContext& call) {
   }
   std::optional<ir::Response> answer = state->keeper.answer(call);
   const bool whole = answer.has_value();
+  std::shared_ptr<const cache::Entry> kept;
   if (whole) {
-    remember(call, *state, std::move(*answer));
+    kept = remember(call, *state, std::move(*answer));
+  }
+  if (state->claimed) {
+    std::optional<std::string> record;
+    if (kept != nullptr) {
+      record = cache::encode_entry(*kept, {call.clock().wall_now(), call.clock().now()},
+                                   settings_.compress_above_bytes);
+    }
+    shared_->finish_claim(state->key, state->digest, std::move(record), settings_.ttl);
   }
   state->keeper.land(call, whole);
 }
 
-void IdempotencyFilter::remember(CallContext& call, Call& state, ir::Response answer) {
+std::shared_ptr<const cache::Entry> IdempotencyFilter::remember(CallContext& call, Call& state,
+                                                                ir::Response answer) {
   const Attempt& answered = *call.ctx().last_attempt();
   auto entry = std::make_shared<cache::Entry>();
   entry->answer = std::move(answer);
@@ -192,9 +274,11 @@ void IdempotencyFilter::remember(CallContext& call, Call& state, ir::Response an
   entry->fresh_until = call.clock().now() + settings_.ttl;
   entry->stale_until = entry->fresh_until;
   entry->bytes = cache::entry_bytes(*entry);
-  if (entry->bytes <= settings_.max_entry_bytes) {
-    replays_.put(state.key, std::move(entry));
+  if (entry->bytes > settings_.max_entry_bytes) {
+    return nullptr;
   }
+  replays_.put(state.key, entry);
+  return entry;
 }
 
 }  // namespace sluice::pipeline

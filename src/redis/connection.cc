@@ -1,4 +1,4 @@
-#include "limits/redis_connection.h"
+#include "redis/connection.h"
 
 #include <array>
 
@@ -7,7 +7,7 @@
 #include <hiredis/async.h>
 #include <hiredis/hiredis.h>
 
-namespace sluice::limits {
+namespace sluice::redis {
 
 namespace {
 
@@ -259,4 +259,4 @@ void RedisConnection::arm(boost::asio::posix::descriptor_base::wait_type what, b
   });
 }
 
-}  // namespace sluice::limits
+}  // namespace sluice::redis

@@ -1,4 +1,4 @@
-#include "limits/redis_connection.h"
+#include "redis/connection.h"
 
 #include <cstdlib>
 #include <string>
@@ -8,11 +8,11 @@
 #include <boost/asio/steady_timer.hpp>
 #include <gtest/gtest.h>
 
-#include "test_config.h"
+#include "redis_test_settings.h"
 
 // Name resolution of RedisConnection against a real redis-server (SLUICE_TEST_REDIS_URL);
 // skipped without one.
-namespace sluice::limits {
+namespace sluice::redis {
 namespace {
 
 using namespace std::chrono_literals;
@@ -35,12 +35,11 @@ class RedisConnectionTest : public ::testing::Test {
   // The settings of SLUICE_TEST_REDIS_URL with its address replaced by a host name that only
   // the test's resolver knows.
   void SetUp() override {
-    const char* url = std::getenv("SLUICE_TEST_REDIS_URL");
-    if (url == nullptr) {
+    std::optional<config::StateSettings> settings = test_redis_settings();
+    if (!settings) {
       GTEST_SKIP() << "SLUICE_TEST_REDIS_URL is not set (scripts/test-services.sh)";
     }
-    settings_ =
-        load_test_config(std::string("state: { redis: { url: \"") + url + "\" } }\n")->state;
+    settings_ = *settings;
     settings_.redis_host = "redis.sluice-test.invalid";
   }
 
@@ -100,4 +99,4 @@ TEST_F(RedisConnectionTest, TheDefaultResolverFindsLocalhost) {
 }
 
 }  // namespace
-}  // namespace sluice::limits
+}  // namespace sluice::redis

@@ -18,7 +18,7 @@
 struct redisAsyncContext;
 struct redisReply;
 
-namespace sluice::limits {
+namespace sluice::redis {
 
 // One hiredis asynchronous connection driven by a worker's io_context: hiredis parses and
 // formats, Asio waits for the socket (a posix::stream_descriptor over hiredis's fd; hiredis
@@ -98,4 +98,4 @@ class RedisConnection {
   std::chrono::milliseconds backoff_{50};
 };
 
-}  // namespace sluice::limits
+}  // namespace sluice::redis

@@ -1,0 +1,61 @@
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include <boost/asio/awaitable.hpp>
+
+#include "cache/key.h"
+
+namespace sluice::cache {
+
+// The store every instance shares, behind each instance's MemoryStore (docs/cache.md#redis):
+// a local miss asks it, and what is stored locally is written to it too, so an answer paid
+// for on one instance serves the others, and an Idempotency-Key retry that reaches another
+// instance finds the first call. Records are entry_codec.h's.
+//
+// Never on the request's critical path for longer than its timeout: a store that is slow or
+// down answers "nothing" (a miss, kUnavailable), so a request degrades to the origin, never to
+// an error. One per worker (the Redis tier: redis/answer_tier.h); calls on that worker's thread.
+class SharedStore {
+ public:
+  virtual ~SharedStore() = default;
+
+  // The cache record under (alias, tenant, key), or nullopt: absent, or no answer in time.
+  virtual boost::asio::awaitable<std::optional<std::string>> find_answer(std::string_view alias,
+                                                                         std::string_view tenant,
+                                                                         const Key& key) = 0;
+  // Stores a cache record; it expires after `ttl`. Not awaited: the request does not wait.
+  virtual void put_answer(std::string_view alias, std::string_view tenant, const Key& key,
+                          std::string record, std::chrono::milliseconds ttl) = 0;
+
+  // An Idempotency-Key across instances: the replay record under `key` if there is one, else
+  // the key is claimed for this call (for `hold`, until finish_claim), unless another call holds
+  // it.
+  struct Claim {
+    enum class Result : std::uint8_t {
+      kClaimed,      // this call is the first anywhere: it goes on, and finishes the claim
+      kDone,         // an earlier call's answer: `record`
+      kHeld,         // a call is under way: `holder_digest` is its request's (hex)
+      kUnavailable,  // the store did not answer: each instance on its own
+    };
+    Result result = Result::kUnavailable;
+    std::string record;
+    std::string holder_digest;
+    bool held_here = false;  // kHeld: by a call of this instance (its flight can be joined)
+  };
+  // `digest`: this request's (cache/key.h request_digest), so that a retry elsewhere can tell
+  // the same request from another one under the same key.
+  virtual boost::asio::awaitable<Claim> claim(const Key& key, const Key& digest,
+                                              std::chrono::milliseconds hold) = 0;
+  // The claimed call is over: its replay record (kept for `ttl`), or nullopt when it failed
+  // (nothing is kept: a failure is never replayed). The claim is released either way, and
+  // only if it is still this call's. Not awaited.
+  virtual void finish_claim(const Key& key, const Key& digest, std::optional<std::string> record,
+                            std::chrono::milliseconds ttl) = 0;
+};
+
+}  // namespace sluice::cache

@@ -1,0 +1,54 @@
+#pragma once
+
+#include <chrono>
+#include <string>
+
+#include "cache/shared_store.h"
+#include "redis/commands.h"
+
+namespace sluice::redis {
+
+// The answer cache's and Idempotency-Key's shared store in one Redis (cache/shared_store.h).
+//
+// Names, under the section's key_prefix ("sluice:cache:" / "sluice:idem:"):
+//   e:<alias>:<tenant>:<key hex>    a cache record (alias and tenant percent-escaped, so a purge
+//                                   can MATCH them without globbing into other routes)
+//   {<key hex>}                     an idempotent replay record
+//   {<key hex>}:claim               the call under way: "<digest hex>:<instance>" (one hash
+//                                   tag, so a cluster keeps the pair on one node)
+// Every command is bounded by the section's timeout_ms (Commands); a store that does not
+// answer is a miss. One per worker.
+class AnswerTier final : public cache::SharedStore {
+ public:
+  // `instance`: this process's id, so a claim is released only by the instance that took it.
+  AnswerTier(boost::asio::io_context& ioc, const config::StateSettings& settings, Health& health,
+             std::string instance);
+
+  void start() { commands_.start(); }
+  bool connected() const { return commands_.connected(); }
+
+  boost::asio::awaitable<std::optional<std::string>> find_answer(std::string_view alias,
+                                                                 std::string_view tenant,
+                                                                 const cache::Key& key) override;
+  void put_answer(std::string_view alias, std::string_view tenant, const cache::Key& key,
+                  std::string record, std::chrono::milliseconds ttl) override;
+  boost::asio::awaitable<Claim> claim(const cache::Key& key, const cache::Key& digest,
+                                      std::chrono::milliseconds hold) override;
+  void finish_claim(const cache::Key& key, const cache::Key& digest,
+                    std::optional<std::string> record, std::chrono::milliseconds ttl) override;
+
+  // The MATCH pattern of the cache records a purge drops: `alias` and `tenant` ("" for any).
+  static std::string purge_pattern(std::string_view prefix, std::string_view alias,
+                                   std::string_view tenant);
+
+ private:
+  std::string answer_name(std::string_view alias, std::string_view tenant,
+                          const cache::Key& key) const;
+  std::string claim_value(const cache::Key& digest) const;
+
+  const config::StateSettings settings_;
+  const std::string instance_;
+  Commands commands_;
+};
+
+}  // namespace sluice::redis
