@@ -7,7 +7,7 @@ PRESET ?= release
 CONFIG ?= examples/quickstart.yaml
 JOBS ?= $(shell nproc)
 
-.PHONY: run build test test-asan test-tsan fuzz deps deps-test bench bench-limits bench-metering gameday check-config format clean
+.PHONY: run build test test-asan test-tsan fuzz deps deps-test bench bench-limits bench-metering bench-affinity gameday check-config format clean
 
 deps:
 	scripts/install-deps.sh
@@ -56,6 +56,13 @@ bench-metering:
 	cmake --preset release >/dev/null
 	cmake --build --preset release -j $(JOBS)
 	bench/metering.sh
+
+# prefix_affinity vs weighted over three mock providers that keep prompt caches: the share of
+# prompt tokens read from a cache, and of turns that read the whole previous prompt (~10 s).
+bench-affinity:
+	cmake --preset release >/dev/null
+	cmake --build --preset release -j $(JOBS)
+	node bench/prefix_affinity.mjs
 
 # Game day (bench/README.md): a provider returns 429, then 503, then stalls, then heals under
 # steady load; Sluice vs Portkey with fallback. About 16 minutes; GAMEDAY_ARGS=--quick for a

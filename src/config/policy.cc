@@ -211,8 +211,11 @@ PolicyNode PolicyReader::node(const YamlField& field, bool in_balance, std::size
         node.strategy = PolicyNode::Strategy::kLeastBusy;
       } else if (strategy == "latency") {
         node.strategy = PolicyNode::Strategy::kLatency;
+      } else if (strategy == "prefix_affinity") {
+        node.strategy = PolicyNode::Strategy::kPrefixAffinity;
       } else {
-        f->fail("expected weighted, ordered, least_busy or latency, got " + in_quotes(strategy));
+        f->fail("expected weighted, ordered, least_busy, latency or prefix_affinity, got " +
+                in_quotes(strategy));
       }
     }
   }

@@ -59,6 +59,10 @@ struct PolicyNode {
     kOrdered,    // in the order written
     kLeastBusy,  // fewest requests in flight first
     kLatency,    // power of two choices on the EWMA of time to first byte
+    // The same prompt prefix to the same child (rendezvous hashing on the request's affinity
+    // key, weighted), unless that child carries more than its bounded share of the load:
+    // provider prompt caches stay warm, and a hot prefix cannot pile onto one target.
+    kPrefixAffinity,
   };
   Kind kind = Kind::kTarget;
   std::size_t target = 0;                   // kTarget

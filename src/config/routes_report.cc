@@ -219,6 +219,8 @@ std::string_view strategy_name(PolicyNode::Strategy s) {
       return "least_busy";
     case PolicyNode::Strategy::kLatency:
       return "latency";
+    case PolicyNode::Strategy::kPrefixAffinity:
+      return "prefix_affinity";
   }
   return "weighted";
 }

@@ -1,5 +1,6 @@
 #include "pipeline/call_context.h"
 
+#include "codec/json_members.h"
 #include "config/config.h"
 #include "pipeline/error_reply.h"
 #include "pipeline/pipeline.h"
@@ -107,6 +108,56 @@ std::optional<std::uint64_t> CallContext::output_limit() const {
 }
 
 std::optional<std::uint64_t> CallContext::max_tokens() const { return output_limit(); }
+
+namespace {
+
+void hash_parts(std::uint64_t& h, std::span<const ir::ContentPart> parts) {
+  for (const ir::ContentPart& p : parts) {
+    const char kind = static_cast<char>('0' + static_cast<int>(p.kind));
+    h = routing::stable_hash(std::string_view(&kind, 1), h);
+    h = routing::stable_hash(p.text, h);
+    h = routing::stable_hash(p.name, h);
+    h = routing::stable_hash(p.arguments, h);
+    h = routing::stable_hash(p.source, h);
+    hash_parts(h, p.parts);
+  }
+}
+
+}  // namespace
+
+std::uint64_t CallContext::affinity() const {
+  // Never 0 (0 means none): the low bit is set on every answer.
+  if (std::optional<std::string_view> given = header("x-sluice-affinity-key");
+      given && !given->empty()) {
+    return routing::stable_hash(*given) | 1;
+  }
+  const std::vector<codec::ValueRange> cache_key =
+      codec::find_member(request_.body, {"prompt_cache_key", ""});
+  if (!cache_key.empty()) {
+    const codec::ValueRange& v = cache_key.back();
+    return routing::stable_hash(request_.body.substr(v.begin, v.end - v.begin)) | 1;
+  }
+  // The prefix a provider's prompt cache would match: system prompt, tools, first message.
+  // ir() decodes on first use and keeps the result: this is the plan asking, once.
+  Result<ir::Request*> decoded = const_cast<CallContext*>(this)->ir();
+  if (!decoded) {
+    return 0;
+  }
+  const ir::Request& r = **decoded;
+  std::uint64_t h = routing::stable_hash("sluice-prefix");
+  hash_parts(h, r.system);
+  for (const ir::Tool& t : r.tools) {
+    h = routing::stable_hash(t.name, h);
+    h = routing::stable_hash(t.description, h);
+    h = routing::stable_hash(t.parameters, h);
+  }
+  if (!r.messages.empty()) {
+    const char role = static_cast<char>('0' + static_cast<int>(r.messages.front().role));
+    h = routing::stable_hash(std::string_view(&role, 1), h);
+    hash_parts(h, r.messages.front().content);
+  }
+  return h | 1;
+}
 
 std::string_view CallContext::key() const {
   return ctx_.key != nullptr ? std::string_view(ctx_.key->name) : std::string_view();

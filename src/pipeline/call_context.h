@@ -168,6 +168,7 @@ class CallContext final : public routing::RequestFacts {
   std::optional<std::string_view> header(std::string_view lower_name) const override;
   bool stream() const override { return request_.stream; }
   std::optional<std::uint64_t> max_tokens() const override;
+  std::uint64_t affinity() const override;
 
  private:
   const Pipeline& pipeline_;

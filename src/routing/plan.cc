@@ -136,7 +136,24 @@ AttemptPlan::AttemptPlan(const CompiledPolicy& policy, TimePoint now, std::uint6
   created_ = now;
 }
 
+std::uint64_t stable_hash(std::string_view bytes, std::uint64_t seed) {
+  std::uint64_t h = seed;
+  for (const char c : bytes) {
+    h ^= static_cast<unsigned char>(c);
+    h *= 0x100000001b3ull;
+  }
+  return h;
+}
+
 std::uint64_t AttemptPlan::next_random() { return mix(rng_); }
+
+const config::Target& AttemptPlan::first_target(const PolicyNode& node) const {
+  const PolicyNode* n = &node;
+  while (n->kind != PolicyNode::Kind::kTarget) {
+    n = &n->children.front();
+  }
+  return policy_.route->targets[n->target];
+}
 
 std::vector<std::size_t> AttemptPlan::order() const {
   std::vector<std::size_t> out;
@@ -208,12 +225,18 @@ void AttemptPlan::flatten(const PolicyNode& node, std::span<const int> on_status
   // are those of its best leaf.
   struct Ranked {
     const PolicyNode* node;
-    double key;      // higher first, within its class
-    bool failover;   // weight 0: after every weighted child, in the order written
-    bool unhealthy;  // no available leaf: after every healthy child
+    double key;            // higher first, within its class
+    bool failover;         // weight 0: after every weighted child, in the order written
+    bool unhealthy;        // no available leaf: after every healthy child
+    bool spilled = false;  // prefix_affinity: over its share of the load, after the others
+    std::int64_t busy = 0;
   };
   boost::container::small_vector<Ranked, 4> ranked;
   ranked.reserve(node.children.size());
+  const std::uint64_t affinity =
+      node.strategy == PolicyNode::Strategy::kPrefixAffinity && facts_ != nullptr
+          ? facts_->affinity()
+          : 0;
   for (std::size_t i = 0; i < node.children.size(); ++i) {
     const PolicyNode& child = node.children[i];
     const bool healthy = available(child, now);
@@ -236,8 +259,42 @@ void AttemptPlan::flatten(const PolicyNode& node, std::span<const int> on_status
       case PolicyNode::Strategy::kLatency:
         key = -static_cast<double>(ttfb);
         break;
+      case PolicyNode::Strategy::kPrefixAffinity: {
+        if (affinity == 0 || child.weight == 0) {
+          key = child.weight > 0 ? std::log(unit(next_random())) / child.weight : 0;
+          break;
+        }
+        // Weighted rendezvous: each child's score for this prefix is a hash of both; the
+        // highest wins, the next is where the prefix goes when that one fails or is full.
+        const config::Target& t = first_target(child);
+        std::uint64_t h = stable_hash(t.model, stable_hash(t.provider, affinity));
+        key = std::log(unit(mix(h))) / child.weight;
+        break;
+      }
     }
-    ranked.push_back(Ranked{&child, key, child.weight == 0, !healthy});
+    ranked.push_back(
+        Ranked{&child, key, child.weight == 0, !healthy, false, busy == INT64_MAX ? 0 : busy});
+  }
+  if (affinity != 0) {
+    // Bounded load (consistent hashing with bounded loads, Mirrokni et al.): a child may carry
+    // at most 1.5x the mean in flight, plus two; a hot prefix beyond that spills to its next
+    // child by score instead of queueing on one target. The slack keeps ordinary unevenness at
+    // a few requests in flight (12 conversations on 3 targets) from costing cache hits: a
+    // spilled turn misses its provider's prompt cache.
+    std::int64_t total = 0;
+    std::int64_t serving = 0;
+    for (const Ranked& r : ranked) {
+      if (!r.failover && !r.unhealthy) {
+        total += r.busy;
+        ++serving;
+      }
+    }
+    if (serving > 1) {
+      const std::int64_t capacity = (3 * (total + 1) + 2 * serving - 1) / (2 * serving) + 2;
+      for (Ranked& r : ranked) {
+        r.spilled = !r.failover && !r.unhealthy && r.busy + 1 > capacity;
+      }
+    }
   }
   if (node.strategy == PolicyNode::Strategy::kLatency) {
     // Power of two choices: two weighted children at random, the faster of them first; the
@@ -264,6 +321,9 @@ void AttemptPlan::flatten(const PolicyNode& node, std::span<const int> on_status
     }
     if (x.failover != y.failover) {
       return !x.failover;
+    }
+    if (x.spilled != y.spilled) {
+      return !x.spilled;
     }
     return x.failover ? false : x.key > y.key;
   });

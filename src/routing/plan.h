@@ -48,7 +48,15 @@ class RequestFacts {
   virtual std::optional<std::string_view> header(std::string_view lower_name) const = 0;
   virtual bool stream() const = 0;
   virtual std::optional<std::uint64_t> max_tokens() const = 0;
+  // What prefix_affinity balances on: a hash of the request's stable prefix (the caller's
+  // affinity key when it gives one, else system prompt, tools and first message), the same on
+  // every instance. 0: none (the node falls back to weighted).
+  virtual std::uint64_t affinity() const { return 0; }
 };
+
+// A stable 64-bit hash (FNV-1a): affinity keys must agree across instances and builds, which
+// std::hash does not promise.
+std::uint64_t stable_hash(std::string_view bytes, std::uint64_t seed = 0xcbf29ce484222325ull);
 
 // Whether every test in `tests` passes for `facts`.
 bool matches(std::span<const config::Condition> tests, const RequestFacts& facts);
@@ -105,6 +113,9 @@ class AttemptPlan {
   std::uint64_t next_random();
   // Whether any target under `node` is available (TargetHealth::available).
   bool available(const config::PolicyNode& node, TimePoint now) const;
+  // The first target under `node` (a child's identity for rendezvous hashing: its provider and
+  // model, not its position, so reordering the config moves nothing).
+  const config::Target& first_target(const config::PolicyNode& node) const;
   // The lowest in-flight count and latency average among the targets under `node`.
   void best_load(const config::PolicyNode& node, std::int64_t& busy, std::int64_t& ttfb) const;
   // Whether failing with `failure` at leaf `i` lets the plan move past it.

@@ -3,6 +3,7 @@
 #include <boost/json.hpp>
 
 #include "json_text.h"
+#include "prompt_cache.h"
 #include "request_body.h"
 
 namespace sluice::mock {
@@ -42,14 +43,17 @@ std::optional<std::string> pick_tool(const json::object& root) {
   return choose_tool(first_tool(root, tool_name_of), choice, ends_with_tool_result(root));
 }
 
-void append_usage(std::string& out, std::uint32_t prompt, std::uint32_t completion) {
+void append_usage(std::string& out, std::uint32_t prompt, std::uint32_t completion,
+                  std::uint32_t cached) {
   out += R"({"prompt_tokens":)";
   out += std::to_string(prompt);
   out += R"(,"completion_tokens":)";
   out += std::to_string(completion);
   out += R"(,"total_tokens":)";
   out += std::to_string(std::uint64_t{prompt} + completion);
-  out += R"(,"prompt_tokens_details":{"cached_tokens":0,"audio_tokens":0},)"
+  out += R"(,"prompt_tokens_details":{"cached_tokens":)";
+  out += std::to_string(cached);
+  out += R"(,"audio_tokens":0},)"
          R"("completion_tokens_details":{"reasoning_tokens":0,"audio_tokens":0,)"
          R"("accepted_prediction_tokens":0,"rejected_prediction_tokens":0}})";
 }
@@ -71,9 +75,10 @@ constexpr std::string_view kTextChoiceEnd =
     R"(,"refusal":null,"annotations":[]},"logprobs":null,"finish_reason":"stop"}])";
 
 // The rest of a chat.completion after "choices": usage and the closing fields.
-void close_completion(std::string& out, std::uint32_t prompt, std::uint32_t completion) {
+void close_completion(std::string& out, std::uint32_t prompt, std::uint32_t completion,
+                      std::uint32_t cached = 0) {
   out += R"(,"usage":)";
-  append_usage(out, prompt, completion);
+  append_usage(out, prompt, completion, cached);
   out += R"(,"service_tier":"default","system_fingerprint":"fp_mock"})";
 }
 
@@ -87,6 +92,7 @@ class ChatStream final : public PhasedStream {
       : arguments_(tool_arguments(spec)),
         include_usage_(request.include_usage),
         prompt_tokens_(request.prompt_tokens),
+        cached_tokens_(request.cached_tokens),
         completion_tokens_(completion_tokens(request, spec)) {
     prefix_ = R"({"id":"chatcmpl-mock-)";
     prefix_ += std::to_string(spec.number);
@@ -143,7 +149,7 @@ class ChatStream final : public PhasedStream {
       out += "data: ";
       out += prefix_;
       out += R"(],"usage":)";
-      append_usage(out, prompt_tokens_, completion_tokens_);
+      append_usage(out, prompt_tokens_, completion_tokens_, cached_tokens_);
       out += "}\n\n";
     } else {
       out += "data: [DONE]\n\n";
@@ -176,6 +182,7 @@ class ChatStream final : public PhasedStream {
   std::array<std::string_view, 3> fragments_;  // into arguments_
   bool include_usage_;
   std::uint32_t prompt_tokens_;
+  std::uint32_t cached_tokens_;
   std::uint32_t completion_tokens_;
 };
 
@@ -199,12 +206,18 @@ Result<ChatRequest> read_chat_request(const json::object& obj) {
     return bad_request("Invalid type for 'messages': expected an array of objects.", "messages");
   }
   std::size_t chars = 0;
+  std::uint64_t prefix = 0xcbf29ce484222325ull;
   for (const auto& m : messages->get_array()) {
     if (const auto* mo = m.if_object()) {
       if (const auto* content = mo->if_contains("content")) {
         chars += text_chars(*content);
       }
     }
+    for (const char c : json::serialize(m)) {
+      prefix = (prefix ^ static_cast<unsigned char>(c)) * 0x100000001b3ull;
+    }
+    out.prefix_hashes.push_back(prefix);
+    out.prefix_tokens.push_back(estimate_tokens(chars));
   }
   out.prompt_tokens = estimate_tokens(chars);
 
@@ -243,7 +256,8 @@ std::string chat_completion_body(const ChatRequest& request, const ReplySpec& sp
     out.push_back('"');
     out += kTextChoiceEnd;
   }
-  close_completion(out, request.prompt_tokens, completion_tokens(request, spec));
+  close_completion(out, request.prompt_tokens, completion_tokens(request, spec),
+                   request.cached_tokens);
   return out;
 }
 
@@ -269,6 +283,10 @@ Result<Reply> respond_chat(std::string_view body, const ReplySpec& spec) {
   }
   if (chat->tool_name && spec.tool_name) {
     chat->tool_name = spec.tool_name;
+  }
+  if (spec.prompt_cache != nullptr) {
+    chat->cached_tokens = spec.prompt_cache->cached_tokens(
+        spec.prompt_cache_scope, chat->prefix_hashes, chat->prefix_tokens);
   }
   if (chat->stream) {
     return stream_reply(make_chat_stream(*chat, spec));

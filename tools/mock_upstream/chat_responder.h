@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/result.h"
 #include "event_source.h"
@@ -25,6 +26,11 @@ struct ChatRequest {
   std::optional<std::string> tool_name;
   // Deterministic estimate: characters of all message text / 4 + 1.
   std::uint32_t prompt_tokens = 0;
+  // Per message i: a hash of messages [0, i] and their tokens (the prompt cache's prefixes).
+  std::vector<std::uint64_t> prefix_hashes;
+  std::vector<std::uint32_t> prefix_tokens;
+  // What the simulated prompt cache served (usage.prompt_tokens_details.cached_tokens).
+  std::uint32_t cached_tokens = 0;
 };
 
 // Parses and validates a chat completion request body. Errors are kBadRequest with

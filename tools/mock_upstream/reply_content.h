@@ -22,6 +22,8 @@
 
 namespace sluice::mock {
 
+class PromptCache;
+
 // Identity and size of one generated reply.
 struct ReplySpec {
   std::uint64_t number = 0;  // the request number: ids are "<prefix><number>"
@@ -31,6 +33,10 @@ struct ReplySpec {
   std::optional<StreamError> stream_error;  // x-mock-stream-error (Anthropic)
   std::optional<std::string> tool_name;     // x-mock-tool-name: the tool a tool call calls
   std::string tool_arguments;               // x-mock-tool-arguments; empty: kToolArguments
+  // x-mock-prompt-cache: the simulated provider whose prompt cache the request meets (chat
+  // completions only); null: no cache, cached_tokens 0.
+  PromptCache* prompt_cache = nullptr;
+  std::string_view prompt_cache_scope;
 };
 
 // The arguments of every mock tool call, and the three pieces a stream sends them in:

@@ -250,6 +250,7 @@ Reply RequestHandler::handle_control(const MockRequest& request) const {
     }
     stats_.reset();
     responses_.clear();
+    prompt_cache_.clear();
     return body_reply(R"({"ok":true})");
   }
   return error_reply(Dialect::kOpenAI,
@@ -318,7 +319,13 @@ Reply RequestHandler::handle_api(const MockRequest& request, const Faults& fault
                  faults.omit_done,
                  faults.stream_error,
                  faults.tool_name,
-                 faults.tool_arguments};
+                 faults.tool_arguments,
+                 nullptr,
+                 {}};
+  if (auto scope = find_header(request.headers, "x-mock-prompt-cache")) {
+    spec.prompt_cache = &prompt_cache_;
+    spec.prompt_cache_scope = *scope;
+  }
   auto reply = respond(route, request, spec, responses_);
   if (!reply) {
     return error_reply(info.dialect, reply.error());

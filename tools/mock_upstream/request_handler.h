@@ -6,6 +6,7 @@
 
 #include "faults.h"
 #include "mock_request.h"
+#include "prompt_cache.h"
 #include "reply.h"
 #include "responses_responder.h"
 #include "stats.h"
@@ -39,6 +40,8 @@ class RequestHandler {
   Stats& stats_;
   // Responses API objects for GET …/responses/{id}; /_mock/reset empties it.
   mutable ResponseStore responses_;
+  // The simulated prompt caches of x-mock-prompt-cache; /_mock/reset empties them.
+  mutable PromptCache prompt_cache_;
 };
 
 }  // namespace sluice::mock

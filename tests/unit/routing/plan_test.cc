@@ -221,6 +221,95 @@ TEST_F(PlanTest, LatencyPrefersTheFasterOfTwoChoices) {
   }
 }
 
+// Facts that carry only an affinity key.
+struct Affinity final : RequestFacts {
+  explicit Affinity(std::uint64_t h) : hash(h) {}
+  std::string_view key() const override { return {}; }
+  std::optional<std::string_view> header(std::string_view) const override { return {}; }
+  bool stream() const override { return false; }
+  std::optional<std::uint64_t> max_tokens() const override { return {}; }
+  std::uint64_t affinity() const override { return hash; }
+  std::uint64_t hash;
+};
+
+const char* kAffinityRoute =
+    "  - alias: x\n"
+    "    policy:\n"
+    "      loadbalance:\n"
+    "        strategy: prefix_affinity\n"
+    "        targets: [{provider: a, model: m}, {provider: b, model: m}, {provider: c, model: "
+    "m}]\n";
+
+TEST_F(PlanTest, PrefixAffinitySendsOnePrefixToOneTargetWhateverTheSeed) {
+  load(kAffinityRoute);
+  std::map<std::string, int> firsts;
+  for (std::uint64_t prefix = 1; prefix <= 300; ++prefix) {
+    const Affinity facts(stable_hash(std::to_string(prefix)) | 1);
+    AttemptPlan plan(policy_, clock_.now(), 7, &facts);
+    const std::string want = order(plan);
+    for (std::uint64_t seed = 0; seed < 20; ++seed) {
+      AttemptPlan again(policy_, clock_.now(), seed, &facts);
+      ASSERT_EQ(order(again), want) << "prefix " << prefix << " seed " << seed;
+    }
+    ++firsts[want.substr(0, 1)];
+  }
+  // Prefixes spread over the targets (each about a third; rendezvous hashing is uniform).
+  for (const char* p : {"a", "b", "c"}) {
+    EXPECT_GT(firsts[p], 60) << p;
+  }
+}
+
+TEST_F(PlanTest, PrefixAffinityMovesOnlyTheRemovedTargetsPrefixes) {
+  load(kAffinityRoute);
+  std::map<std::uint64_t, std::string> before;
+  for (std::uint64_t prefix = 1; prefix <= 300; ++prefix) {
+    const Affinity facts(stable_hash(std::to_string(prefix)) | 1);
+    AttemptPlan plan(policy_, clock_.now(), 1, &facts);
+    before[prefix] = order(plan);
+  }
+  // c asks to be left alone (as an open breaker does): its prefixes go to their second
+  // choice; nobody else moves.
+  health("c").back_off_until(clock_.now() + 60s);
+  for (std::uint64_t prefix = 1; prefix <= 300; ++prefix) {
+    const Affinity facts(stable_hash(std::to_string(prefix)) | 1);
+    AttemptPlan plan(policy_, clock_.now(), 1, &facts);
+    const std::string& was = before[prefix];
+    if (was[0] == 'c') {
+      EXPECT_EQ(order(plan), was.substr(1) + "c") << "its next choice, c tried last";
+    } else {
+      EXPECT_EQ(order(plan)[0], was[0]) << prefix;
+    }
+  }
+}
+
+TEST_F(PlanTest, PrefixAffinitySpillsAHotPrefixPastItsBoundedLoad) {
+  load(kAffinityRoute);
+  const Affinity facts(stable_hash("hot system prompt") | 1);
+  AttemptPlan idle(policy_, clock_.now(), 1, &facts);
+  const std::string usual = order(idle);
+  // Its target carries far more than 1.25x the mean: the prefix goes to its second choice.
+  health(usual.substr(0, 1)).in_flight = 12;
+  health(usual.substr(1, 1)).in_flight = 2;
+  health(usual.substr(2, 1)).in_flight = 2;
+  AttemptPlan busy(policy_, clock_.now(), 1, &facts);
+  EXPECT_EQ(order(busy), usual.substr(1) + usual.substr(0, 1));
+  // Within its share, it stays.
+  health(usual.substr(0, 1)).in_flight = 3;
+  AttemptPlan fair(policy_, clock_.now(), 1, &facts);
+  EXPECT_EQ(order(fair), usual);
+}
+
+TEST_F(PlanTest, PrefixAffinityWithoutAKeyBalancesByWeight) {
+  load(kAffinityRoute);
+  const Affinity none(0);
+  std::map<std::string, int> firsts;
+  for (std::uint64_t seed = 0; seed < 300; ++seed) {
+    AttemptPlan plan(policy_, clock_.now(), seed, &none);
+    ++firsts[order(plan).substr(0, 1)];
+  }
+  EXPECT_EQ(firsts.size(), 3u);
+}
+
 TEST_F(PlanTest, SameTargetRetriesBackOffWithFullJitterAndHonourRetryAfter) {
   load(
       "  - alias: x\n"
