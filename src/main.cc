@@ -8,6 +8,7 @@
 #include <CLI/CLI.hpp>
 #include <malloc.h>
 
+#include "admin/cache_cli.h"
 #include "admin/tenancy_cli.h"
 #include "config/check_config_command.h"
 #include "config/routes_command.h"
@@ -45,6 +46,7 @@ int main(int argc, char** argv) {
       sluice::metering::add_estimate_command(app),
       sluice::metering::add_usage_command(app, load_config),
       sluice::admin::add_tenancy_commands(app),
+      sluice::admin::add_cache_commands(app),
   };
 
   CLI11_PARSE(app, argc, argv);

@@ -15,7 +15,8 @@
 #include <boost/json.hpp>
 #include <fmt/format.h>
 
-#include "admin/admin_client.h"
+#include "admin/admin_call.h"
+#include "codec/percent.h"
 #include "store/usage_report.h"
 
 namespace sluice::admin {
@@ -23,8 +24,6 @@ namespace sluice::admin {
 namespace {
 
 namespace json = boost::json;
-
-constexpr std::chrono::milliseconds kTimeout{10000};
 
 // What the command line said, filled by CLI11 and read when the chosen command runs.
 struct Invocation {
@@ -255,56 +254,8 @@ std::string render(const json::value& answer) {
 // Sends one request and prints the answer; the exit status.
 int call(const Invocation& inv, std::string_view command, std::string_view method,
          const std::string& target, const std::string& body) {
-  const char* key = std::getenv("SLUICE_ADMIN_KEY");
-  if (key == nullptr || *key == '\0') {
-    std::cerr << "sluice " << command << ": set SLUICE_ADMIN_KEY to the admin key\n";
-    return 2;
-  }
-  std::vector<std::pair<std::string, std::string>> headers = {
-      {"Authorization", std::string("Bearer ") + key}};
-  if (!inv.idempotency_key.empty()) {
-    headers.emplace_back("Idempotency-Key", inv.idempotency_key);
-  }
-  auto answer = admin_request(inv.admin_url, method, target, body, headers, kTimeout);
-  if (!answer) {
-    std::cerr << "sluice " << command << ": " << answer.error().message() << "\n";
-    return 1;
-  }
-  boost::system::error_code ec;
-  const json::value parsed = json::parse(answer->body, ec);
-  if (answer->status >= 300) {
-    const json::object* error = ec || !parsed.is_object() ? nullptr
-                                : parsed.as_object().contains("error")
-                                    ? parsed.at("error").if_object()
-                                    : nullptr;
-    if (error != nullptr) {
-      std::cerr << fmt::format("sluice {}: {} ({}, HTTP {})\n", command,
-                               text_of(error->at("message")), text_of(error->at("code")),
-                               answer->status);
-    } else {
-      std::cerr << fmt::format("sluice {}: HTTP {}\n", command, answer->status);
-    }
-    return 1;
-  }
-  if (ec) {
-    std::cerr << "sluice " << command << ": the answer is not JSON\n";
-    return 1;
-  }
-  std::cout << (inv.json_output ? json::serialize(parsed) + "\n" : render(parsed));
-  return 0;
-}
-
-// Percent-encodes everything but RFC 3986's unreserved characters.
-std::string path_segment(const std::string& s) {
-  std::string out;
-  for (const unsigned char c : s) {
-    if (std::isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~') {
-      out += static_cast<char>(c);
-    } else {
-      out += fmt::format("%{:02X}", c);
-    }
-  }
-  return out;
+  return run_admin_call(
+      {command, inv.admin_url, method, target, body, inv.idempotency_key, inv.json_output}, render);
 }
 
 // Adds a subcommand whose flags (name -> help) fill Invocation::given, and whose action is run.
@@ -337,11 +288,7 @@ void mutating(CLI::App* sub, const std::shared_ptr<Invocation>& inv) {
 
 std::function<int()> add_tenancy_commands(CLI::App& app) {
   auto inv = std::make_shared<Invocation>();
-  if (const char* url = std::getenv("SLUICE_ADMIN_URL"); url != nullptr && *url != '\0') {
-    inv->admin_url = url;
-  } else {
-    inv->admin_url = "http://127.0.0.1:8081";
-  }
+  inv->admin_url = default_admin_url();
   const std::vector<std::pair<std::string, std::string>> group_flags = {
       {"description", "Free text"},
       {"budget", "Budget amount in currency units (12.50)"},
@@ -389,14 +336,14 @@ std::function<int()> add_tenancy_commands(CLI::App& app) {
   update_flags.push_back({"enable", "Accept the group's keys again"});
   auto* gupdate = command(*groups, inv, "update", "Change a key group", update_flags,
                           with_body("groups update", "PATCH", [inv] {
-                            return "/admin/v1/groups/" + path_segment(inv->target);
+                            return "/admin/v1/groups/" + codec::percent_encode(inv->target);
                           }));
   gupdate->add_option("name", inv->target, "Key group name")->required();
   mutating(gupdate, inv);
   auto* gdelete =
       command(*groups, inv, "delete", "Delete a key group whose keys are all revoked", {}, [inv] {
         return call(*inv, "groups delete", "DELETE",
-                    "/admin/v1/groups/" + path_segment(inv->target), "");
+                    "/admin/v1/groups/" + codec::percent_encode(inv->target), "");
       });
   gdelete->add_option("name", inv->target, "Key group name")->required();
   mutating(gdelete, inv);
@@ -407,7 +354,7 @@ std::function<int()> add_tenancy_commands(CLI::App& app) {
     const auto g = inv->given.find("group");
     return call(*inv, "keys list", "GET",
                 g == inv->given.end() ? std::string("/admin/v1/keys")
-                                      : "/admin/v1/keys?group=" + path_segment(g->second),
+                                      : "/admin/v1/keys?group=" + codec::percent_encode(g->second),
                 "");
   });
   auto create_flags = key_flags;
@@ -423,7 +370,7 @@ std::function<int()> add_tenancy_commands(CLI::App& app) {
   kupdate_flags.push_back({"name", "New name"});
   auto* kupdate = command(*keys, inv, "update", "Change a key", kupdate_flags,
                           with_body("keys update", "PATCH", [inv] {
-                            return "/admin/v1/keys/" + path_segment(inv->target);
+                            return "/admin/v1/keys/" + codec::percent_encode(inv->target);
                           }));
   kupdate->add_option("id", inv->target, "Key id (key_...)")->required();
   mutating(kupdate, inv);
@@ -434,7 +381,7 @@ std::function<int()> add_tenancy_commands(CLI::App& app) {
                                                        ? R"({"status":"disabled"})"
                                                        : R"({"status":"active"})";
                           return call(*inv, std::string("keys ") + status, "PATCH",
-                                      "/admin/v1/keys/" + path_segment(inv->target), body);
+                                      "/admin/v1/keys/" + codec::percent_encode(inv->target), body);
                         });
     sub->add_option("id", inv->target, "Key id (key_...)")->required();
     mutating(sub, inv);
@@ -445,7 +392,7 @@ std::function<int()> add_tenancy_commands(CLI::App& app) {
   for (const auto& [action, help] : actions) {
     auto* sub = command(*keys, inv, action, help, {}, [inv, action = action] {
       return call(*inv, "keys " + action, "POST",
-                  "/admin/v1/keys/" + path_segment(inv->target) + "/" + action, "");
+                  "/admin/v1/keys/" + codec::percent_encode(inv->target) + "/" + action, "");
     });
     sub->add_option("id", inv->target, "Key id (key_...)")->required();
     mutating(sub, inv);

@@ -10,4 +10,8 @@ namespace sluice::codec {
 // application/x-www-form-urlencoded query strings.
 std::string percent_decode(std::string_view text, bool plus_is_space = false);
 
+// Percent-encodes every byte but RFC 3986's unreserved characters (letters, digits, -._~):
+// safe as a path segment or a query value.
+std::string percent_encode(std::string_view text);
+
 }  // namespace sluice::codec

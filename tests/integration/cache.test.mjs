@@ -14,6 +14,8 @@ import {
   fixturesDir,
   makeTempDir,
   removeTempDir,
+  runBinary,
+  sluiceBin,
   startMock,
   startSluice,
   waitFor,
@@ -572,5 +574,33 @@ describe('admin and metering', () => {
     assert.equal(bad.status, 400);
     const anonymous = await fetch(`${admin}/admin/v1/cache/purge`, { method: 'POST' });
     assert.equal(anonymous.status, 401);
+  });
+
+  test('sluice cache stats and purge call the admin API with $SLUICE_ADMIN_KEY', async () => {
+    const text = `cli purge (${run})`;
+    for (const key of [KEYS.a1, KEYS.b]) {
+      await (await ask('chat', { model: 'cached', text, stream: false, key })).text();
+    }
+    const env = { ...process.env, SLUICE_ADMIN_URL: admin, SLUICE_ADMIN_KEY: ADMIN_KEY };
+    const stats = await runBinary(sluiceBin, ['cache', 'stats', '--json'], { env });
+    assert.equal(stats.code, 0, stats.stderr);
+    assert.ok(JSON.parse(stats.stdout).entries >= 2, stats.stdout);
+    const readable = await runBinary(sluiceBin, ['cache', 'stats'], { env });
+    assert.match(readable.stdout, /^entries\s+\d+/m);
+    const purged = await runBinary(sluiceBin, ['cache', 'purge', '--route', 'cached', '--key-group', 'team-b'], { env });
+    assert.equal(purged.code, 0, purged.stderr);
+    assert.match(purged.stdout, /^purged [1-9]\d* entries here\n$/);
+    const b = await ask('chat', { model: 'cached', text, stream: false, key: KEYS.b });
+    assert.equal(b.headers.get('x-sluice-cache'), 'miss');
+    await b.text();
+    const a = await ask('chat', { model: 'cached', text, stream: false, key: KEYS.a1 });
+    assert.equal(a.headers.get('x-sluice-cache'), 'hit');
+    await a.text();
+    // Two tenants at once is the API's 400, told on stderr; no key is a usage error.
+    const both = await runBinary(sluiceBin, ['cache', 'purge', '--key-group', 'x', '--key', 'y'], { env });
+    assert.notEqual(both.code, 0);
+    const nokey = await runBinary(sluiceBin, ['cache', 'stats'], { env: { ...env, SLUICE_ADMIN_KEY: '' } });
+    assert.equal(nokey.code, 2);
+    assert.match(nokey.stderr, /set SLUICE_ADMIN_KEY/);
   });
 });
