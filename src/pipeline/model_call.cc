@@ -118,6 +118,12 @@ void ModelCall::end() {
   // entered.
   if (gets_usage_record(ctx)) {
     ctx.charge = ctx.snapshot->price_book().charge(charge_input(ctx));
+    if (ctx.saved_usage) {
+      metering::ChargeInput saved = charge_input(ctx);
+      saved.usage = *ctx.saved_usage;
+      saved.usage_reported = true;
+      ctx.saved_charge = ctx.snapshot->price_book().charge(saved);
+    }
   }
   call_.end_filters();
 }

@@ -132,8 +132,14 @@ struct RequestContext {
   std::string_view cached_provider;
   std::string_view cached_model;
   std::shared_ptr<const void> cached_owner;
-  // The upstream tokens (input + output) such an answer did not pay for again.
+  // The upstream tokens (input + output) such an answer did not pay for again, and the usage of
+  // the call that produced it (its record's saved tokens, priced into saved_charge).
   std::uint64_t cache_saved_tokens = 0;
+  std::optional<ir::Usage> saved_usage;
+  void saved(const std::optional<ir::Usage>& usage) {
+    saved_usage = usage;
+    cache_saved_tokens = usage ? usage->input_tokens + usage->output_tokens : 0;
+  }
   // Why the route's plan made no further attempt after a failure ("not retryable", "retry
   // budget exhausted", "deadline", ...); "" when it did not stop on a failure.
   std::string_view retry_stop;
@@ -148,6 +154,9 @@ struct RequestContext {
   // The cost of the model call, computed once when the request ends (before on_finish) with
   // the price book of the pinned snapshot; empty when there was no model call.
   std::optional<metering::Charge> charge;
+  // What saved_usage would have cost (priced as the call that produced the answer, at this
+  // request's prices); set with charge.
+  std::optional<metering::Charge> saved_charge;
   // Where this request sits in a distributed trace (the caller's traceparent, or a new trace),
   // set when the head is read; inactive when tracing is off and the caller sent none.
   observability::TraceContext trace;

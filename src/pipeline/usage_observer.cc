@@ -142,6 +142,8 @@ void fill_charge(const RequestContext& ctx, store::UsageRecord& r) {
     r.currency.assign(ctx.charge->currency);
     r.cost_micros = ctx.charge->micros;
     r.cost_items.assign(ctx.charge->items_json);
+    r.saved_cost_micros =
+        ctx.saved_charge && ctx.saved_charge->priced ? ctx.saved_charge->micros : 0;
   } else {  // a record's defaults: unaccounted
     static const store::UsageRecord unpriced;
     r.priced = unpriced.priced;
@@ -149,6 +151,7 @@ void fill_charge(const RequestContext& ctx, store::UsageRecord& r) {
     r.currency.assign(unpriced.currency);
     r.cost_micros = unpriced.cost_micros;
     r.cost_items.assign(unpriced.cost_items);
+    r.saved_cost_micros = 0;
   }
 }
 
@@ -178,6 +181,8 @@ void fill_usage_record(const RequestContext& ctx, std::string_view record_id,
   r.cache_read_tokens = usage.cache_read_tokens;
   r.cache_write_tokens = usage.cache_write_tokens;
   r.reasoning_tokens = usage.reasoning_tokens;
+  r.saved_input_tokens = ctx.saved_usage ? ctx.saved_usage->input_tokens : 0;
+  r.saved_output_tokens = ctx.saved_usage ? ctx.saved_usage->output_tokens : 0;
   r.status = ctx.status;
   r.outcome.assign(outcome_name(ctx.outcome));
   r.error_class.assign(error_class(ctx.error));

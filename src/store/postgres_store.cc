@@ -165,7 +165,8 @@ std::string insert_usage_sql() {
       "INSERT INTO usage_records ({}) SELECT * FROM unnest({}) ON CONFLICT (record_id) DO NOTHING "
       "RETURNING started_at_ms, key_group, key_name, priced, cost_micros, tenant, feature, alias, "
       "provider, model, outcome, input_tokens, output_tokens, cache_read_tokens, "
-      "cache_write_tokens, reasoning_tokens, key_id",
+      "cache_write_tokens, reasoning_tokens, key_id, saved_input_tokens, saved_output_tokens, "
+      "saved_cost_micros",
       columns, arrays);
 }
 
@@ -541,6 +542,9 @@ Result<void> PostgresStore::insert_usage(std::span<const UsageRecord> records) {
           added.cache_write_tokens = static_cast<std::uint64_t>(integer_at(res, row, 14));
           added.reasoning_tokens = static_cast<std::uint64_t>(integer_at(res, row, 15));
           added.key_id = text_at(res, row, 16);
+          added.saved_input_tokens = static_cast<std::uint64_t>(integer_at(res, row, 17));
+          added.saved_output_tokens = static_cast<std::uint64_t>(integer_at(res, row, 18));
+          added.saved_cost_micros = integer_at(res, row, 19);
           spend.add(added.started_at_ms, added.key_group, added.key_id, added.priced,
                     added.cost_micros);
           rollup.add(added);

@@ -227,7 +227,11 @@ Result<void> SqliteLedger::read_segments(sqlite3_stmt* stmt,
 
 Result<void> SqliteLedger::move_from_usage_records() {
   // Fields added after 005 are no columns of the old table: they read as their default.
-  if (auto r = db_.exec("ALTER TABLE usage_records ADD COLUMN key_id TEXT NOT NULL DEFAULT ''");
+  if (auto r = db_.exec(
+          "ALTER TABLE usage_records ADD COLUMN key_id TEXT NOT NULL DEFAULT ''; "
+          "ALTER TABLE usage_records ADD COLUMN saved_input_tokens INTEGER NOT NULL DEFAULT 0; "
+          "ALTER TABLE usage_records ADD COLUMN saved_output_tokens INTEGER NOT NULL DEFAULT 0; "
+          "ALTER TABLE usage_records ADD COLUMN saved_cost_micros INTEGER NOT NULL DEFAULT 0");
       !r) {
     return r;
   }
@@ -343,12 +347,14 @@ Result<void> SqliteLedger::fill_edges(
           "key_group TEXT, tenant TEXT, feature TEXT, alias TEXT, provider TEXT, model TEXT, "
           "outcome TEXT, input_tokens INTEGER, output_tokens INTEGER, cache_read_tokens "
           "INTEGER, cache_write_tokens INTEGER, reasoning_tokens INTEGER, priced INTEGER, "
-          "cost_micros INTEGER, key_id TEXT); DELETE FROM temp.usage_edges;");
+          "cost_micros INTEGER, key_id TEXT, saved_input_tokens INTEGER, saved_output_tokens "
+          "INTEGER, saved_cost_micros INTEGER); DELETE FROM temp.usage_edges;");
       !r) {
     return r;
   }
   static const std::string insert_sql =
-      "INSERT INTO temp.usage_edges VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
+      "INSERT INTO temp.usage_edges VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+      "?, ?)";
   auto insert = db_.cached(edge_insert_, insert_sql);
   if (!insert) {
     return insert.error();
@@ -386,6 +392,9 @@ Result<void> SqliteLedger::fill_edges(
       sqlite3_bind_int(s, ++i, r.priced ? 1 : 0);
       sqlite3_bind_int64(s, ++i, r.cost_micros);
       sqlite3_bind_text(s, ++i, r.key_id.data(), static_cast<int>(r.key_id.size()), SQLITE_STATIC);
+      sqlite3_bind_int64(s, ++i, static_cast<std::int64_t>(r.saved_input_tokens));
+      sqlite3_bind_int64(s, ++i, static_cast<std::int64_t>(r.saved_output_tokens));
+      sqlite3_bind_int64(s, ++i, r.saved_cost_micros);
       failed = sqlite3_step(s) != SQLITE_DONE;
       sqlite3_reset(s);
       return !failed;

@@ -56,6 +56,10 @@ struct UsageRow {
   std::uint64_t reasoning_tokens = 0;
   std::int64_t cost_micros = 0;   // priced records only
   std::uint64_t unaccounted = 0;  // records without a price (their cost is unknown)
+  // Answers served without an upstream call: the tokens and priced cost they avoided.
+  std::uint64_t saved_input_tokens = 0;
+  std::uint64_t saved_output_tokens = 0;
+  std::int64_t saved_cost_micros = 0;
 };
 
 // Spend of one (key group, key) over a period: priced records' cost in micro-units. The key is

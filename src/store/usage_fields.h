@@ -54,6 +54,9 @@ void visit_usage_fields(Record& r, Visitor&& v) {
   v("currency", r.currency);
   v("cost_micros", r.cost_micros);
   v("cost_items", r.cost_items);
+  v("saved_input_tokens", r.saved_input_tokens);
+  v("saved_output_tokens", r.saved_output_tokens);
+  v("saved_cost_micros", r.saved_cost_micros);
 }
 
 // The stored fields of one attempt, in order (the attempts JSON and the segment bytes use

@@ -76,6 +76,13 @@ struct UsageRecord {
   std::string currency = "USD";
   std::int64_t cost_micros = 0;  // millionths of the currency unit
   std::string cost_items;        // JSON array: [{"item":"input","tokens":..,"rate":..,"micros":..}]
+
+  // What an answer served without an upstream call (outcome cache_hit, coalesced, replayed)
+  // saved: the upstream tokens of the call that produced it, and their cost at this request's
+  // prices for that call's provider and model (0 when unpriced). Zero for every other record.
+  std::uint64_t saved_input_tokens = 0;
+  std::uint64_t saved_output_tokens = 0;
+  std::int64_t saved_cost_micros = 0;
 };
 
 }  // namespace sluice::store

@@ -88,7 +88,9 @@ struct Column {
   bool text;
 };
 
-std::vector<Column> columns(const UsageQuery& query) {
+// `saved`: the columns of what answers served without an upstream call saved (always in CSV,
+// for programs; in the table only when some row saved anything).
+std::vector<Column> columns(const UsageQuery& query, bool saved) {
   std::vector<Column> out;
   for (Dimension d : query.group_by) {
     out.push_back({std::string(to_string(d)), true});
@@ -98,10 +100,15 @@ std::vector<Column> columns(const UsageQuery& query) {
         "cache_write_tokens", "reasoning_tokens", "cost", "unaccounted"}) {
     out.push_back({name, false});
   }
+  if (saved) {
+    for (const char* name : {"saved_input_tokens", "saved_output_tokens", "saved_cost"}) {
+      out.push_back({name, false});
+    }
+  }
   return out;
 }
 
-std::vector<std::string> cells(const UsageRow& row) {
+std::vector<std::string> cells(const UsageRow& row, bool saved) {
   std::vector<std::string> out = row.group;
   for (std::uint64_t v : {row.requests, row.failed, row.input_tokens, row.output_tokens,
                           row.cache_read_tokens, row.cache_write_tokens, row.reasoning_tokens}) {
@@ -109,6 +116,11 @@ std::vector<std::string> cells(const UsageRow& row) {
   }
   out.push_back(format_micros(row.cost_micros));
   out.push_back(std::to_string(row.unaccounted));
+  if (saved) {
+    out.push_back(std::to_string(row.saved_input_tokens));
+    out.push_back(std::to_string(row.saved_output_tokens));
+    out.push_back(format_micros(row.saved_cost_micros));
+  }
   return out;
 }
 
@@ -140,6 +152,11 @@ std::string render_json(const UsageQuery& query, const std::vector<UsageRow>& ro
     o["cost"] = format_micros(row.cost_micros);
     o["cost_micros"] = row.cost_micros;
     o["unaccounted"] = row.unaccounted;
+    // Served without an upstream call (cache hits, coalesced followers, idempotent replays).
+    o["saved_input_tokens"] = row.saved_input_tokens;
+    o["saved_output_tokens"] = row.saved_output_tokens;
+    o["saved_cost"] = format_micros(row.saved_cost_micros);
+    o["saved_cost_micros"] = row.saved_cost_micros;
     list.push_back(std::move(o));
   }
   out["rows"] = std::move(list);
@@ -147,7 +164,7 @@ std::string render_json(const UsageQuery& query, const std::vector<UsageRow>& ro
 }
 
 std::string render_csv(const UsageQuery& query, const std::vector<UsageRow>& rows) {
-  const std::vector<Column> cols = columns(query);
+  const std::vector<Column> cols = columns(query, true);
   std::string out;
   for (std::size_t i = 0; i < cols.size(); ++i) {
     if (i > 0) {
@@ -157,7 +174,7 @@ std::string render_csv(const UsageQuery& query, const std::vector<UsageRow>& row
   }
   out += "\r\n";
   for (const UsageRow& row : rows) {
-    const std::vector<std::string> values = cells(row);
+    const std::vector<std::string> values = cells(row, true);
     for (std::size_t i = 0; i < values.size(); ++i) {
       if (i > 0) {
         out += ',';
@@ -170,7 +187,10 @@ std::string render_csv(const UsageQuery& query, const std::vector<UsageRow>& row
 }
 
 std::string render_table(const UsageQuery& query, const std::vector<UsageRow>& rows) {
-  const std::vector<Column> cols = columns(query);
+  const bool saved = std::any_of(rows.begin(), rows.end(), [](const UsageRow& r) {
+    return r.saved_input_tokens + r.saved_output_tokens > 0;
+  });
+  const std::vector<Column> cols = columns(query, saved);
   std::vector<std::vector<std::string>> table;
   std::vector<std::string> header;
   for (const Column& c : cols) {
@@ -178,7 +198,7 @@ std::string render_table(const UsageQuery& query, const std::vector<UsageRow>& r
   }
   table.push_back(header);
   for (const UsageRow& row : rows) {
-    std::vector<std::string> values = cells(row);
+    std::vector<std::string> values = cells(row, saved);
     for (std::size_t i = 0; i < query.group_by.size() && i < values.size(); ++i) {
       values[i] = values[i].empty() ? "(none)" : printable(values[i]);
     }
@@ -228,6 +248,7 @@ boost::json::object record_json(const UsageRecord& r) {
     o["cost_items"] = std::move(items);
   }
   o["cost"] = format_micros(r.cost_micros);
+  o["saved_cost"] = format_micros(r.saved_cost_micros);
   return o;
 }
 
@@ -263,6 +284,11 @@ std::string render_record_text(const UsageRecord& r) {
   }
   if (!r.cost_items.empty()) {
     out += fmt::format("cost items {}\n", printable(r.cost_items));
+  }
+  if (r.saved_input_tokens + r.saved_output_tokens > 0) {
+    out += fmt::format("saved      input {}  output {}  cost {} {} (no upstream call)\n",
+                       r.saved_input_tokens, r.saved_output_tokens,
+                       format_micros(r.saved_cost_micros), or_dash(r.currency));
   }
   out += fmt::format("timings    total {}  gateway overhead {}  queueing {}\n",
                      format_us(r.total_us), format_us(r.overhead_us), format_us(r.queue_us));

@@ -145,7 +145,10 @@ Result<SqlText> usage_query_sql(Dialect dialect, const UsageQuery& query, std::s
       "CAST(COALESCE(SUM(cache_write_tokens), 0) AS BIGINT), "
       "CAST(COALESCE(SUM(reasoning_tokens), 0) AS BIGINT), "
       "CAST(COALESCE(SUM(cost_micros), 0) AS BIGINT), "
-      "CAST(COALESCE(SUM(unaccounted), 0) AS BIGINT)";
+      "CAST(COALESCE(SUM(unaccounted), 0) AS BIGINT), "
+      "CAST(COALESCE(SUM(saved_input_tokens), 0) AS BIGINT), "
+      "CAST(COALESCE(SUM(saved_output_tokens), 0) AS BIGINT), "
+      "CAST(COALESCE(SUM(saved_cost_micros), 0) AS BIGINT)";
   std::string filters;
   for (const auto& [dimension, value] : query.where) {
     if (dimension_column(dimension).empty()) {
@@ -173,12 +176,14 @@ Result<SqlText> usage_query_sql(Dialect dialect, const UsageQuery& query, std::s
       "SELECT {} FROM ("
       "SELECT bucket_ms AS started_at_ms, key_name, key_group, tenant, feature, alias, provider, "
       "model, outcome, requests, failed, input_tokens, output_tokens, cache_read_tokens, "
-      "cache_write_tokens, reasoning_tokens, cost_micros, unaccounted FROM usage_rollup WHERE {} "
+      "cache_write_tokens, reasoning_tokens, cost_micros, unaccounted, saved_input_tokens, "
+      "saved_output_tokens, saved_cost_micros FROM usage_rollup WHERE {} "
       "UNION ALL "
       "SELECT started_at_ms, key_name, key_group, tenant, feature, alias, provider, model, "
       "outcome, 1, CASE WHEN outcome IN ('upstream_error', 'midstream_error') THEN 1 ELSE 0 END, "
       "input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, reasoning_tokens, "
-      "CASE WHEN priced THEN cost_micros ELSE 0 END, CASE WHEN priced THEN 0 ELSE 1 END "
+      "CASE WHEN priced THEN cost_micros ELSE 0 END, CASE WHEN priced THEN 0 ELSE 1 END, "
+      "saved_input_tokens, saved_output_tokens, saved_cost_micros "
       "FROM {} WHERE {}) AS u",
       select, rollup_where, ledger, ledger_where);
   const std::size_t cost = query.group_by.size() + 8;
@@ -216,18 +221,28 @@ void RollupTally::add(const UsageRecord& r) {
                               static_cast<std::int64_t>(r.cache_write_tokens),
                               static_cast<std::int64_t>(r.reasoning_tokens),
                               r.priced ? r.cost_micros : 0,
-                              r.priced ? 0 : 1};
+                              r.priced ? 0 : 1,
+                              static_cast<std::int64_t>(r.saved_input_tokens),
+                              static_cast<std::int64_t>(r.saved_output_tokens),
+                              r.saved_cost_micros};
   for (std::size_t i = 0; i < sum.size(); ++i) {
     sum[i] += add[i];
   }
 }
 
 std::string rollup_upsert_sql(Dialect dialect, std::size_t rows) {
-  static constexpr const char* kSums[] = {"requests",          "failed",
-                                          "input_tokens",      "output_tokens",
-                                          "cache_read_tokens", "cache_write_tokens",
-                                          "reasoning_tokens",  "cost_micros",
-                                          "unaccounted"};
+  static constexpr const char* kSums[] = {"requests",
+                                          "failed",
+                                          "input_tokens",
+                                          "output_tokens",
+                                          "cache_read_tokens",
+                                          "cache_write_tokens",
+                                          "reasoning_tokens",
+                                          "cost_micros",
+                                          "unaccounted",
+                                          "saved_input_tokens",
+                                          "saved_output_tokens",
+                                          "saved_cost_micros"};
   std::string sums;
   std::string updates;
   for (const char* column : kSums) {

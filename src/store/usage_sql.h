@@ -119,7 +119,7 @@ class RollupTally {
                          std::string, std::string, std::string, std::string>;
   // requests, failed, input, output, cache read, cache write, reasoning, cost_micros,
   // unaccounted: usage_rollup's columns in order.
-  using Sums = std::array<std::int64_t, 9>;
+  using Sums = std::array<std::int64_t, 12>;
   const std::map<Key, Sums>& sums() const { return sums_; }
 
  private:
@@ -131,11 +131,11 @@ class RollupTally {
 
 // Adds `rows` RollupTally entries, each as $1..$9 the key's columns and $10..$18 the sums in
 // the orders above, the next entry's from $19; distinct keys, as spend_upsert_sql's.
-inline constexpr std::size_t kRollupUpsertColumns = 18;
+inline constexpr std::size_t kRollupUpsertColumns = 21;
 std::string rollup_upsert_sql(Dialect dialect, std::size_t rows = 1);
 
 // Number of integer columns after the group columns in usage_query_sql's result.
-inline constexpr int kUsageAggregateColumns = 9;
+inline constexpr int kUsageAggregateColumns = 12;
 
 // Fills a UsageRow from a result row of usage_query_sql. `text(i)` returns column i as a
 // std::string, `integer(i)` as std::int64_t.
@@ -156,6 +156,9 @@ UsageRow read_usage_row(std::size_t groups, TextAt&& text, IntegerAt&& integer) 
   row.reasoning_tokens = static_cast<std::uint64_t>(integer(a + 6));
   row.cost_micros = integer(a + 7);
   row.unaccounted = static_cast<std::uint64_t>(integer(a + 8));
+  row.saved_input_tokens = static_cast<std::uint64_t>(integer(a + 9));
+  row.saved_output_tokens = static_cast<std::uint64_t>(integer(a + 10));
+  row.saved_cost_micros = integer(a + 11);
   return row;
 }
 

@@ -53,6 +53,7 @@ function config() {
     metering: { flush_interval_ms: 20 },
     providers: [
       provider('oa'),
+      provider('priced'),
       provider('oa_shared'),
       provider('failing', { 'x-mock-status': '503' }),
       provider('nocache'),
@@ -69,6 +70,7 @@ function config() {
     ],
     routes: [
       { alias: 'cached', provider: 'oa', model: 'mock-model', cache: true },
+      { alias: 'priced', provider: 'priced', model: 'gpt-4o-mini', cache: true },
       { alias: 'shared', provider: 'oa_shared', model: 'mock-model', cache: { scope: 'shared' } },
       { alias: 'failing', provider: 'failing', model: 'mock-model', cache: true },
       { alias: 'plain', provider: 'nocache', model: 'mock-model' },
@@ -519,6 +521,32 @@ describe('admin and metering', () => {
     assert.equal(free.model, 'mock-model');
     assert.equal(free.input_tokens, 0);
     assert.equal(free.cost_micros, 0);
+    // What it saved: the upstream tokens of the call that produced the answer.
+    assert.equal(free.saved_input_tokens, paid.input_tokens);
+    assert.equal(free.saved_output_tokens, paid.output_tokens);
+    assert.equal(paid.saved_input_tokens, 0);
+    // The usage report sums them per outcome, apart from spend.
+    const report = await adminCall('GET', '/admin/v1/usage?by=outcome&format=json');
+    assert.equal(report.status, 200, JSON.stringify(report.body));
+    const hits = report.body.rows.find((r) => r.outcome === 'cache_hit');
+    assert.ok(hits.saved_input_tokens >= paid.input_tokens, JSON.stringify(report.body));
+    const complete = report.body.rows.find((r) => r.outcome === 'complete');
+    assert.equal(complete.saved_input_tokens, 0);
+  });
+
+  test("a hit's saved cost is the producing call's cost at the same prices", async () => {
+    const text = `priced (${run}) ${'a longer question '.repeat(20)}`;
+    const miss = await ask('chat', { model: 'priced', text, stream: false });
+    await miss.text();
+    const hit = await ask('gemini', { model: 'priced', text, stream: false });
+    assert.equal(hit.headers.get('x-sluice-cache'), 'hit');
+    await hit.text();
+    const paid = await recordOf(miss.headers.get('x-request-id'));
+    const free = await recordOf(hit.headers.get('x-request-id'));
+    assert.equal(paid.priced, true);
+    assert.ok(paid.cost_micros > 0, JSON.stringify(paid));
+    assert.equal(free.cost_micros, 0);
+    assert.equal(free.saved_cost_micros, paid.cost_micros);
   });
 
   test('followers of a shared call are recorded as coalesced; one record is paid', async () => {

@@ -244,9 +244,7 @@ Awaitable<bool> CacheFilter::serve(CallContext& call, Call& state,
   ctx.cached_owner = found.entry;
   ctx.cached_provider = entry.provider;
   ctx.cached_model = entry.model;
-  if (entry.answer.usage) {
-    ctx.cache_saved_tokens = entry.answer.usage->input_tokens + entry.answer.usage->output_tokens;
-  }
+  ctx.saved(entry.answer.usage);
   ResponseHead& head = call.downstream().new_head();
   add_standard_fields(ctx, head);
   const auto age =

@@ -39,9 +39,7 @@ void name_origin(RequestContext& ctx, const cache::Flight& flight) {
   }
   ctx.cached_provider = origin->provider;
   ctx.cached_model = origin->model;
-  if (origin->usage) {
-    ctx.cache_saved_tokens = origin->usage->input_tokens + origin->usage->output_tokens;
-  }
+  ctx.saved(origin->usage);
   ctx.cached_owner = std::move(origin);
 }
 

@@ -169,9 +169,7 @@ Awaitable<FilterStatus> IdempotencyFilter::replay(CallContext& call, const cache
   ctx.finish_reason = std::string(ir::to_string(entry.answer.finish));
   ctx.cached_provider = entry.provider;
   ctx.cached_model = entry.model;
-  if (entry.answer.usage) {
-    ctx.cache_saved_tokens = entry.answer.usage->input_tokens + entry.answer.usage->output_tokens;
-  }
+  ctx.saved(entry.answer.usage);
   ResponseHead& head = call.downstream().new_head();
   add_standard_fields(ctx, head);
   head.headers.add("Idempotent-Replayed", "true");

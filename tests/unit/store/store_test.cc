@@ -319,6 +319,9 @@ TEST_P(StoreTest, EveryFieldRoundTrips) {
   r.price_version = "v7";
   r.currency = "EUR";
   r.cost_micros = 9'223'372'036'854'775LL;
+  r.saved_input_tokens = 6'000'000'000ULL;
+  r.saved_output_tokens = 8;
+  r.saved_cost_micros = 123'456;
   AttemptRecord a1;
   a1.provider = "openai";
   a1.model = "gpt-4o";
@@ -755,6 +758,48 @@ TEST_P(StoreTest, UnaccountedRecordsAreCountedNeverSummedIntoCost) {
   EXPECT_EQ(rows[1].group[0], "other");
   EXPECT_EQ(rows[1].cost_micros, 0);
   EXPECT_EQ(rows[1].unaccounted, 1u);
+}
+
+// What answers served without an upstream call saved is summed per group, in whole minutes (the
+// rollup) and at a range's ends (the ledger) alike, and never counted as spend.
+TEST_P(StoreTest, SavingsAreSummedApartFromCost) {
+  UsageRecord paid = record("paid", kNov30 + 150'000);
+  paid.outcome = "complete";
+  paid.input_tokens = 100;
+  paid.output_tokens = 20;
+  paid.cost_micros = 1'500;
+  std::vector<UsageRecord> hits;
+  for (int i = 0; i < 3; ++i) {
+    UsageRecord hit = record("hit-" + std::to_string(i), kNov30 + 61'000 * i);
+    hit.outcome = "cache_hit";
+    hit.input_tokens = 0;
+    hit.output_tokens = 0;
+    hit.cost_micros = 0;
+    hit.saved_input_tokens = 100;
+    hit.saved_output_tokens = 20;
+    hit.saved_cost_micros = 1'500;
+    hits.push_back(hit);
+  }
+  hits.push_back(paid);
+  insert(hits);
+  for (const std::int64_t from : {kNov30, kNov30 + 30'000}) {
+    UsageQuery q;
+    q.from_ms = from;
+    q.to_ms = kNov30 + 200'000;
+    q.group_by = {Dimension::kOutcome};
+    const auto rows = query(q);
+    ASSERT_EQ(rows.size(), 2u);
+    const UsageRow& hit_row = rows[0].group[0] == "cache_hit" ? rows[0] : rows[1];
+    const UsageRow& paid_row = rows[0].group[0] == "cache_hit" ? rows[1] : rows[0];
+    const std::uint64_t expected = from == kNov30 ? 3 : 2;  // the first hit is before `from`
+    EXPECT_EQ(hit_row.requests, expected);
+    EXPECT_EQ(hit_row.saved_input_tokens, 100 * expected);
+    EXPECT_EQ(hit_row.saved_output_tokens, 20 * expected);
+    EXPECT_EQ(hit_row.saved_cost_micros, static_cast<std::int64_t>(1'500 * expected));
+    EXPECT_EQ(hit_row.cost_micros, 0);
+    EXPECT_EQ(paid_row.saved_input_tokens, 0u);
+    EXPECT_EQ(paid_row.cost_micros, 1'500);
+  }
 }
 
 // Budgets read spend from the per-quarter-hour rollup that insert_usage keeps; it must equal a
@@ -1273,8 +1318,8 @@ std::string legacy_row_sql(const UsageRecord& r) {
   };
   visit_usage_fields(r, [&](std::string_view name, const auto& v) {
     using T = std::decay_t<decltype(v)>;
-    if (name == "key_id") {
-      return;  // a field of sqlite/006, after the segments
+    if (name == "key_id" || name.starts_with("saved_")) {
+      return;  // fields of sqlite/006 and 007, after the segments
     }
     columns += (columns.empty() ? "" : ", ") + std::string(name);
     values += values.empty() ? "" : ", ";

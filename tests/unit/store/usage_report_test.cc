@@ -171,9 +171,40 @@ TEST(RenderUsage, CsvQuotesAndDisarmsFormulas) {
   const std::string csv = render_usage(q, {formula, comma}, ReportFormat::kCsv);
   EXPECT_EQ(csv,
             "feature,requests,failed,input_tokens,output_tokens,cache_read_tokens,"
-            "cache_write_tokens,reasoning_tokens,cost,unaccounted\r\n"
-            "\"'=HYPERLINK(\"\"x\"\")\",2,0,0,0,0,0,0,1.500000,0\r\n"
-            "\"a,b\",1,0,0,0,0,0,0,0.000000,0\r\n");
+            "cache_write_tokens,reasoning_tokens,cost,unaccounted,saved_input_tokens,"
+            "saved_output_tokens,saved_cost\r\n"
+            "\"'=HYPERLINK(\"\"x\"\")\",2,0,0,0,0,0,0,1.500000,0,0,0,0.000000\r\n"
+            "\"a,b\",1,0,0,0,0,0,0,0.000000,0,0,0,0.000000\r\n");
+}
+
+// Answers served without an upstream call show what they saved; a report with none of them
+// keeps its columns as they were.
+TEST(RenderUsage, TheTableShowsSavingsWhenSomethingWasSaved) {
+  UsageQuery q;
+  q.group_by = {Dimension::kOutcome};
+  UsageRow hits;
+  hits.group = {"cache_hit"};
+  hits.requests = 3;
+  hits.saved_input_tokens = 300;
+  hits.saved_output_tokens = 60;
+  hits.saved_cost_micros = 4'500;
+  UsageRow paid;
+  paid.group = {"complete"};
+  paid.requests = 1;
+  paid.input_tokens = 100;
+  paid.output_tokens = 20;
+  paid.cost_micros = 1'500;
+  const std::string table = render_usage(q, {paid, hits}, ReportFormat::kTable);
+  EXPECT_NE(table.find("saved_input_tokens  saved_output_tokens  saved_cost"), std::string::npos)
+      << table;
+  EXPECT_NE(table.find("300                   60    0.004500"), std::string::npos) << table;
+  EXPECT_EQ(render_usage(q, {paid}, ReportFormat::kTable).find("saved"), std::string::npos);
+  const std::string json = render_usage(q, {hits}, ReportFormat::kJson);
+  EXPECT_NE(
+      json.find(
+          R"("saved_input_tokens":300,"saved_output_tokens":60,"saved_cost":"0.004500","saved_cost_micros":4500)"),
+      std::string::npos)
+      << json;
 }
 
 TEST(RenderUsage, JsonHasDecimalAndIntegerCostAndTheRange) {
