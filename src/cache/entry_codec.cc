@@ -159,6 +159,15 @@ void write_payload(Writer& w, const Entry& entry, const EntryClocks& now) {
   }
 }
 
+// A record's instants must lie within a century of the reader's clock: anything else is a
+// corrupt record, and converting it to the clocks' nanoseconds would overflow.
+constexpr std::int64_t kPlausibleMs = 100LL * 366 * 24 * 3600 * 1000;
+
+bool plausible(std::int64_t wall, const EntryClocks& now) {
+  const std::int64_t here = wall_ms(now.wall_now);
+  return wall > here - kPlausibleMs && wall < here + kPlausibleMs;
+}
+
 std::optional<Entry> read_payload(Reader& r, const EntryClocks& now) {
   Entry entry;
   entry.alias = r.text();
@@ -166,9 +175,15 @@ std::optional<Entry> read_payload(Reader& r, const EntryClocks& now) {
   entry.tenant = r.text();
   entry.provider = r.text();
   entry.model = r.text();
-  entry.stored_at = std::chrono::system_clock::time_point(milliseconds(r.signed_varint()));
-  entry.fresh_until = to_steady(r.signed_varint(), now);
-  entry.stale_until = to_steady(r.signed_varint(), now);
+  const std::int64_t stored = r.signed_varint();
+  const std::int64_t fresh = r.signed_varint();
+  const std::int64_t stale = r.signed_varint();
+  if (!plausible(stored, now) || !plausible(fresh, now) || !plausible(stale, now)) {
+    return std::nullopt;
+  }
+  entry.stored_at = std::chrono::system_clock::time_point(milliseconds(stored));
+  entry.fresh_until = to_steady(fresh, now);
+  entry.stale_until = to_steady(stale, now);
   r.raw(entry.request_digest.data(), entry.request_digest.size());
   ir::Response& a = entry.answer;
   a.id = r.text();
