@@ -191,6 +191,18 @@ Awaitable<FilterStatus> IdempotencyFilter::board(CallContext& call, Call& state)
     boarding.flight->leave();
     if (followed) {
       state.followed = std::move(boarding.flight);
+      if (state.claimed) {
+        // This call claimed the key while a call of this instance that could not reach the
+        // store led it: the answer that call kept here goes to the store with the claim.
+        std::optional<std::string> record;
+        if (auto kept = replays_.find(state.key, call.clock().now());
+            kept && kept->entry->request_digest == state.digest) {
+          record = cache::encode_entry(*kept->entry, {call.clock().wall_now(), call.clock().now()},
+                                       settings_.compress_above_bytes);
+        }
+        shared_->finish_claim(state.key, state.digest, std::move(record), settings_.ttl);
+        state.claimed = false;
+      }
       co_return FilterStatus::answered();
     }
     co_return FilterStatus::proceed();  // the first call failed: this retry is a new try
@@ -239,7 +251,13 @@ FilterStatus IdempotencyFilter::on_stream_data(CallContext& call, std::string& d
 
 void IdempotencyFilter::on_end(CallContext& call) {
   Call* state = call.find_state<Call>(*this);
-  if (state == nullptr || !state->keeper.keeping()) {
+  if (state == nullptr) {
+    return;
+  }
+  if (!state->keeper.keeping()) {
+    if (state->claimed) {
+      shared_->finish_claim(state->key, state->digest, std::nullopt, settings_.ttl);
+    }
     return;
   }
   std::optional<ir::Response> answer = state->keeper.answer(call);
