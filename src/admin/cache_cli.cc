@@ -22,6 +22,7 @@ struct CacheInvocation {
   std::string key_group;
   std::string key;
   bool shared = false;
+  std::string key_prefix;
 };
 
 std::int64_t number_of(const json::object& o, std::string_view name) {
@@ -69,6 +70,9 @@ std::string purge_target(const CacheInvocation& inv) {
   if (inv.shared) {
     add("shared", "true");
   }
+  if (!inv.key_prefix.empty()) {
+    add("key_prefix", inv.key_prefix);
+  }
   return "/admin/v1/cache/purge" + query;
 }
 
@@ -92,6 +96,8 @@ std::function<int()> add_cache_commands(CLI::App& app) {
   CLI::Option* group = purge->add_option("--key-group", inv->key_group, "A key group's entries");
   CLI::Option* key = purge->add_option("--key", inv->key, "One key's entries (its id)");
   CLI::Option* shared = purge->add_flag("--shared", inv->shared, "Entries of scope: shared routes");
+  purge->add_option("--key-prefix", inv->key_prefix,
+                    "Entries whose key starts with these hex digits (the access log's cache_key)");
   group->excludes(key)->excludes(shared);
   key->excludes(shared);
   return [inv, cache, stats, purge]() -> int {

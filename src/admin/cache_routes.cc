@@ -24,6 +24,7 @@ Response CacheRoutes::stats(const Request& /*request*/) const {
 Response CacheRoutes::purge(const Request& request) {
   std::string alias;
   std::string tenant;
+  std::string key_prefix;
   int tenants = 0;
   for (const QueryParam& p : request.params) {
     if (p.name == "route") {
@@ -34,13 +35,15 @@ Response CacheRoutes::purge(const Request& request) {
     } else if (p.name == "key") {
       tenant = "k:" + p.value;
       ++tenants;
+    } else if (p.name == "key_prefix") {
+      key_prefix = p.value;
     } else if (p.name == "shared" && p.value == "true") {
       tenant = "*";
       ++tenants;
     } else {
-      return Response::error(
-          400, "invalid_parameter",
-          "unknown parameter " + p.name + " (expected route, key_group, key or shared=true)");
+      return Response::error(400, "invalid_parameter",
+                             "unknown parameter " + p.name +
+                                 " (expected route, key_group, key, shared=true or key_prefix)");
     }
   }
   if (tenants > 1) {
@@ -50,14 +53,20 @@ Response CacheRoutes::purge(const Request& request) {
   if (tenant == "g:" || tenant == "k:") {
     return Response::error(400, "invalid_parameter", "key_group and key need a value");
   }
-  const std::size_t purged = store_.purge(alias, tenant);
+  if (key_prefix.size() > 64 ||
+      key_prefix.find_first_not_of("0123456789abcdef") != std::string::npos) {
+    return Response::error(400, "invalid_parameter",
+                           "key_prefix: up to 64 lower-case hex digits (the access log's "
+                           "cache_key, or its start)");
+  }
+  const std::size_t purged = store_.purge(alias, tenant, key_prefix);
   if (shared_ == nullptr) {
     return Response::json(fmt::format(R"({{"purged":{}}})", purged));
   }
   // The shared store's copies too, or every instance would serve them back to this one.
   std::string error;
   const std::optional<std::uint64_t> shared_purged = redis::purge_matching(
-      *shared_, redis::AnswerTier::purge_pattern(shared_->key_prefix, alias, tenant),
+      *shared_, redis::AnswerTier::purge_pattern(shared_->key_prefix, alias, tenant, key_prefix),
       kSharedPurgeBudget, error);
   if (!shared_purged) {
     return Response::error(503, "shared_store_unavailable",

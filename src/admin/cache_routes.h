@@ -11,6 +11,7 @@ namespace sluice::admin {
 // The answer cache on the admin listener (docs/cache.md):
 //   GET  /admin/v1/cache                        entries, bytes, capacity, evictions, expirations
 //   POST /admin/v1/cache/purge[?route=ALIAS][&key_group=G | &key=KEY_ID | &shared=true]
+//                             [&key_prefix=HEX]
 // A purge drops the entries of a route (its first alias), of a tenant, or both; with neither,
 // every entry. Answers {"purged": N}, and with cache.redis also {"shared_purged": M} (503 when
 // that Redis cannot be purged). 400 for an unknown parameter or two tenants at once.

@@ -115,7 +115,8 @@ bool MemoryStore::put(const Key& key, std::shared_ptr<const Entry> entry) {
   return true;
 }
 
-std::size_t MemoryStore::purge(std::string_view alias, std::string_view tenant) {
+std::size_t MemoryStore::purge(std::string_view alias, std::string_view tenant,
+                               std::string_view key_prefix) {
   std::size_t purged = 0;
   for (Shard& shard : shards_) {
     Dropped dropped;
@@ -123,7 +124,8 @@ std::size_t MemoryStore::purge(std::string_view alias, std::string_view tenant) 
     for (auto it = shard.index.begin(); it != shard.index.end();) {
       const Entry& e = *it->second.entry;
       const auto next = std::next(it);
-      if ((alias.empty() || e.alias == alias) && (tenant.empty() || e.tenant == tenant)) {
+      if ((alias.empty() || e.alias == alias) && (tenant.empty() || e.tenant == tenant) &&
+          (key_prefix.empty() || to_hex(it->first).starts_with(key_prefix))) {
         erase(shard, it, dropped);
         ++purged;
       }

@@ -52,9 +52,11 @@ class MemoryStore {
                             std::chrono::milliseconds refresh_window = std::chrono::seconds(30));
   // Stores (or replaces) the entry under `key`; false when it is larger than a shard may hold.
   bool put(const Key& key, std::shared_ptr<const Entry> entry);
-  // Drops the entries of route `alias` (its first alias) and of `tenant` (KeyScope::tenant);
-  // "" matches any. The count dropped.
-  std::size_t purge(std::string_view alias, std::string_view tenant);
+  // Drops the entries of route `alias` (its first alias), of `tenant` (KeyScope::tenant) and
+  // whose key in hex (to_hex, as the access log's cache_key) starts with `key_prefix`; ""
+  // matches any. The count dropped.
+  std::size_t purge(std::string_view alias, std::string_view tenant,
+                    std::string_view key_prefix = {});
   // A new bound (a config reload); evicts down to it at once.
   void set_capacity(std::uint64_t capacity_bytes);
 

@@ -90,6 +90,15 @@ class AccessLogLine {
     field("outcome").string(to_string(ctx.outcome));
     if (!ctx.cache.empty()) {
       field("cache").string(ctx.cache);
+      if (ctx.cache_key) {
+        static constexpr char kHex[] = "0123456789abcdef";
+        std::array<char, 64> hex;
+        for (std::size_t i = 0; i < 32; ++i) {
+          hex[2 * i] = kHex[(*ctx.cache_key)[i] >> 4];
+          hex[2 * i + 1] = kHex[(*ctx.cache_key)[i] & 15];
+        }
+        field("cache_key").string(std::string_view(hex.data(), hex.size()));
+      }
       if (ctx.cache_saved_tokens > 0) {
         field("cache_saved_tokens").number(ctx.cache_saved_tokens);
       }

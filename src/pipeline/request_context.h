@@ -1,5 +1,6 @@
 #pragma once
 
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -132,6 +133,9 @@ struct RequestContext {
   std::string_view cached_provider;
   std::string_view cached_model;
   std::shared_ptr<const void> cached_owner;
+  // The request's cache key (cache/key.h) when the cache keyed it: the access log's cache_key,
+  // what a purge by key_prefix names.
+  std::optional<std::array<std::uint8_t, 32>> cache_key;
   // The upstream tokens (input + output) such an answer did not pay for again, and the usage of
   // the call that produced it (its record's saved tokens, priced into saved_charge).
   std::uint64_t cache_saved_tokens = 0;

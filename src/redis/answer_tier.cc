@@ -74,7 +74,7 @@ std::string AnswerTier::answer_name(std::string_view alias, std::string_view ten
 }
 
 std::string AnswerTier::purge_pattern(std::string_view prefix, std::string_view alias,
-                                      std::string_view tenant) {
+                                      std::string_view tenant, std::string_view key_prefix) {
   std::string pattern;
   for (const char c : prefix) {  // the operator's, written as it is: matched literally
     if (std::string_view("*?[]\\").find(c) != std::string_view::npos) {
@@ -94,7 +94,9 @@ std::string AnswerTier::purge_pattern(std::string_view prefix, std::string_view 
   } else {
     append_escaped(pattern, tenant);
   }
-  pattern += ":*";
+  pattern += ':';
+  pattern += key_prefix;
+  pattern += '*';
   return pattern;
 }
 

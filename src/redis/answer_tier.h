@@ -37,9 +37,10 @@ class AnswerTier final : public cache::SharedStore {
   void finish_claim(const cache::Key& key, const cache::Key& digest,
                     std::optional<std::string> record, std::chrono::milliseconds ttl) override;
 
-  // The MATCH pattern of the cache records a purge drops: `alias` and `tenant` ("" for any).
+  // The MATCH pattern of the cache records a purge drops: `alias`, `tenant` and the key's hex
+  // prefix ("" for any; hex digits only, so nothing to escape).
   static std::string purge_pattern(std::string_view prefix, std::string_view alias,
-                                   std::string_view tenant);
+                                   std::string_view tenant, std::string_view key_prefix = {});
 
  private:
   std::string answer_name(std::string_view alias, std::string_view tenant,

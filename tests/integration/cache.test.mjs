@@ -624,6 +624,19 @@ describe('admin and metering', () => {
     const a = await ask('chat', { model: 'cached', text, stream: false, key: KEYS.a1 });
     assert.equal(a.headers.get('x-sluice-cache'), 'hit');
     await a.text();
+    // One entry by its key, as the access log names it.
+    const line = await waitFor(() => gw.accessLog().find((e) => e.request_id === a.headers.get('x-request-id')), {
+      message: 'the access log line of the hit',
+    });
+    assert.match(line.cache_key, /^[0-9a-f]{64}$/);
+    const one = await runBinary(sluiceBin, ['cache', 'purge', '--key-prefix', line.cache_key.slice(0, 16)], { env });
+    assert.equal(one.code, 0, one.stderr);
+    assert.equal(one.stdout, 'purged 1 entries here\n');
+    const again = await ask('chat', { model: 'cached', text, stream: false, key: KEYS.a1 });
+    assert.equal(again.headers.get('x-sluice-cache'), 'miss');
+    await again.text();
+    const notHex = await adminCall('POST', '/admin/v1/cache/purge?key_prefix=ZZ');
+    assert.equal(notHex.status, 400);
     // Two tenants at once is the API's 400, told on stderr; no key is a usage error.
     const both = await runBinary(sluiceBin, ['cache', 'purge', '--key-group', 'x', '--key', 'y'], { env });
     assert.notEqual(both.code, 0);

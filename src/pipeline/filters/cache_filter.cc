@@ -154,6 +154,7 @@ CacheFilter::Call* CacheFilter::keyed(CallContext& call, const Directives& direc
       cache::answer_key(**request, {route_scope_, state.tenant, {vary.data(), vary.size()}});
   state.ttl = std::min(directives.ttl.value_or(settings_.ttl), settings_.ttl);
   ctx.cache = "miss";
+  ctx.cache_key = state.key;
   return &state;
 }
 

@@ -109,7 +109,7 @@ TEST(MemoryStoreTest, ReplacingAnEntryKeepsTheAccounting) {
   EXPECT_EQ(store.find(key(1), kT0)->entry->answer.content[0].text, "uno, longer");
 }
 
-TEST(MemoryStoreTest, PurgesByRouteOrTenant) {
+TEST(MemoryStoreTest, PurgesByRouteTenantOrKey) {
   MemoryStore store(64 << 20);
   store.put(key(1, 1), entry("a", 60s, 0s, "r1", "g:a"));
   store.put(key(2, 2), entry("b", 60s, 0s, "r1", "g:b"));
@@ -119,6 +119,12 @@ TEST(MemoryStoreTest, PurgesByRouteOrTenant) {
   EXPECT_TRUE(store.find(key(2, 2), kT0));
   EXPECT_EQ(store.purge("r1", ""), 1u);
   EXPECT_EQ(store.stats().entries, 0u);
+  // By the key's hex start: key(n) begins with n's low byte.
+  ASSERT_TRUE(store.put(key(0xab), entry("by key")));
+  ASSERT_TRUE(store.put(key(0xac), entry("kept")));
+  EXPECT_EQ(store.purge("", "", "ab"), 1u);
+  EXPECT_FALSE(store.find(key(0xab), kT0));
+  EXPECT_TRUE(store.find(key(0xac), kT0));
 }
 
 TEST(MemoryStoreTest, ASmallerCapacityEvictsAtOnce) {

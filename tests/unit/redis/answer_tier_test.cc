@@ -170,6 +170,15 @@ TEST_F(AnswerTierTest, APurgeDropsItsRouteAndTenantOnly) {
             2u)
       << error;
   EXPECT_EQ(run(tiers_[1]->find_answer("other", "g:a", key(7))), "other");
+  // By the key's hex start: key(7) is 07 then zeros.
+  tiers_[0]->put_answer("other", "g:a", key(8), "eight", 60s);
+  flush(0);
+  EXPECT_EQ(
+      purge_matching(settings_, AnswerTier::purge_pattern(settings_.key_prefix, "", "", "0800"), 5s,
+                     error),
+      1u)
+      << error;
+  EXPECT_EQ(run(tiers_[1]->find_answer("other", "g:a", key(8))), std::nullopt);
   EXPECT_EQ(run(tiers_[1]->find_answer("chat", "g:a", key(7))), std::nullopt);
 }
 
