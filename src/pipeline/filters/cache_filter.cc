@@ -32,6 +32,7 @@ struct CacheFilter::Call final : FilterState {
   std::shared_ptr<const cache::Entry> served;
   // A follower: the flight it followed (holds the target's name for the record).
   std::shared_ptr<cache::Flight> followed;
+  bool finished = false;  // stored and landed (finish): once
 };
 
 // The caller's say in the matter (RFC 9111 request directives the cache honours, and ours).
@@ -270,6 +271,9 @@ FilterStatus CacheFilter::on_response_head(CallContext& call, ResponseHead& head
 FilterStatus CacheFilter::on_response_body(CallContext& call, std::string& body) {
   if (Call* state = call.find_state<Call>(*this)) {
     state->keeper.on_body(body);
+    // The whole answer is here before its caller has a byte of it: stored (and the shared call
+    // landed) now, so a request the caller sends once it has read the answer finds the entry.
+    finish(call, *state);
   }
   return FilterStatus::proceed();
 }
@@ -282,16 +286,22 @@ FilterStatus CacheFilter::on_stream_data(CallContext& call, std::string& data) {
 }
 
 void CacheFilter::on_end(CallContext& call) {
-  Call* state = call.find_state<Call>(*this);
-  if (state == nullptr || !state->keeper.keeping()) {
+  if (Call* state = call.find_state<Call>(*this)) {
+    finish(call, *state);
+  }
+}
+
+void CacheFilter::finish(CallContext& call, Call& state) {
+  if (!state.keeper.keeping() || state.finished) {
     return;
   }
-  std::optional<ir::Response> answer = state->keeper.answer(call);
+  state.finished = true;
+  std::optional<ir::Response> answer = state.keeper.answer(call);
   const bool whole = answer.has_value();
   if (whole && (answer->finish != ir::FinishReason::kLength || settings_.store_truncated)) {
-    store_answer(call, *state, std::move(*answer));
+    store_answer(call, state, std::move(*answer));
   }
-  state->keeper.land(call, whole);
+  state.keeper.land(call, whole);
 }
 
 void CacheFilter::store_answer(CallContext& call, Call& state, ir::Response answer) {

@@ -77,6 +77,8 @@ class CacheFilter final : public Filter {
   // protocol (the call then goes to the origin).
   Awaitable<bool> serve(CallContext& call, Call& state, const cache::MemoryStore::Found& found);
   void store_answer(CallContext& call, Call& state, ir::Response answer);
+  // The answer is complete or the call is over: stores what is whole and lands the shared call.
+  void finish(CallContext& call, Call& state);
 
   const config::CacheSettings settings_;
   cache::MemoryStore& store_;
