@@ -100,7 +100,7 @@ struct RedisLimiter::Pending {
 };
 
 RedisLimiter::RedisLimiter(boost::asio::io_context& ioc, const config::StateSettings& settings,
-                           LocalLimiter& local, RedisHealth& health, std::string lease_prefix)
+                           LocalLimiter& local, redis::Health& health, std::string lease_prefix)
     : local_(local),
       health_(health),
       lease_prefix_(std::move(lease_prefix)),
@@ -122,7 +122,7 @@ RedisLimiter::RedisLimiter(boost::asio::io_context& ioc, const config::StateSett
             const std::array<std::string_view, 1> time{"TIME"};
             connection_.command(time, &RedisLimiter::on_time, this);
           },
-          [this](std::string_view why) { failed(why); }) {
+          [this](std::string_view why) { health_.failed(why); }) {
   pending_.reserve(64);
 }
 
@@ -165,22 +165,6 @@ std::int64_t RedisLimiter::redis_deadline(Clock::time_point deadline) const {
   }
   return std::max<std::int64_t>(
       1, steady_ms(deadline + kScriptDeadlineGrace + deadline_skew_) + *redis_ahead_ms_);
-}
-
-void RedisLimiter::failed(std::string_view why) {
-  health_.errors.fetch_add(1, std::memory_order_relaxed);
-  if (health_.up.exchange(false, std::memory_order_acq_rel)) {
-    spdlog::warn("limits: redis at {} is not answering ({}): {} until it does", health_.where, why,
-                 health_.policy);
-  }
-}
-
-void RedisLimiter::answered() {
-  if (!health_.up.load(std::memory_order_relaxed) &&
-      !health_.up.exchange(true, std::memory_order_acq_rel)) {
-    spdlog::info("limits: redis at {} answers again: limits are enforced across instances",
-                 health_.where);
-  }
 }
 
 RedisLimiter::Pending* RedisLimiter::acquire() {
@@ -291,12 +275,12 @@ boost::asio::awaitable<Decision> RedisLimiter::check(std::span<const Charge> cha
     return e;
   };
   if (!connection_.connected()) {
-    failed("not connected");
+    health_.failed("not connected");
     co_return error("redis unavailable");
   }
   Pending* p = acquire();
   if (p == nullptr) {
-    failed("too many checks waiting");
+    health_.failed("too many checks waiting");
     co_return error("redis overloaded");
   }
   Charges buckets;
@@ -341,7 +325,7 @@ boost::asio::awaitable<Decision> RedisLimiter::check(std::span<const Charge> cha
   p->state = Pending::State::kWaiting;
   if (!send(*p)) {
     free(p);
-    failed("not connected");
+    health_.failed("not connected");
     co_return error("redis unavailable");
   }
   p->timer.expires_at(deadline);
@@ -349,13 +333,13 @@ boost::asio::awaitable<Decision> RedisLimiter::check(std::span<const Charge> cha
   co_await p->timer.async_wait(boost::asio::redirect_error(boost::asio::use_awaitable, ec));
   if (p->state != Pending::State::kDone) {
     p->state = Pending::State::kAbandoned;  // on_reply frees it when the reply comes
-    failed("timeout");
+    health_.failed("timeout");
     co_return error("redis timeout");
   }
   if (!p->ok) {
     const std::string_view why = p->error;
     free(p);
-    failed(why);
+    health_.failed(why);
     co_return error("redis error");
   }
   if (p->allowed < 0) {
@@ -363,10 +347,10 @@ boost::asio::awaitable<Decision> RedisLimiter::check(std::span<const Charge> cha
     // the deadline and its grace by Redis's clock: nothing was taken, and the answer corrected
     // the offset for the next check.
     free(p);
-    failed("past the deadline by its clock");
+    health_.failed("past the deadline by its clock");
     co_return error("redis timeout");
   }
-  answered();
+  health_.answered();
   if (p->allowed == 1) {
     for (const Charge& c : slots) {
       lease.slots.push_back(c.bucket);

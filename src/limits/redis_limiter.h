@@ -15,18 +15,9 @@
 #include "limits/limiter.h"
 #include "limits/local_limiter.h"
 #include "redis/connection.h"
+#include "redis/health.h"
 
 namespace sluice::limits {
-
-// Whether Redis answers, shared by every worker's RedisLimiter of one instance: state changes
-// are logged once (one line when Redis stops answering, one when it is back), never per
-// request. Read by the metrics scrape (any thread).
-struct RedisHealth {
-  std::atomic<bool> up{true};
-  std::atomic<std::uint64_t> errors{0};  // checks Redis did not answer in time, all workers
-  std::string where;                     // host:port, for the log lines
-  std::string policy;                    // "failing open" / "failing closed"
-};
 
 // Limits shared by every instance through one Redis: a check is one EVALSHA round trip that
 // takes all of a request's token buckets and concurrency slots atomically (token_bucket_script.h),
@@ -48,7 +39,7 @@ class RedisLimiter final : public Limiter {
   static constexpr std::chrono::milliseconds kScriptDeadlineGrace{250};
 
   RedisLimiter(boost::asio::io_context& ioc, const config::StateSettings& settings,
-               LocalLimiter& local, RedisHealth& health, std::string lease_prefix);
+               LocalLimiter& local, redis::Health& health, std::string lease_prefix);
   ~RedisLimiter() override;
 
   void start();
@@ -74,13 +65,11 @@ class RedisLimiter final : public Limiter {
   void give_back(Pending& p);
   void learn_clock(long long redis_ms, Clock::time_point asked);
   std::int64_t redis_deadline(Clock::time_point deadline) const;
-  void failed(std::string_view why);
-  void answered();
   Pending* acquire();
   void free(Pending* p);
 
   LocalLimiter& local_;
-  RedisHealth& health_;
+  redis::Health& health_;     // every worker's limiter of the instance
   std::string lease_prefix_;  // "<instance>:<worker>:"
   std::uint64_t next_lease_ = 1;
   std::string check_sha_;

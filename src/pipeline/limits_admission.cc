@@ -36,11 +36,13 @@ LimitMetrics LimitMetrics::register_in(observability::MetricsRegistry& registry)
 }
 
 SharedLimits::SharedLimits(const config::Config& config, observability::MetricsRegistry* registry)
-    : state_(config.state), registry_(registry), instance_id_(random_instance_id()) {
-  health_.where = state_.redis_host + ":" + std::to_string(state_.redis_port);
-  health_.policy = state_.on_error == config::StateSettings::OnError::kFailOpen
-                       ? "admitting requests without limits (fail_open)"
-                       : "refusing requests (fail_closed)";
+    : state_(config.state),
+      health_("limits", state_.redis_host + ":" + std::to_string(state_.redis_port),
+              state_.on_error == config::StateSettings::OnError::kFailOpen
+                  ? "admitting requests without limits (fail_open)"
+                  : "refusing requests (fail_closed)"),
+      registry_(registry),
+      instance_id_(random_instance_id()) {
   if (registry_ == nullptr) {
     return;
   }
@@ -50,9 +52,7 @@ SharedLimits::SharedLimits(const config::Config& config, observability::MetricsR
         observability::MetricType::kGauge, "sluice_limiter_redis_up",
         "1 while the limiter's Redis answers within its timeout, 0 while the failure policy "
         "applies",
-        {}, [this](observability::SampleSink& sink) {
-          sink.sample({}, health_.up.load(std::memory_order_relaxed) ? 1.0 : 0.0);
-        });
+        {}, [this](observability::SampleSink& sink) { sink.sample({}, health_.up() ? 1.0 : 0.0); });
   }
 }
 

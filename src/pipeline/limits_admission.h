@@ -42,7 +42,7 @@ class SharedLimits {
 
   const config::StateSettings& state() const { return state_; }
   limits::LocalLimiter& local() { return local_; }
-  limits::RedisHealth& health() { return health_; }
+  redis::Health& health() { return health_; }
   const LimitMetrics* metrics() const { return metrics_ ? &*metrics_ : nullptr; }
   observability::MetricsRegistry* registry() const { return registry_; }
   // Unique per process start: Redis lease ids of this instance begin with it.
@@ -66,7 +66,7 @@ class SharedLimits {
 
   const config::StateSettings state_;
   limits::LocalLimiter local_;
-  limits::RedisHealth health_;
+  redis::Health health_;
   observability::MetricsRegistry* registry_;
   std::optional<LimitMetrics> metrics_;
   std::string instance_id_;

@@ -47,12 +47,20 @@ void append_escaped(std::string& out, std::string_view part) {
   }
 }
 
-std::string record_name(std::string_view prefix, const cache::Key& key) {
-  std::string name(prefix);
-  name += '{';
-  name += cache::to_hex(key);
-  name += '}';
-  return name;
+// An idempotent call's two names: its replay record and its claim, in one hash slot (the
+// braces) so one script may touch both on a cluster.
+struct ClaimNames {
+  std::string record;
+  std::string claim;
+};
+
+ClaimNames claim_names(std::string_view prefix, const cache::Key& key) {
+  ClaimNames names{std::string(prefix), {}};
+  names.record += '{';
+  names.record += cache::to_hex(key);
+  names.record += '}';
+  names.claim = names.record + ":claim";
+  return names;
 }
 
 }  // namespace
@@ -127,11 +135,11 @@ void AnswerTier::put_answer(std::string_view alias, std::string_view tenant, con
 boost::asio::awaitable<cache::SharedStore::Claim> AnswerTier::claim(const cache::Key& key,
                                                                     const cache::Key& digest,
                                                                     milliseconds hold) {
-  const std::string record = record_name(settings_.key_prefix, key);
-  const std::string claim = record + ":claim";
+  const ClaimNames names = claim_names(settings_.key_prefix, key);
   const std::string value = claim_value(digest);
   const std::string px = number(std::max<long long>(1, hold.count()));
-  const std::array<std::string_view, 7> args{"EVAL", kClaimScript, "2", record, claim, value, px};
+  const std::array<std::string_view, 7> args{"EVAL",      kClaimScript, "2", names.record,
+                                             names.claim, value,        px};
   Reply reply = co_await commands_.call(args, std::chrono::steady_clock::now() + settings_.timeout);
   Claim out;
   if (reply.kind != Reply::Kind::kString || reply.text.empty()) {
@@ -155,13 +163,12 @@ boost::asio::awaitable<cache::SharedStore::Claim> AnswerTier::claim(const cache:
 
 void AnswerTier::finish_claim(const cache::Key& key, const cache::Key& digest,
                               std::optional<std::string> record, milliseconds ttl) {
-  const std::string name = record_name(settings_.key_prefix, key);
-  const std::string claim = name + ":claim";
+  const ClaimNames names = claim_names(settings_.key_prefix, key);
   const std::string value = claim_value(digest);
   const std::string px = number(std::max<long long>(1, ttl.count()));
   const std::string empty;
   const std::array<std::string_view, 8> args{
-      "EVAL", kFinishScript, "2", name, claim, value, record ? *record : empty, px};
+      "EVAL", kFinishScript, "2", names.record, names.claim, value, record ? *record : empty, px};
   commands_.send(args);
 }
 

@@ -125,7 +125,7 @@ class RedisLimiterTest : public ::testing::Test {
   std::string prefix_;
   boost::asio::io_context ioc_;
   LocalLimiter local_;
-  RedisHealth health_;
+  redis::Health health_{"limits", "test", "failing open"};
   std::shared_ptr<const config::Config> config_;
   std::unique_ptr<LimitPlan> plan_;
   std::vector<std::unique_ptr<RedisLimiter>> limiters_;
@@ -211,7 +211,7 @@ TEST_F(RedisLimiterTest, ScriptCacheFlushedAndRedisTooSlow) {
   const Decision slow = check(0, lease, 1, 20ms);
   EXPECT_EQ(slow.status, Status::kError);
   EXPECT_LT(std::chrono::steady_clock::now() - started, 200ms);
-  EXPECT_FALSE(health_.up.load());
+  EXPECT_FALSE(health_.up());
   // After the pause the same connection answers again and health recovers.
   Decision later;
   for (int i = 0; i < 100; ++i) {
@@ -221,7 +221,7 @@ TEST_F(RedisLimiterTest, ScriptCacheFlushedAndRedisTooSlow) {
     }
   }
   EXPECT_EQ(later.status, Status::kOk);
-  EXPECT_TRUE(health_.up.load());
+  EXPECT_TRUE(health_.up());
 }
 
 // A stall longer than the timeout: the checks fail open at once, and when Redis runs them later
