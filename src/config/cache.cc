@@ -12,7 +12,8 @@ namespace {
 
 constexpr std::string_view kRouteFields[] = {
     "enabled",         "ttl_ms", "ttl_jitter",   "stale_while_revalidate_ms",
-    "max_entry_bytes", "scope",  "vary_headers", "store_truncated"};
+    "max_entry_bytes", "scope",  "vary_headers", "store_truncated",
+    "bill_percent"};
 
 CacheSettings::Scope load_scope(const YamlField& field) {
   const std::string scope = field.text();
@@ -77,6 +78,9 @@ void load_fields(const YamlMap& m, CacheSettings& s) {
   }
   if (auto f = m.get("store_truncated")) {
     s.store_truncated = f->boolean();
+  }
+  if (auto f = m.get("bill_percent")) {
+    s.bill_percent = static_cast<std::uint8_t>(f->unsigned_in(0, 100));
   }
 }
 

@@ -41,6 +41,10 @@ struct CacheSettings {
   // Answers that stopped at the output limit (finish reason length) are kept too. Off: a
   // truncated answer is served once, to the caller who asked for that limit.
   bool store_truncated = false;
+  // A hit and a follower are billed this percent of what the answer cost when it was paid for
+  // (0: free). Their usage records carry the charge (budgets count it) and save the rest. An
+  // idempotent replay is never billed: it is the same request sent again.
+  std::uint8_t bill_percent = 0;
 };
 
 // The config-wide `cache:`: the stores and every route's default settings.

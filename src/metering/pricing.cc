@@ -1,5 +1,6 @@
 #include "metering/pricing.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cstdio>
 #include <cstdlib>
@@ -312,6 +313,32 @@ Charge CataloguePriceBook::price(const ChargeInput& in, const PriceVersion& vers
 }
 
 }  // namespace
+
+Charge share_of(const Charge& full, unsigned percent) {
+  Charge c;
+  c.priced = full.priced;
+  c.price_version = full.price_version;
+  c.currency = full.currency;
+  c.items_json.reserve(full.items_json.size() + 32);
+  c.items_json += "{\"share_percent\":";
+  append_uint(c.items_json, percent);
+  key(c.items_json, "of");
+  c.items_json += full.items_json.empty() ? std::string_view("null") : full.items_json;
+  c.items_json += '}';
+  if (!full.priced) {
+    return c;
+  }
+  // The catalogue wrote exact_total itself; a total it cannot read again is no share at all.
+  const std::optional<Decimal> total = Decimal::parse(full.exact_total, 64, UINT64_MAX, nullptr);
+  if (!total) {
+    c.priced = false;
+    return c;
+  }
+  const Decimal share = total->times(std::min(percent, 100U), 2);
+  c.exact_total = share.to_string();
+  c.micros = share.round_to(6).value_or(INT64_MAX);
+  return c;
+}
 
 Result<std::shared_ptr<const PriceBook>> load_price_book(std::string_view yaml_text,
                                                          std::string_view source) {

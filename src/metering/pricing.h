@@ -46,6 +46,12 @@ class PriceBook {
   virtual std::string_view describe() const = 0;
 };
 
+// `percent` of `full`, for an answer served again (a cache hit, a cache follower) that its
+// route bills at a share of what the paid call cost: the same price version and currency, the
+// exact total scaled and rounded once, the items kept under {"share_percent":P,"of":...}. An
+// unpriced `full` stays unpriced.
+Charge share_of(const Charge& full, unsigned percent);
+
 // Parses a catalogue (YAML text); `source` names it in errors ("file:line:col: ...").
 Result<std::shared_ptr<const PriceBook>> load_price_book(std::string_view yaml_text,
                                                          std::string_view source);

@@ -175,7 +175,11 @@ std::optional<std::string_view> CallContext::header(std::string_view lower_name)
 }
 
 CallerStream& CallContext::open_stream(std::chrono::milliseconds heartbeat) {
-  stream_.emplace(ctx_, *downstream_, clock(), heartbeat);
+  if (stream_) {
+    stream_->keep_alive_every(heartbeat);
+  } else {
+    stream_.emplace(ctx_, *downstream_, clock(), heartbeat);
+  }
   return *stream_;
 }
 
@@ -223,7 +227,7 @@ Awaitable<bool> CallContext::begin_own_stream(ResponseHead& head) {
       co_return false;
     }
   }
-  CallerStream& stream = open_stream(std::chrono::milliseconds(0));
+  CallerStream& stream = stream_ ? *stream_ : open_stream(std::chrono::milliseconds(0));
   const bool began = co_await stream.begin(head);
   if (!began) {
     client_gone(Error(ErrorKind::kClientGone, "client disconnected before the stream began"));

@@ -117,8 +117,11 @@ class CallContext final : public routing::RequestFacts {
     return nullptr;
   }
 
-  // The caller's stream, once the attempt loop of a streamed call has made it; null otherwise.
+  // The caller's stream, once the attempt loop of a streamed call (or a follower of a shared
+  // call) has made it; null otherwise.
   CallerStream* stream() { return stream_ ? &*stream_ : nullptr; }
+  // Makes the caller's stream, or keeps the one already made (a follower's, whose keep-alive
+  // may have sent the head) with `heartbeat` from now on.
   CallerStream& open_stream(std::chrono::milliseconds heartbeat);
 
   // --- answering the caller -------------------------------------------------------------
@@ -130,7 +133,8 @@ class CallContext final : public routing::RequestFacts {
   // ends. `head` comes from downstream().new_head().
   Awaitable<void> send_stream(ResponseHead& head, std::string events);
   // A stream the gateway writes itself, piece by piece (a follower of a shared call): the head
-  // through the head filters, then the stream opened and begun (no keep-alive); false when a
+  // through the head filters, then the stream opened (or the one already open kept) and begun
+  // (no keep-alive coroutine: the writer beats itself); false when a
   // filter stopped it (its error was answered) or the caller is gone (recorded).
   Awaitable<bool> begin_own_stream(ResponseHead& head);
   // Bytes of that stream through the stream-data filters, then written; false when a filter

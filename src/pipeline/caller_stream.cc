@@ -91,6 +91,11 @@ Awaitable<bool> CallerStream::early_head() {
   ResponseHead& head = *early_head_;
   head.content_type = "text/event-stream";
   add_standard_fields(ctx_, head);
+  // The early head goes out without the response-head filters (no upstream head exists yet);
+  // what the cache did is known by now, and a caller reads it from this head or not at all.
+  if (!ctx_.cache.empty()) {
+    head.headers.add("x-sluice-cache", ctx_.cache);
+  }
   head.headers.add("Cache-Control", "no-store");
   head.headers.add("X-Accel-Buffering", "no");
   begun_ = true;
@@ -114,14 +119,7 @@ Awaitable<void> CallerStream::keep_alive(Sleeper& sleeper) {
       continue;
     }
     keep_alive_writing_ = true;
-    bool ok = true;
-    if (!begun_) {
-      ok = co_await early_head();
-    }
-    if (ok) {
-      ok = co_await downstream_.write(ctx_, kKeepAlive);
-      ++heartbeats_;
-    }
+    const bool ok = co_await comment();
     keep_alive_writing_ = false;
     if (writer_done_) {
       writer_done_->cancel();  // wakes a relay write waiting for this one
@@ -129,5 +127,21 @@ Awaitable<void> CallerStream::keep_alive(Sleeper& sleeper) {
     wrote(ok);
   }
 }
+
+Awaitable<bool> CallerStream::beat() { co_return wrote(co_await comment()); }
+
+Awaitable<bool> CallerStream::comment() {
+  bool ok = true;
+  if (!begun_) {
+    ok = co_await early_head();
+  }
+  if (ok) {
+    ok = co_await downstream_.write(ctx_, kKeepAlive);
+    ++heartbeats_;
+  }
+  co_return ok;
+}
+
+void CallerStream::keep_alive_every(std::chrono::milliseconds heartbeat) { heartbeat_ = heartbeat; }
 
 }  // namespace sluice::pipeline

@@ -57,6 +57,16 @@ class CallerStream {
   Awaitable<void> keep_alive(Sleeper& sleeper);
   // Ends keep_alive() at its next wake-up (at once when it sleeps).
   void stop_keep_alive();
+  // One keep-alive comment now (after an early head when none went out), for a writer that
+  // keeps its own time instead of running keep_alive() (a cache follower waiting for a shared
+  // call's events). False when the caller is gone.
+  Awaitable<bool> beat();
+  // The heartbeat for a keep_alive() started from now on: a stream opened by a follower is
+  // the one its own attempts use when the shared call fails.
+  void keep_alive_every(std::chrono::milliseconds heartbeat);
+  std::chrono::milliseconds heartbeat() const { return heartbeat_; }
+  // When something last went out (or the stream opened).
+  Clock::Monotonic::time_point last_write() const { return last_write_; }
   // Before the call answers with a plain (non-stream) response instead: stops the keep-alive
   // and waits out a write of it in flight. True when nothing of a stream went out, so the plain
   // answer may; false when the head already did (then only an error event can follow).
@@ -68,12 +78,14 @@ class CallerStream {
   // Waits while a keep-alive write is in flight.
   Awaitable<void> wait_for_writer();
   Awaitable<bool> early_head();
+  // The comment, after an early head when none went out.
+  Awaitable<bool> comment();
   bool wrote(bool ok);
 
   RequestContext& ctx_;
   Downstream& downstream_;
   const Clock& clock_;
-  const std::chrono::milliseconds heartbeat_;
+  std::chrono::milliseconds heartbeat_;
   Clock::Monotonic::time_point last_write_;
   bool begun_ = false;
   bool ended_ = false;

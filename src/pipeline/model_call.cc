@@ -1,5 +1,7 @@
 #include "pipeline/model_call.h"
 
+#include <algorithm>
+
 #include <boost/asio/experimental/awaitable_operators.hpp>
 
 #include "pipeline/attempt_loop.h"
@@ -106,6 +108,21 @@ Awaitable<void> ModelCall::attempts_then_quiet() {
   call_.stream()->stop_keep_alive();
 }
 
+namespace {
+
+// A route that bills reused answers at a share of their price: the request is charged that
+// share (and its budgets count it), and only the rest was saved.
+void bill_share_of_saved(RequestContext& ctx) {
+  if (ctx.saved_bill_percent == 0 || !ctx.saved_charge->priced) {
+    return;
+  }
+  metering::Charge billed = metering::share_of(*ctx.saved_charge, ctx.saved_bill_percent);
+  ctx.saved_charge->micros = std::max<std::int64_t>(0, ctx.saved_charge->micros - billed.micros);
+  ctx.charge = std::move(billed);
+}
+
+}  // namespace
+
 void ModelCall::end() {
   RequestContext& ctx = call_.ctx();
   if (ctx.usage) {
@@ -123,6 +140,7 @@ void ModelCall::end() {
       saved.usage = *ctx.saved_usage;
       saved.usage_reported = true;
       ctx.saved_charge = ctx.snapshot->price_book().charge(saved);
+      bill_share_of_saved(ctx);
     }
   }
   call_.end_filters();

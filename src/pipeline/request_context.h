@@ -161,6 +161,10 @@ struct RequestContext {
   // What saved_usage would have cost (priced as the call that produced the answer, at this
   // request's prices); set with charge.
   std::optional<metering::Charge> saved_charge;
+  // The share of saved_charge this request is billed (the route's cache bill_percent, for a hit
+  // or a follower; 0 for an idempotent replay, which is the same request sent again): its charge
+  // becomes that share, and saved_charge what is left.
+  std::uint8_t saved_bill_percent = 0;
   // Where this request sits in a distributed trace (the caller's traceparent, or a new trace),
   // set when the head is read; inactive when tracing is off and the caller sent none.
   observability::TraceContext trace;

@@ -60,6 +60,7 @@ function config() {
       provider('slow_stream', { 'x-mock-events': '40', 'x-mock-pace-ms': '50' }),
       provider('stampede', { 'x-mock-first-byte-ms': '400', 'x-mock-events': '20', 'x-mock-pace-ms': '20' }),
       provider('slow_fail', { 'x-mock-latency-ms': '300', 'x-mock-status': '503' }),
+      provider('thinking', { 'x-mock-first-byte-ms': '1500', 'x-mock-events': '5' }),
       {
         id: 'claude_tools',
         adapter: 'anthropic',
@@ -71,6 +72,7 @@ function config() {
     routes: [
       { alias: 'cached', provider: 'oa', model: 'mock-model', cache: true },
       { alias: 'priced', provider: 'priced', model: 'gpt-4o-mini', cache: true },
+      { alias: 'billed', provider: 'priced', model: 'gpt-4o-mini', cache: { bill_percent: 25 } },
       { alias: 'shared', provider: 'oa_shared', model: 'mock-model', cache: { scope: 'shared' } },
       { alias: 'failing', provider: 'failing', model: 'mock-model', cache: true },
       { alias: 'plain', provider: 'nocache', model: 'mock-model' },
@@ -78,6 +80,7 @@ function config() {
       { alias: 'stampede', provider: 'stampede', model: 'mock-model', cache: true },
       { alias: 'slow-fail', provider: 'slow_fail', model: 'mock-model', cache: true, retry: { per_target_attempts: 1 } },
       { alias: 'tools', provider: 'claude_tools', model: 'claude-x', cache: true },
+      { alias: 'thinking', provider: 'thinking', model: 'mock-model', cache: true, heartbeat_ms: 200 },
     ],
     keys: [
       { name: 'test', key: GATEWAY_KEY },
@@ -455,6 +458,28 @@ describe('single-flight', () => {
     assert.equal((await upstreamCalls('stampede')) - before, 1);
   });
 
+  test('a streaming follower is kept alive while the shared call has nothing to send', async () => {
+    const text = `thinking (${run})`;
+    const before = await upstreamCalls('thinking');
+    const leader = ask('chat', { model: 'thinking', text, stream: true });
+    await upstreamReached('thinking', before);
+    // The head comes with the first keep-alive (heartbeat_ms 200), long before the model's first
+    // event (1.5 s): fetch resolves on it.
+    const follower = await ask('anthropic', { model: 'thinking', text, stream: true });
+    assert.equal(follower.status, 200);
+    assert.equal(follower.headers.get('x-sluice-cache'), 'coalesced');
+    const raw = await follower.text();
+    const beat = raw.indexOf(': keep-alive');
+    assert.ok(beat >= 0 && beat < raw.indexOf('event: message_start'), raw);
+    // The leader's head went out early too (its own keep-alive) and still says what the cache did.
+    const leaderRes = await leader;
+    assert.equal(leaderRes.headers.get('x-sluice-cache'), 'miss');
+    const led = answerOf('chat', true, await leaderRes.text());
+    assert.deepEqual(answerOf('anthropic', true, raw), led);
+    assert.match(led.text, /w5$/);
+    assert.equal((await upstreamCalls('thinking')) - before, 1, 'one upstream call');
+  });
+
   test("the leader's caller leaving does not stop the call its followers share", async () => {
     const text = `leader leaves (${run})`;
     const before = await upstreamCalls('stampede');
@@ -547,6 +572,23 @@ describe('admin and metering', () => {
     assert.ok(paid.cost_micros > 0, JSON.stringify(paid));
     assert.equal(free.cost_micros, 0);
     assert.equal(free.saved_cost_micros, paid.cost_micros);
+  });
+
+  test('a route with bill_percent bills a hit that share of the paid cost and saves the rest', async () => {
+    const text = `billed (${run}) ${'a longer question '.repeat(20)}`;
+    const miss = await ask('chat', { model: 'billed', text, stream: false });
+    await miss.text();
+    const hit = await ask('anthropic', { model: 'billed', text, stream: true });
+    assert.equal(hit.headers.get('x-sluice-cache'), 'hit');
+    await hit.text();
+    const paid = await recordOf(miss.headers.get('x-request-id'));
+    const billed = await recordOf(hit.headers.get('x-request-id'));
+    assert.equal(billed.outcome, 'cache_hit');
+    assert.ok(paid.cost_micros >= 8, JSON.stringify(paid));
+    // One rounding, of the exact share: within a micro-unit of a quarter.
+    assert.ok(Math.abs(billed.cost_micros - paid.cost_micros / 4) <= 1, JSON.stringify(billed));
+    assert.equal(billed.saved_cost_micros, paid.cost_micros - billed.cost_micros);
+    assert.equal(billed.priced, true);
   });
 
   test('followers of a shared call are recorded as coalesced; one record is paid', async () => {

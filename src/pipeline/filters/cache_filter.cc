@@ -219,6 +219,7 @@ Awaitable<FilterStatus> CacheFilter::board(CallContext& call, Call& state) {
     const bool followed = co_await follow_flight(call, *boarding.flight);
     boarding.flight->leave();
     if (followed) {
+      call.ctx().saved_bill_percent = settings_.bill_percent;
       state.followed = std::move(boarding.flight);
       co_return FilterStatus::answered();
     }
@@ -247,6 +248,7 @@ Awaitable<bool> CacheFilter::serve(CallContext& call, Call& state,
   ctx.cached_provider = entry.provider;
   ctx.cached_model = entry.model;
   ctx.saved(entry.answer.usage);
+  ctx.saved_bill_percent = settings_.bill_percent;
   ResponseHead& head = call.downstream().new_head();
   add_standard_fields(ctx, head);
   const auto age =

@@ -1,5 +1,7 @@
 #include "pipeline/filters/cache_follower.h"
 
+#include <algorithm>
+
 #include <boost/asio/post.hpp>
 #include <boost/asio/redirect_error.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -9,17 +11,21 @@
 #include "cache/answer_builder.h"
 #include "ir/token_estimate.h"
 #include "pipeline/call_context.h"
+#include "pipeline/caller_stream.h"
 #include "pipeline/error_reply.h"
 
 namespace sluice::pipeline {
 
 namespace {
 
-// Waits until `flight` has more than `cursor` or has ended; bounded, so a lost wake-up (none
-// is expected) costs a second, never a hung request.
-Awaitable<void> wait_for_more(cache::Flight& flight, std::size_t cursor, const CallContext& who) {
+// Waits until `flight` has more than `cursor` or has ended, or for `at_most` (at most a
+// second, so a lost wake-up, none is expected, costs a second, never a hung request).
+Awaitable<void> wait_for_more(cache::Flight& flight, std::size_t cursor, const CallContext& who,
+                              std::chrono::milliseconds at_most = std::chrono::seconds(1)) {
   auto executor = co_await boost::asio::this_coro::executor;
-  auto timer = std::make_shared<boost::asio::steady_timer>(executor, std::chrono::seconds(1));
+  auto timer = std::make_shared<boost::asio::steady_timer>(
+      executor, std::clamp(at_most, std::chrono::milliseconds(1),
+                           std::chrono::milliseconds(std::chrono::seconds(1))));
   const bool waiting = flight.wait(cursor, &who, [executor, timer] {
     boost::asio::post(executor, [timer] { timer->cancel(); });  // on the follower's worker
   });
@@ -87,12 +93,19 @@ Awaitable<bool> follow_plain(CallContext& call, cache::Flight& flight) {
 }
 
 // A streaming follower: its caller's stream, begun at the first events, fed until the
-// flight ends.
+// flight ends. While the shared call has nothing new (a model thinking before its first token,
+// or between two), the follower keeps its caller's stream alive itself, as the attempt loop's
+// keep-alive would: a comment once nothing went out for the route's heartbeat (the head first,
+// early, when none went out: docs/cache.md says what that commits).
 class StreamFollower {
  public:
   StreamFollower(CallContext& call, cache::Flight& flight,
-                 std::unique_ptr<protocol::StreamEncoder> encoder)
-      : call_(call), ctx_(call.ctx()), flight_(flight), encoder_(std::move(encoder)) {}
+                 std::unique_ptr<protocol::StreamEncoder> encoder, CallerStream& stream)
+      : call_(call),
+        ctx_(call.ctx()),
+        flight_(flight),
+        encoder_(std::move(encoder)),
+        stream_(stream) {}
 
   // follow_flight's answer.
   Awaitable<bool> run() {
@@ -100,7 +113,16 @@ class StreamFollower {
       events_.clear();
       const cache::Flight::State state = flight_.read(cursor_, events_);
       if (state == cache::Flight::State::kFailed && !begun_) {
-        co_return false;  // nothing written: this caller makes its own attempt
+        // No event written (at most keep-alive comments): this caller makes its own attempt,
+        // on the stream it opened.
+        co_return false;
+      }
+      if (events_.empty() && state == cache::Flight::State::kLive && beat_due()) {
+        ctx_.cache = "coalesced";  // what an early head says
+        if (!co_await stream_.beat()) {
+          call_.client_gone(Error(ErrorKind::kClientGone, "client disconnected during the stream"));
+          co_return true;
+        }
       }
       encode(state);
       if (!out_.empty()) {
@@ -116,7 +138,7 @@ class StreamFollower {
         call_.client_gone(Error(ErrorKind::kClientGone, "client disconnected during the stream"));
         co_return true;
       }
-      co_await wait_for_more(flight_, cursor_, call_);
+      co_await wait_for_more(flight_, cursor_, call_, until_beat());
     }
     if (ctx_.outcome != Outcome::kMidstreamError) {
       ctx_.outcome = Outcome::kCoalesced;
@@ -127,6 +149,18 @@ class StreamFollower {
   }
 
  private:
+  bool beat_due() const {
+    return stream_.heartbeat().count() > 0 &&
+           call_.clock().now() >= stream_.last_write() + stream_.heartbeat();
+  }
+  std::chrono::milliseconds until_beat() const {
+    if (stream_.heartbeat().count() == 0) {
+      return std::chrono::seconds(1);
+    }
+    return std::chrono::ceil<std::chrono::milliseconds>(stream_.last_write() + stream_.heartbeat() -
+                                                        call_.clock().now());
+  }
+
   // The new events in the caller's protocol; after a failure, its terminal error event.
   void encode(cache::Flight::State state) {
     out_.clear();
@@ -166,6 +200,7 @@ class StreamFollower {
   RequestContext& ctx_;
   cache::Flight& flight_;
   std::unique_ptr<protocol::StreamEncoder> encoder_;
+  CallerStream& stream_;
   std::vector<ir::StreamEvent> events_;
   std::string out_;
   std::size_t cursor_ = 0;
@@ -186,7 +221,9 @@ Awaitable<bool> follow_flight(CallContext& call, cache::Flight& flight) {
   if (!encoder) {
     co_return false;
   }
-  StreamFollower follower(call, flight, std::move(encoder));
+  const config::Route& route = *call.route().config;
+  CallerStream& stream = call.open_stream(route.heartbeat.value_or(call.config().server.heartbeat));
+  StreamFollower follower(call, flight, std::move(encoder), stream);
   co_return co_await follower.run();
 }
 

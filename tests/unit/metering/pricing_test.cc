@@ -97,6 +97,31 @@ TEST_F(PricingTest, VersionSwitchesAtTheExactInstant) {
   EXPECT_EQ(after.micros, 3'000'000);
 }
 
+TEST_F(PricingTest, AShareOfAChargeScalesTheExactTotalAndRoundsOnce) {
+  const Charge full = charge("openai", "gpt-test", io(1'000'000, 0));
+  const Charge quarter = share_of(full, 25);
+  EXPECT_TRUE(quarter.priced);
+  EXPECT_EQ(quarter.price_version, "v1");
+  EXPECT_EQ(quarter.currency, full.currency);
+  EXPECT_EQ(quarter.micros, 500'000);
+  EXPECT_EQ(quarter.exact_total, "0.5");
+  EXPECT_THAT(quarter.items_json, StartsWith("{\"share_percent\":25,\"of\":{"));
+  // 3 tokens at 0.4 per million: 1.2 micro-units exactly; half is 0.6, rounded once to 1.
+  const Charge half = share_of(charge("openai", "tiny-test", io(3, 0)), 50);
+  EXPECT_EQ(half.exact_total, "0.0000006");
+  EXPECT_EQ(half.micros, 1);
+  EXPECT_EQ(share_of(full, 0).micros, 0);
+  EXPECT_EQ(share_of(full, 100).micros, full.micros);
+}
+
+TEST_F(PricingTest, AShareOfAnUnpricedChargeIsUnpriced) {
+  const Charge unknown = charge("openai", "no-such-model", io(1000, 1000));
+  ASSERT_FALSE(unknown.priced);
+  const Charge share = share_of(unknown, 50);
+  EXPECT_FALSE(share.priced);
+  EXPECT_EQ(share.micros, 0);
+}
+
 TEST_F(PricingTest, RequestEnteringBeforeAChangePaysTheOldPriceWhenItEndsAfter) {
   // Entered 09:59, finished 10:02 after the 10:00 change: only the entry time counts.
   const Charge c = charge("openai", "gpt-test", io(1'000'000, 1'000'000), "2027-06-01T09:59:00Z");
