@@ -104,7 +104,7 @@ Awaitable<bool> CallerStream::early_head() {
 
 Awaitable<void> CallerStream::keep_alive(Sleeper& sleeper) {
   while (!stopped_ && !gone_ && !ended_) {
-    const auto due = last_write_ + heartbeat_;
+    const auto due = next_beat();
     const auto now = clock_.now();
     if (now < due) {
       const auto wait = std::chrono::ceil<std::chrono::milliseconds>(due - now);

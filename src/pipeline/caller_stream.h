@@ -64,9 +64,10 @@ class CallerStream {
   // The heartbeat for a keep_alive() started from now on: a stream opened by a follower is
   // the one its own attempts use when the shared call fails.
   void keep_alive_every(std::chrono::milliseconds heartbeat);
-  std::chrono::milliseconds heartbeat() const { return heartbeat_; }
-  // When something last went out (or the stream opened).
-  Clock::Monotonic::time_point last_write() const { return last_write_; }
+  // When the next keep-alive is due: `heartbeat` after the last write (never with it off).
+  Clock::Monotonic::time_point next_beat() const {
+    return heartbeat_.count() > 0 ? last_write_ + heartbeat_ : Clock::Monotonic::time_point::max();
+  }
   // Before the call answers with a plain (non-stream) response instead: stops the keep-alive
   // and waits out a write of it in flight. True when nothing of a stream went out, so the plain
   // answer may; false when the head already did (then only an error event can follow).

@@ -149,16 +149,13 @@ class StreamFollower {
   }
 
  private:
-  bool beat_due() const {
-    return stream_.heartbeat().count() > 0 &&
-           call_.clock().now() >= stream_.last_write() + stream_.heartbeat();
-  }
+  bool beat_due() const { return call_.clock().now() >= stream_.next_beat(); }
   std::chrono::milliseconds until_beat() const {
-    if (stream_.heartbeat().count() == 0) {
+    const auto due = stream_.next_beat();
+    if (due == Clock::Monotonic::time_point::max()) {
       return std::chrono::seconds(1);
     }
-    return std::chrono::ceil<std::chrono::milliseconds>(stream_.last_write() + stream_.heartbeat() -
-                                                        call_.clock().now());
+    return std::chrono::ceil<std::chrono::milliseconds>(due - call_.clock().now());
   }
 
   // The new events in the caller's protocol; after a failure, its terminal error event.
