@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "config/config.h"
+#include "http/json_post.h"
 #include "observability/span_buffer.h"
 
 namespace sluice::http {
@@ -54,7 +55,6 @@ class OtlpExporter {
   std::uint64_t failed_requests() const { return failed_requests_.load(std::memory_order_relaxed); }
 
  private:
-  struct Transport;
   void run();
   // Exports queued batches until the buffer is empty or `deadline` passes.
   void export_pending(std::chrono::steady_clock::time_point deadline, bool final);
@@ -67,7 +67,7 @@ class OtlpExporter {
   config::TraceSettings settings_;
   observability::SpanBuffer& buffer_;
   std::string instance_id_;
-  std::unique_ptr<Transport> transport_;
+  JsonPoster poster_;               // exporter thread only, after construction
   std::vector<std::string> batch_;  // exporter thread only
   bool failing_ = false;            // exporter thread only: the last export failed
   std::atomic<std::uint64_t> exported_{0};
