@@ -100,20 +100,29 @@ for t in "${targets[@]}"; do
   echo "fuzz: $t: ${#inputs[@]} regression input(s) replayed"
 done
 
-# One process per target, in turn (-jobs/-workers left at 1: two cores are shared).
-for t in "${targets[@]}"; do
-  seed "$t"
-  crashes=$crash_root/$t
+# One libFuzzer process per target (-jobs/-workers left at 1), $jobs targets at a time: each
+# is one single-threaded process, so two cores fuzz two targets in the time of one.
+fuzz_target() {  # fuzz_target TARGET: fuzz for $seconds; exit status is libFuzzer's
+  local t=$1 crashes=$crash_root/$1 extra=()
   mkdir -p "$crashes"
-  extra=()
   [[ -d tests/fuzz/regressions/$t ]] && extra+=("tests/fuzz/regressions/$t")
-  log=build/fuzz/$t.log
-  echo "fuzz: $t for ${seconds}s (max_len ${max_len[$t]}, log $log)"
   "$bin/$t" -max_total_time="$seconds" -max_len="${max_len[$t]}" -timeout=10 \
     -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$crashes/" \
-    "$corpus_root/$t" "${extra[@]}" >"$log" 2>&1
+    "$corpus_root/$t" "${extra[@]}" >"build/fuzz/$t.log" 2>&1
+}
+declare -A pid_of=()
+for t in "${targets[@]}"; do
+  seed "$t"
+  while (($(jobs -rp | wc -l) >= jobs)); do wait -n || true; done
+  echo "fuzz: $t for ${seconds}s (max_len ${max_len[$t]}, log build/fuzz/$t.log)"
+  fuzz_target "$t" &
+  pid_of[$t]=$!
+done
+for t in "${targets[@]}"; do  # in target order, whichever finished first
+  wait "${pid_of[$t]}"
   rc=$?
-  echo "  $(grep -oE 'stat::number_of_executed_units: *[0-9]+' "$log" | grep -oE '[0-9]+$') inputs run," \
+  log=build/fuzz/$t.log
+  echo "fuzz: $t: $(grep -oE 'stat::number_of_executed_units: *[0-9]+' "$log" | grep -oE '[0-9]+$') inputs run," \
     "$(find "$corpus_root/$t" -type f | wc -l) in the corpus, peak RSS" \
     "$(grep -oE 'stat::peak_rss_mb: *[0-9]+' "$log" | grep -oE '[0-9]+$') MB"
   if [[ $rc -ne 0 ]]; then

@@ -8,8 +8,14 @@ cd "$(dirname "$0")/.."
 preset=${1:-release}
 jobs=${JOBS:-$(nproc)}
 
+# Each phase's wall time goes into the summary: CI's budget is mostly these.
+SECONDS=0
+timings=()
+phase_done() { timings+=("$1 $((SECONDS / 60)) min $((SECONDS % 60)) s"); SECONDS=0; }
+
 cmake --preset "$preset" >/dev/null || exit 1
 cmake --build --preset "$preset" -j "$jobs" || exit 1
+phase_done build
 
 export SLUICE_BIN="$PWD/build/$preset/sluice"
 export SLUICE_MOCK_BIN="$PWD/build/$preset/tools/mock_upstream/sluice-mock-upstream"
@@ -55,6 +61,7 @@ if [[ $unit_rc -ne 0 && $unit_fail == 0 ]]; then unit_fail=1; fi
 total_pass=$((total_pass + unit_total - unit_fail))
 total_fail=$((total_fail + unit_fail))
 summary+=("unit:        $((unit_total - unit_fail)) passed, $unit_fail failed")
+phase_done unit
 
 run_node_suite() {
   local name=$1 dir=$2
@@ -74,6 +81,7 @@ run_node_suite() {
   total_pass=$((total_pass + pass))
   total_fail=$((total_fail + fail))
   summary+=("$name: $pass passed, $fail failed")
+  phase_done "$name"
 }
 run_node_suite integration tests/integration
 # Under ThreadSanitizer the suites that matter are the ones whose requests cross workers and
@@ -90,5 +98,6 @@ fi
 echo
 echo "== test summary ($preset) =="
 for line in "${summary[@]}"; do echo "  $line"; done
+echo "  wall time: ${timings[*]/%/;}"
 echo "$total_pass passed, $total_fail failed"
 [[ $total_fail -eq 0 ]]
