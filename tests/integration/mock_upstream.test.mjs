@@ -1491,3 +1491,54 @@ describe('tool results and scripted tool calls (every protocol)', () => {
     });
   }
 });
+
+describe('x-mock-embeddings', () => {
+  const embed = async (input, headers = {}) => {
+    const res = await fetch(`${mock.url}/v1/embeddings`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...headers },
+      body: JSON.stringify({ model: 'e', input, dimensions: 1024 }),
+    });
+    return { status: res.status, body: await res.json() };
+  };
+  const cosine = (a, b) => a.reduce((sum, x, i) => sum + x * b[i], 0);
+  const vectors = async (inputs, mode) => {
+    const { status, body } = await embed(inputs, mode ? { 'x-mock-embeddings': mode } : {});
+    assert.equal(status, 200, JSON.stringify(body));
+    return body.data.map((d) => d.embedding);
+  };
+  // Forty distinct words, then the same with one and with four of them replaced: bags of words
+  // whose cosine is about 39/40 and 36/40.
+  const words = Array.from({ length: 40 }, (_, i) => `word${i}`);
+  const text = words.join(' ');
+  const oneChanged = [...words.slice(0, 39), 'other'].join(' ');
+  const fourChanged = [...words.slice(0, 36), 'a1', 'a2', 'a3', 'a4'].join(' ');
+
+  test('bag-of-words vectors put texts that share most words close, and hash vectors do not', async () => {
+    const [same, near, nearish, reordered, unrelated, upper] = await vectors(
+      [text, oneChanged, fourChanged, [...words].reverse().join(', '), 'nothing in common here', text.toUpperCase()],
+      'bag-of-words',
+    );
+    assert.ok(Math.abs(cosine(same, same) - 1) < 1e-5, 'unit length');
+    const c1 = cosine(same, near);
+    const c4 = cosine(same, nearish);
+    assert.ok(c1 > 0.95 && c1 < 0.995, `one word of forty changed: ${c1}`);
+    assert.ok(c4 > 0.85 && c4 < 0.95, `four words of forty changed: ${c4}`);
+    assert.ok(cosine(same, reordered) > 0.9999, 'order and punctuation do not count');
+    assert.ok(cosine(same, upper) > 0.9999, 'case does not count');
+    assert.ok(Math.abs(cosine(same, unrelated)) < 0.2, `unrelated: ${cosine(same, unrelated)}`);
+
+    const [hashSame, hashNear] = await vectors([text, oneChanged], 'hash');
+    assert.ok(Math.abs(cosine(hashSame, hashNear)) < 0.2, 'hash vectors: any change is far');
+    const [defaultSame] = await vectors([text]);
+    assert.deepEqual(defaultSame, hashSame, 'hash is the default');
+  });
+
+  test('token arrays are bags of token ids, and a bad mode is a 400 naming the header', async () => {
+    const [a, b] = await vectors([[1, 2, 3, 4, 5, 6, 7, 8, 9, 10], [10, 9, 8, 7, 6, 5, 4, 3, 2, 1]], 'bag-of-words');
+    assert.ok(cosine(a, b) > 0.9999);
+    const bad = await embed('x', { 'x-mock-embeddings': 'semantic' });
+    assert.equal(bad.status, 400);
+    assert.match(bad.body.error.message, /x-mock-embeddings/);
+  });
+});

@@ -54,11 +54,67 @@ Result<std::uint64_t> hash_tokens(const json::array& tokens) {
   return h;
 }
 
+// Bag-of-words terms: one token id's hash, under the token arrays' seed.
+std::uint64_t hash_token(std::int64_t v) {
+  unsigned char bytes[8];
+  for (int i = 0; i < 8; ++i) {
+    bytes[i] = static_cast<unsigned char>(static_cast<std::uint64_t>(v) >> (8 * i));
+  }
+  return fnv1a(fnv1a(kFnvOffset, "tokens", 6), bytes, sizeof bytes);
+}
+
+bool word_byte(unsigned char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c > 0x7f;
+}
+
+// The hashes an input string's vector sums.
+std::vector<std::uint64_t> text_terms(std::string_view text, EmbeddingMode mode) {
+  if (mode == EmbeddingMode::kHash) {
+    return {fnv1a(kFnvOffset, text.data(), text.size())};
+  }
+  std::vector<std::uint64_t> terms;
+  std::string word;
+  for (std::size_t i = 0; i <= text.size(); ++i) {
+    const auto c = i < text.size() ? static_cast<unsigned char>(text[i]) : '\0';
+    if (i < text.size() && word_byte(c)) {
+      word.push_back(c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a')
+                                          : static_cast<char>(c));
+    } else if (!word.empty()) {
+      terms.push_back(fnv1a(kFnvOffset, word.data(), word.size()));
+      word.clear();
+    }
+  }
+  if (terms.empty()) {  // no words at all: the whole text stands for itself
+    terms.push_back(fnv1a(kFnvOffset, text.data(), text.size()));
+  }
+  return terms;
+}
+
+Result<std::vector<std::uint64_t>> token_terms(const json::array& tokens, EmbeddingMode mode) {
+  if (mode == EmbeddingMode::kHash) {
+    auto h = hash_tokens(tokens);
+    if (!h) {
+      return h.error();
+    }
+    return std::vector<std::uint64_t>{*h};
+  }
+  std::vector<std::uint64_t> terms;
+  terms.reserve(tokens.size());
+  for (const auto& t : tokens) {
+    if (!t.is_int64() && !t.is_uint64()) {
+      return bad_request("Invalid 'input': token arrays must contain integers.", "input");
+    }
+    terms.push_back(
+        hash_token(t.is_int64() ? t.get_int64() : static_cast<std::int64_t>(t.get_uint64())));
+  }
+  return terms;
+}
+
 std::uint32_t string_tokens(std::size_t chars) { return estimate_tokens(chars); }
 
 }  // namespace
 
-Result<EmbeddingsRequest> parse_embeddings_request(std::string_view body) {
+Result<EmbeddingsRequest> parse_embeddings_request(std::string_view body, EmbeddingMode mode) {
   // Small requests parse without touching the heap; large ones spill over transparently.
   unsigned char scratch[4096];
   json::monotonic_resource mr(scratch, sizeof scratch);
@@ -79,7 +135,7 @@ Result<EmbeddingsRequest> parse_embeddings_request(std::string_view body) {
     return bad_request("Missing required parameter: 'input'.", "input");
   }
   if (const auto* s = input->if_string()) {
-    out.input_hashes.push_back(fnv1a(kFnvOffset, s->data(), s->size()));
+    out.inputs.push_back(text_terms(*s, mode));
     out.prompt_tokens = string_tokens(s->size());
   } else if (const auto* arr = input->if_array()) {
     if (arr->empty()) {
@@ -87,24 +143,24 @@ Result<EmbeddingsRequest> parse_embeddings_request(std::string_view body) {
     }
     const auto& first = arr->front();
     if (first.is_int64() || first.is_uint64()) {
-      auto h = hash_tokens(*arr);
-      if (!h) {
-        return h.error();
+      auto terms = token_terms(*arr, mode);
+      if (!terms) {
+        return terms.error();
       }
-      out.input_hashes.push_back(*h);
+      out.inputs.push_back(std::move(*terms));
       out.prompt_tokens = static_cast<std::uint32_t>(arr->size());
     } else {
-      out.input_hashes.reserve(arr->size());
+      out.inputs.reserve(arr->size());
       for (const auto& item : *arr) {
         if (const auto* s = item.if_string()) {
-          out.input_hashes.push_back(fnv1a(kFnvOffset, s->data(), s->size()));
+          out.inputs.push_back(text_terms(*s, mode));
           out.prompt_tokens += string_tokens(s->size());
         } else if (const auto* tokens = item.if_array()) {
-          auto h = hash_tokens(*tokens);
-          if (!h) {
-            return h.error();
+          auto terms = token_terms(*tokens, mode);
+          if (!terms) {
+            return terms.error();
           }
-          out.input_hashes.push_back(*h);
+          out.inputs.push_back(std::move(*terms));
           out.prompt_tokens += static_cast<std::uint32_t>(tokens->size());
         } else {
           return bad_request(
@@ -137,7 +193,7 @@ Result<EmbeddingsRequest> parse_embeddings_request(std::string_view body) {
     }
     out.dimensions = static_cast<std::uint32_t>(d);
   }
-  if (std::uint64_t{out.dimensions} * out.input_hashes.size() > kMaxTotalFloats) {
+  if (std::uint64_t{out.dimensions} * out.inputs.size() > kMaxTotalFloats) {
     return bad_request("Too many inputs x dimensions for the mock.", "input");
   }
 
@@ -172,17 +228,40 @@ std::vector<float> embedding_for(std::uint64_t hash, std::uint32_t dimensions) {
   return v;
 }
 
+std::vector<float> embedding_of(std::span<const std::uint64_t> hashes, std::uint32_t dimensions) {
+  if (hashes.size() == 1) {
+    return embedding_for(hashes.front(), dimensions);
+  }
+  std::vector<double> sum(dimensions, 0.0);
+  for (const std::uint64_t h : hashes) {
+    const std::vector<float> term = embedding_for(h, dimensions);
+    for (std::uint32_t k = 0; k < dimensions; ++k) {
+      sum[k] += term[k];
+    }
+  }
+  double norm = 0;
+  for (const double x : sum) {
+    norm += x * x;
+  }
+  norm = std::sqrt(norm);
+  std::vector<float> v(dimensions);
+  for (std::uint32_t k = 0; k < dimensions; ++k) {
+    v[k] = static_cast<float>(norm > 0 ? sum[k] / norm : 0.0);
+  }
+  return v;
+}
+
 std::string embeddings_body(const EmbeddingsRequest& request) {
   std::string out = R"({"object":"list","data":[)";
   std::vector<std::uint8_t> bytes;
-  for (std::size_t i = 0; i < request.input_hashes.size(); ++i) {
+  for (std::size_t i = 0; i < request.inputs.size(); ++i) {
     if (i > 0) {
       out.push_back(',');
     }
     out += R"({"object":"embedding","index":)";
     out += std::to_string(i);
     out += R"(,"embedding":)";
-    std::vector<float> v = embedding_for(request.input_hashes[i], request.dimensions);
+    std::vector<float> v = embedding_of(request.inputs[i], request.dimensions);
     if (request.base64) {
       bytes.resize(v.size() * 4);
       for (std::size_t k = 0; k < v.size(); ++k) {
@@ -216,8 +295,8 @@ std::string embeddings_body(const EmbeddingsRequest& request) {
   return out;
 }
 
-Result<Reply> respond_embeddings(std::string_view body) {
-  auto emb = parse_embeddings_request(body);
+Result<Reply> respond_embeddings(std::string_view body, EmbeddingMode mode) {
+  auto emb = parse_embeddings_request(body, mode);
   if (!emb) {
     return emb.error();
   }

@@ -282,6 +282,13 @@ Result<Faults> parse_faults(const HeaderList& headers, const Faults& defaults) {
     }
     f.tool_name = std::string(name);
   }
+  if (auto v = find_header(headers, "x-mock-embeddings")) {
+    const std::string_view mode = trim(*v);
+    if (mode != "hash" && mode != "bag-of-words") {
+      return bad_header("x-mock-embeddings", *v, "expected hash or bag-of-words");
+    }
+    f.bag_of_words_embeddings = mode == "bag-of-words";
+  }
   if (auto v = find_header(headers, "x-mock-tool-arguments")) {
     auto arguments = parse_tool_arguments(*v);
     if (!arguments) {

@@ -66,6 +66,10 @@ struct Faults {
   // x-mock-tool-arguments: the arguments of a generated tool call, a JSON object kept as
   // compact JSON text; empty: {"mock":true}.
   std::string tool_arguments;
+  // x-mock-embeddings: bag-of-words: an input's vector is the normalised sum of its words'
+  // vectors, so paraphrases that share most words are close (cosine near 1) and unrelated
+  // texts are not; hash (the default): one pseudo-random vector per distinct input.
+  bool bag_of_words_embeddings = false;
 };
 
 // Largest accepted value of any numeric fault, so a typo cannot make the mock sleep for

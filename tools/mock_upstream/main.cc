@@ -73,6 +73,7 @@ int main(int argc, char** argv) {
       {"--disconnect-mode", "x-mock-disconnect-mode", "fin (default) or rst", {}},
       {"--events", "x-mock-events", "Content events / words per reply (default 8)", {}},
       {"--pace-ms", "x-mock-pace-ms", "Delay between stream events (ms)", {}},
+      {"--embeddings", "x-mock-embeddings", "hash (default) or bag-of-words vectors", {}},
       {"--end-delay-ms",
        "x-mock-end-delay-ms",
        "Streams: delay before the end of the body (ms)",

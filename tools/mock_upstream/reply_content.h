@@ -37,6 +37,7 @@ struct ReplySpec {
   // completions only); null: no cache, cached_tokens 0.
   PromptCache* prompt_cache = nullptr;
   std::string_view prompt_cache_scope;
+  bool bag_of_words_embeddings = false;  // x-mock-embeddings: bag-of-words
 };
 
 // The arguments of every mock tool call, and the three pieces a stream sends them in:

@@ -163,7 +163,9 @@ Result<Reply> respond(const Route& route, const MockRequest& request, const Repl
     case Endpoint::kChat:
       return respond_chat(request.body, spec);
     case Endpoint::kEmbeddings:
-      return respond_embeddings(request.body);
+      return respond_embeddings(request.body, spec.bag_of_words_embeddings
+                                                  ? EmbeddingMode::kBagOfWords
+                                                  : EmbeddingMode::kHash);
     case Endpoint::kModels:
       return body_reply(std::string(kModelsBody));
     case Endpoint::kAnthropicMessages:
@@ -321,7 +323,8 @@ Reply RequestHandler::handle_api(const MockRequest& request, const Faults& fault
                  faults.tool_name,
                  faults.tool_arguments,
                  nullptr,
-                 {}};
+                 {},
+                 faults.bag_of_words_embeddings};
   if (auto scope = find_header(request.headers, "x-mock-prompt-cache")) {
     spec.prompt_cache = &prompt_cache_;
     spec.prompt_cache_scope = *scope;
