@@ -1,7 +1,6 @@
 #include "config/scalars.h"
 
 #include <array>
-#include <cctype>
 #include <charconv>
 #include <limits>
 
@@ -9,18 +8,13 @@
 #include <boost/url/parse.hpp>
 #include <openssl/evp.h>
 
+#include "config/loader.h"  // in_quotes, to_lower
+
 namespace sluice::config {
 
 namespace {
 
 Error invalid(std::string message) { return Error(ErrorKind::kBadRequest, std::move(message)); }
-
-std::string in_quotes(std::string_view text) {
-  std::string out = "\"";
-  out.append(text);
-  out.push_back('"');
-  return out;
-}
 
 bool is_digits(std::string_view text) {
   if (text.empty()) {
@@ -32,14 +26,6 @@ bool is_digits(std::string_view text) {
     }
   }
   return true;
-}
-
-std::string to_lower(std::string_view text) {
-  std::string out(text);
-  for (char& c : out) {
-    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  }
-  return out;
 }
 
 bool is_host_name(std::string_view host) {
