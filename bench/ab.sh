@@ -38,24 +38,7 @@ pids+=($!)
 mock_port=$(wait_port "$work/mock.log")
 
 printf '%s' '{"model":"bench-model","messages":[{"role":"system","content":"You are a terse assistant."},{"role":"user","content":"Say hello in five words."}],"max_tokens":16,"temperature":0}' >"$work/small.json"
-python3 - "$work/large.json" <<'PY'
-import json, random, sys
-random.seed(7)  # the text of bench/run.sh's large prompt
-words = ("the quick brown fox jumps over lazy dog gateway stream token request latency "
-         "upstream provider budget route model prompt context window summary analysis report "
-         "customer invoice shipment delay weather forecast history chapter section table").split()
-def text(n_bytes):
-    out, size = [], 0
-    while size < n_bytes:
-        w = random.choice(words)
-        out.append(w); size += len(w) + 1
-    return " ".join(out)
-body = {"model": "bench-model", "max_tokens": 16, "messages": [
-    {"role": "system", "content": "You summarise documents. " + text(40_000)},
-    {"role": "user", "content": "Document:\n" + text(360_000)},
-    {"role": "user", "content": "Summarise the document above in one sentence."}]}
-open(sys.argv[1], "w").write(json.dumps(body))
-PY
+python3 bench/large_prompt.py "$work/large.json"
 
 run() {  # run BINARY WORKLOAD CONNECTIONS BODY: prints "us_per_request requests"
   local bin=$1 name=$2 conns=$3 body=$4 dir

@@ -257,26 +257,7 @@ printf '%s' '{"model":"bench-stream","stream":true,"stream_options":{"include_us
 printf '%s' '{"model":"bench-stream","max_tokens":128,"stream":true,"messages":[{"role":"user","content":"Count slowly."}]}' >"$ANTHROPIC_STREAM_BODY"
 INPROC_STREAM_BODY="$OUT/body-inproc-stream.json"
 printf '%s' '{"model":"bench-inproc","stream":true,"messages":[{"role":"user","content":"Count slowly."}],"max_tokens":128}' >"$INPROC_STREAM_BODY"
-# About 100k tokens: ~400 KB of English-like text (4 bytes per token is the usual rule for
-# GPT tokenizers), split over a system prompt, a long user turn and a short question.
-python3 - "$LARGE_BODY" <<'PY'
-import json, random, sys
-random.seed(7)
-words = ("the quick brown fox jumps over lazy dog gateway stream token request latency "
-         "upstream provider budget route model prompt context window summary analysis report "
-         "customer invoice shipment delay weather forecast history chapter section table").split()
-def text(n_bytes):
-    out, size = [], 0
-    while size < n_bytes:
-        w = random.choice(words)
-        out.append(w); size += len(w) + 1
-    return " ".join(out)
-body = {"model": "bench-model", "max_tokens": 16, "messages": [
-    {"role": "system", "content": "You summarise documents. " + text(40_000)},
-    {"role": "user", "content": "Document:\n" + text(360_000)},
-    {"role": "user", "content": "Summarise the document above in one sentence."}]}
-open(sys.argv[1], "w").write(json.dumps(body))
-PY
+python3 "$BENCH/large_prompt.py" "$LARGE_BODY"  # ~100k tokens
 meta large_body_bytes "$(stat -c %s "$LARGE_BODY")"
 
 # ---------------------------------------------------------------------------------------
