@@ -205,7 +205,11 @@ PostAnswer JsonPoster::post(std::string_view body, Clock::time_point deadline) {
   return connection_->post(body, deadline);
 }
 
-void JsonPoster::close() { connection_->close(); }
+void JsonPoster::close() {
+  if (connection_) {  // not moved from
+    connection_->close();
+  }
+}
 
 Result<int> post_json(const std::string& url, const std::string& body, milliseconds timeout) {
   auto poster = JsonPoster::to(url);

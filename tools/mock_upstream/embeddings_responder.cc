@@ -38,74 +38,64 @@ std::uint64_t splitmix64(std::uint64_t& state) {
 
 // Token arrays hash under a different seed than strings so that "[1,2]" as text and
 // [1,2] as tokens do not collide.
-Result<std::uint64_t> hash_tokens(const json::array& tokens) {
-  std::uint64_t h = fnv1a(kFnvOffset, "tokens", 6);
-  for (const auto& t : tokens) {
-    if (!t.is_int64() && !t.is_uint64()) {
-      return bad_request("Invalid 'input': token arrays must contain integers.", "input");
-    }
-    std::int64_t v = t.is_int64() ? t.get_int64() : static_cast<std::int64_t>(t.get_uint64());
-    unsigned char bytes[8];
-    for (int i = 0; i < 8; ++i) {
-      bytes[i] = static_cast<unsigned char>(static_cast<std::uint64_t>(v) >> (8 * i));
-    }
-    h = fnv1a(h, bytes, sizeof bytes);
-  }
-  return h;
-}
+const std::uint64_t kTokensSeed = fnv1a(kFnvOffset, "tokens", 6);
 
-// Bag-of-words terms: one token id's hash, under the token arrays' seed.
-std::uint64_t hash_token(std::int64_t v) {
+std::uint64_t fold_token(std::uint64_t h, std::int64_t v) {
   unsigned char bytes[8];
   for (int i = 0; i < 8; ++i) {
     bytes[i] = static_cast<unsigned char>(static_cast<std::uint64_t>(v) >> (8 * i));
   }
-  return fnv1a(fnv1a(kFnvOffset, "tokens", 6), bytes, sizeof bytes);
+  return fnv1a(h, bytes, sizeof bytes);
+}
+
+// The hashes a token array's vector sums: one of the whole array (kHash), or one per id.
+Result<std::vector<std::uint64_t>> token_terms(const json::array& tokens, EmbeddingMode mode) {
+  std::vector<std::uint64_t> terms;
+  std::uint64_t whole = kTokensSeed;
+  for (const auto& t : tokens) {
+    if (!t.is_int64() && !t.is_uint64()) {
+      return bad_request("Invalid 'input': token arrays must contain integers.", "input");
+    }
+    const std::int64_t v = t.is_int64() ? t.get_int64() : static_cast<std::int64_t>(t.get_uint64());
+    if (mode == EmbeddingMode::kHash) {
+      whole = fold_token(whole, v);
+    } else {
+      terms.push_back(fold_token(kTokensSeed, v));
+    }
+  }
+  if (mode == EmbeddingMode::kHash) {
+    terms.push_back(whole);
+  }
+  return terms;
 }
 
 bool word_byte(unsigned char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c > 0x7f;
 }
 
-// The hashes an input string's vector sums.
+// The hashes an input string's vector sums: one of the whole text (kHash), or one per word.
 std::vector<std::uint64_t> text_terms(std::string_view text, EmbeddingMode mode) {
-  if (mode == EmbeddingMode::kHash) {
-    return {fnv1a(kFnvOffset, text.data(), text.size())};
-  }
   std::vector<std::uint64_t> terms;
-  std::string word;
-  for (std::size_t i = 0; i <= text.size(); ++i) {
-    const auto c = i < text.size() ? static_cast<unsigned char>(text[i]) : '\0';
-    if (i < text.size() && word_byte(c)) {
-      word.push_back(c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a')
-                                          : static_cast<char>(c));
-    } else if (!word.empty()) {
-      terms.push_back(fnv1a(kFnvOffset, word.data(), word.size()));
-      word.clear();
+  if (mode == EmbeddingMode::kBagOfWords) {
+    std::string word;
+    const auto end_word = [&] {
+      if (!word.empty()) {
+        terms.push_back(fnv1a(kFnvOffset, word.data(), word.size()));
+        word.clear();
+      }
+    };
+    for (const char ch : text) {
+      const auto c = static_cast<unsigned char>(ch);
+      if (!word_byte(c)) {
+        end_word();
+      } else {
+        word.push_back(c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : ch);
+      }
     }
+    end_word();
   }
-  if (terms.empty()) {  // no words at all: the whole text stands for itself
+  if (terms.empty()) {  // kHash, or no words at all: the whole text stands for itself
     terms.push_back(fnv1a(kFnvOffset, text.data(), text.size()));
-  }
-  return terms;
-}
-
-Result<std::vector<std::uint64_t>> token_terms(const json::array& tokens, EmbeddingMode mode) {
-  if (mode == EmbeddingMode::kHash) {
-    auto h = hash_tokens(tokens);
-    if (!h) {
-      return h.error();
-    }
-    return std::vector<std::uint64_t>{*h};
-  }
-  std::vector<std::uint64_t> terms;
-  terms.reserve(tokens.size());
-  for (const auto& t : tokens) {
-    if (!t.is_int64() && !t.is_uint64()) {
-      return bad_request("Invalid 'input': token arrays must contain integers.", "input");
-    }
-    terms.push_back(
-        hash_token(t.is_int64() ? t.get_int64() : static_cast<std::int64_t>(t.get_uint64())));
   }
   return terms;
 }
