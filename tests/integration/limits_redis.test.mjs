@@ -205,9 +205,19 @@ describe('limits shared through Redis', { skip: !REDIS_URL && 'SLUICE_TEST_REDIS
     try {
       // Each request reserves its prompt estimate plus max_tokens (600): two at once would not
       // fit in 1000. Settled with the mock's real usage (a few dozen tokens), they all do.
+      // The previous request settles on its own worker's Redis connection after its answer is
+      // out; this one may travel on another's and arrive first (a 429 that takes nothing):
+      // asked again until the settlement is there, for at most two seconds.
       let remaining;
       for (let i = 0; i < 4; i++) {
-        const res = await call(gw, '/v1/chat/completions', chat('gpt-test', { max_tokens: 600 }), KEYS.research);
+        let res;
+        await waitFor(
+          async () => {
+            res = await call(gw, '/v1/chat/completions', chat('gpt-test', { max_tokens: 600 }), KEYS.research);
+            return res.status !== 429;
+          },
+          { timeoutMs: 2000, message: `request ${i} admitted once the previous one settled` },
+        );
         assert.equal(res.status, 200, `request ${i}: ${res.text}`);
         assert.equal(res.headers.get('x-ratelimit-limit-tokens'), '1000');
         remaining = Number(res.headers.get('x-ratelimit-remaining-tokens'));
