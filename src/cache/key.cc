@@ -68,10 +68,13 @@ void write_parts(Canonical& c, char tag, const std::vector<ir::ContentPart>& par
   }
 }
 
-void write_request(Canonical& c, const ir::Request& r) {
+// The request; of its messages only the first `messages` (a semantic bucket leaves out the
+// question it compares by meaning).
+void write_request(Canonical& c, const ir::Request& r, std::size_t messages) {
   write_parts(c, 'S', r.system);
-  c.list('M', r.messages.size());
-  for (const ir::Message& m : r.messages) {
+  c.list('M', messages);
+  for (std::size_t i = 0; i < messages; ++i) {
+    const ir::Message& m = r.messages[i];
     c.unsigned_value('r', static_cast<std::uint64_t>(m.role));
     c.text('n', m.name);
     write_parts(c, 'C', m.content);
@@ -117,11 +120,7 @@ Key digest_of(const Canonical& c) {
   return key;
 }
 
-}  // namespace
-
-Key answer_key(const ir::Request& request, const KeyScope& scope) {
-  Canonical c;
-  c.text('V', "sluice-answer-cache-1");
+void write_scope(Canonical& c, const KeyScope& scope) {
   c.text('R', scope.route);
   c.text('O', scope.tenant);
   c.list('H', scope.vary.size());
@@ -129,8 +128,56 @@ Key answer_key(const ir::Request& request, const KeyScope& scope) {
     c.text('h', name);
     c.text('v', value);
   }
-  write_request(c, request);
+}
+
+}  // namespace
+
+Key answer_key(const ir::Request& request, const KeyScope& scope) {
+  Canonical c;
+  c.text('V', "sluice-answer-cache-1");
+  write_scope(c, scope);
+  write_request(c, request, request.messages.size());
   return digest_of(c);
+}
+
+std::optional<SemanticQuestion> semantic_question(const ir::Request& request, const KeyScope& scope,
+                                                  std::string_view embedder,
+                                                  std::uint32_t max_turns) {
+  if (request.messages.empty()) {
+    return std::nullopt;
+  }
+  const ir::Message& last = request.messages.back();
+  if (last.role != ir::Role::kUser || last.content.empty()) {
+    return std::nullopt;
+  }
+  std::uint32_t turns = 0;
+  for (const ir::Message& m : request.messages) {
+    turns += m.role == ir::Role::kUser ? 1 : 0;
+  }
+  if (turns > max_turns) {
+    return std::nullopt;
+  }
+  SemanticQuestion question;
+  for (const ir::ContentPart& part : last.content) {
+    if (part.kind != ir::PartKind::kText) {
+      return std::nullopt;  // an image, a tool result: not a question text can stand for
+    }
+    if (!question.text.empty()) {
+      question.text += '\n';
+    }
+    question.text += part.text;
+  }
+  if (question.text.find_first_not_of(" \t\r\n") == std::string::npos) {
+    return std::nullopt;
+  }
+  Canonical c;
+  c.text('V', "sluice-semantic-bucket-1");
+  write_scope(c, scope);
+  c.text('E', embedder);
+  c.text('n', last.name);
+  write_request(c, request, request.messages.size() - 1);
+  question.bucket = digest_of(c);
+  return question;
 }
 
 Key idempotency_key(std::string_view tenant, std::string_view alias, std::string_view key) {

@@ -1,7 +1,10 @@
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
+#include <cstring>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -14,6 +17,15 @@ namespace sluice::cache {
 // The identity of a cached answer: SHA-256 over the canonical request (below). Two requests
 // with one key get one answer, whichever protocol and mode they arrive in.
 using Key = std::array<std::uint8_t, 32>;
+
+// For maps by key: its first bytes (SHA-256 bytes are uniform already).
+struct KeyHash {
+  std::size_t operator()(const Key& key) const {
+    std::size_t h = 0;
+    std::memcpy(&h, key.data(), sizeof h);
+    return h;
+  }
+};
 
 // What besides the IR request decides which answer a request may get.
 struct KeyScope {
@@ -36,6 +48,22 @@ struct KeyScope {
 // model alias (the route is in the scope), `stream`, the end-user id, and prompt-cache
 // breakpoints (a provider's billing hint).
 Key answer_key(const ir::Request& request, const KeyScope& scope);
+
+// What the semantic cache compares by meaning, and what it requires to be equal.
+struct SemanticQuestion {
+  // The text of the request's last message: the caller's, text parts only, joined by '\n'.
+  std::string text;
+  // Everything else: the scope, the embeddings route (`embedder`: its alias and targets), the
+  // system prompt, tools, tool choice, response format, parameters, and every earlier message
+  // (cache/semantic_index.h compares only vectors of one bucket).
+  Key bucket{};
+};
+// The question of `request`, or nullopt when it has none a semantic lookup may answer: the
+// last message is not the user's, holds more than text (an image, a tool result) or only
+// white space, or the conversation has more than `max_turns` user messages.
+std::optional<SemanticQuestion> semantic_question(const ir::Request& request, const KeyScope& scope,
+                                                  std::string_view embedder,
+                                                  std::uint32_t max_turns);
 
 // An Idempotency-Key's identity: the caller's key within its tenant and route. Two tenants
 // sending the same Idempotency-Key never meet.

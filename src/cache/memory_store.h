@@ -72,13 +72,6 @@ class MemoryStore {
  private:
   static constexpr std::size_t kShards = 16;
 
-  struct KeyHash {
-    std::size_t operator()(const Key& key) const {
-      std::size_t h = 0;
-      std::memcpy(&h, key.data(), sizeof h);  // SHA-256 bytes are uniform already
-      return h;
-    }
-  };
   // Recency lists hold keys, not map iterators: a rehash invalidates iterators.
   using Order = std::list<Key>;
   struct Node {

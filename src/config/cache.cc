@@ -11,9 +11,9 @@ namespace sluice::config {
 namespace {
 
 constexpr std::string_view kRouteFields[] = {
-    "enabled",         "ttl_ms", "ttl_jitter",   "stale_while_revalidate_ms",
-    "max_entry_bytes", "scope",  "vary_headers", "store_truncated",
-    "bill_percent"};
+    "enabled",         "ttl_ms",  "ttl_jitter",   "stale_while_revalidate_ms",
+    "max_entry_bytes", "scope",   "vary_headers", "store_truncated",
+    "bill_percent",    "semantic"};
 
 CacheSettings::Scope load_scope(const YamlField& field) {
   const std::string scope = field.text();
@@ -54,6 +54,30 @@ std::vector<std::string> load_vary(const YamlField& field) {
   return names;
 }
 
+SemanticSettings load_semantic(const YamlField& field) {
+  const YamlMap m = field.map(
+      {"embeddings", "threshold", "max_turns", "timeout_ms", "max_text_bytes", "dimensions"});
+  SemanticSettings s;
+  s.source = field.where();
+  s.embeddings = m.required("embeddings").text();
+  if (auto f = m.get("threshold")) {
+    s.threshold = ratio(*f, 0.5, 1.0);
+  }
+  if (auto f = m.get("max_turns")) {
+    s.max_turns = static_cast<std::uint32_t>(f->unsigned_in(1, 64));
+  }
+  if (auto f = m.get("timeout_ms")) {
+    s.timeout = f->millis_in(10, 60'000);
+  }
+  if (auto f = m.get("max_text_bytes")) {
+    s.max_text_bytes = f->size_in(16, 1024 * 1024);
+  }
+  if (auto f = m.get("dimensions")) {
+    s.dimensions = static_cast<std::uint32_t>(f->unsigned_in(1, 65536));
+  }
+  return s;
+}
+
 void load_fields(const YamlMap& m, CacheSettings& s) {
   if (auto f = m.get("enabled")) {
     s.enabled = f->boolean();
@@ -82,6 +106,15 @@ void load_fields(const YamlMap& m, CacheSettings& s) {
   if (auto f = m.get("bill_percent")) {
     s.bill_percent = static_cast<std::uint8_t>(f->unsigned_in(0, 100));
   }
+  if (auto f = m.get("semantic")) {
+    if (f->is_map()) {
+      s.semantic = load_semantic(*f);
+    } else if (f->boolean()) {
+      f->fail("semantic needs a mapping with at least `embeddings: <embeddings route alias>`");
+    } else {
+      s.semantic.reset();
+    }
+  }
 }
 
 }  // namespace
@@ -91,6 +124,7 @@ CacheConfig load_cache(const YamlField& field) {
   known.push_back("memory_bytes");
   known.push_back("redis");
   known.push_back("compress_above_bytes");
+  known.push_back("semantic_memory_bytes");
   const YamlMap m = field.map(std::span<const std::string_view>(known));
   CacheConfig config;
   if (auto f = m.get("memory_bytes")) {
@@ -102,6 +136,9 @@ CacheConfig load_cache(const YamlField& field) {
   }
   if (auto f = m.get("compress_above_bytes")) {
     config.compress_above_bytes = f->size_in(0, std::uint64_t{1} << 30);
+  }
+  if (auto f = m.get("semantic_memory_bytes")) {
+    config.semantic_memory_bytes = f->size_in(1024 * 1024, std::uint64_t{1} << 40);
   }
   load_fields(m, config.defaults);
   return config;

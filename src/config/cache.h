@@ -12,6 +12,29 @@ namespace sluice::config {
 
 class YamlField;
 
+// The semantic cache of a route (docs/cache.md#semantic-cache): a question worded differently
+// from one already answered gets that answer when their embeddings are close enough and
+// everything else about the two requests is equal.
+struct SemanticSettings {
+  // The embeddings route (by alias) the caller's question is embedded through.
+  std::string embeddings;
+  // The cosine similarity at least needed for a hit. High on purpose: a wrong answer served
+  // as a right one costs more than a paid call.
+  double threshold = 0.97;
+  // Conversations with more user turns than this are not looked up (the later the turn, the
+  // more its meaning depends on what came before).
+  std::uint32_t max_turns = 1;
+  // An embedding that takes longer is given up (the call goes on uncached and the embedding
+  // call is cancelled); a route that keeps failing or timing out is skipped for a while.
+  Millis timeout{1000};
+  // Longer questions are not embedded.
+  std::uint64_t max_text_bytes = 16 * 1024;
+  // Sent as the embeddings request's `dimensions` (OpenAI's text-embedding-3 models shorten
+  // their vectors to it): fewer dimensions, less memory per entry. 0: the model's own.
+  std::uint32_t dimensions = 0;
+  std::string source;  // "<file>:<line>" of the `semantic:` field, for messages
+};
+
 // How one route caches its answers (docs/cache.md). The config-wide `cache:` gives every
 // route's default; a route's `cache:` overrides it field by field (`cache: true` / `false`
 // only switches it).
@@ -45,6 +68,8 @@ struct CacheSettings {
   // (0: free). Their usage records carry the charge (budgets count it) and save the rest. An
   // idempotent replay is never billed: it is the same request sent again.
   std::uint8_t bill_percent = 0;
+  // Off unless the route names an embeddings route.
+  std::optional<SemanticSettings> semantic;
 };
 
 // The config-wide `cache:`: the stores and every route's default settings.
@@ -58,6 +83,9 @@ struct CacheConfig {
   std::optional<StateSettings> redis;
   // Records larger than this are deflated in Redis.
   std::uint64_t compress_above_bytes = 4096;
+  // Memory the semantic cache's vectors may hold (cache/semantic_index.h); the oldest go
+  // beyond it.
+  std::uint64_t semantic_memory_bytes = 64 * 1024 * 1024;
   CacheSettings defaults;
 };
 

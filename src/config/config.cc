@@ -152,6 +152,42 @@ namespace {
 
 constexpr std::uintmax_t kMaxFileBytes = 16 * 1024 * 1024;
 
+// A semantic cache names the embeddings route it embeds through, which may be declared after
+// it: checked once every route is read. A route skipped for its environment (a provider
+// without its key) turns the semantic cache off, with a note, as a skipped target does.
+void check_semantic_embedders(Config& config, LoadState& declared) {
+  for (Route& route : config.routes) {
+    if (!route.cache.semantic) {
+      continue;
+    }
+    const SemanticSettings& semantic = *route.cache.semantic;
+    const Route* embedder = nullptr;
+    for (const Route& candidate : config.routes) {
+      if (std::find(candidate.aliases.begin(), candidate.aliases.end(), semantic.embeddings) !=
+          candidate.aliases.end()) {
+        embedder = &candidate;
+      }
+    }
+    const std::string where = semantic.source + ": route " + in_quotes(route.aliases.front()) +
+                              ": cache.semantic.embeddings: ";
+    if (embedder == nullptr && declared.has_alias(semantic.embeddings)) {
+      declared.notes.push_back("route " + join(route.aliases) +
+                               ": semantic cache off: its embeddings route " +
+                               in_quotes(semantic.embeddings) + " is skipped");
+      route.cache.semantic.reset();
+      continue;
+    }
+    if (embedder == nullptr) {
+      throw ConfigError(where + "unknown alias " + in_quotes(semantic.embeddings) +
+                        " (known: " + known_list(declared.alias_order) + ")");
+    }
+    if (embedder->kind != RouteKind::kEmbeddings) {
+      throw ConfigError(where + in_quotes(semantic.embeddings) +
+                        " is a chat route; name a route with kind: embeddings");
+    }
+  }
+}
+
 // The sections in the order that lets each refer to the ones before it: providers before the
 // routes that name them, routes before the keys that list their aliases, and limits last.
 std::shared_ptr<const Config> load_config(const YamlField& root, const LoadContext& context,
@@ -233,6 +269,7 @@ std::shared_ptr<const Config> load_config(const YamlField& root, const LoadConte
       config.routes.push_back(std::move(*route));
     }
   }
+  check_semantic_embedders(config, state);
 
   std::optional<YamlField> keys = top.get("keys");
   if (keys) {

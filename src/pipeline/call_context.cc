@@ -34,7 +34,9 @@ std::optional<Error> CallContext::resolve_route(std::shared_ptr<const RouteChain
   if (route == nullptr || route->operation != ctx_.ingress->operation()) {
     return model_not_found(model);
   }
-  if (!Snapshot::key_allows(ctx_.key, model)) {
+  // An internal call (pipeline/internal_call.h) serves a route the key may use; the route it
+  // calls (an embeddings route named by that route's config) is the operator's choice.
+  if (ctx_.internal.empty() && !Snapshot::key_allows(ctx_.key, model)) {
     return Error(ErrorKind::kForbidden,
                  "key '" + ctx_.key->name + "' may not use model '" + std::string(model) + "'")
         .with_code("model_not_allowed")

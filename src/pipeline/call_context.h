@@ -44,6 +44,7 @@ class CallContext final : public routing::RequestFacts {
   const codec::RequestHead& head() const { return head_; }
   Downstream& downstream() { return *downstream_; }
   const PipelineParts& parts() const;
+  const Pipeline& pipeline() const { return pipeline_; }
   const Clock& clock() const;
   const config::Config& config() const;
   const protocol::IngressCodec& ingress() const { return *ctx_.ingress; }

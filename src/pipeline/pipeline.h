@@ -38,6 +38,7 @@ class Host {
 };
 
 class LimitsAdmission;
+class InternalCalls;
 
 struct PipelineParts {
   Host* host = nullptr;
@@ -62,6 +63,9 @@ struct PipelineParts {
   // Answers GET /metrics on the main listener when the config says admin.metrics_on_main;
   // null: never.
   const observability::MetricsRegistry* metrics = nullptr;
+  // The calls this worker makes of itself (pipeline/internal_call.h); null: none (a semantic
+  // cache skips its lookup, a stale entry is refreshed by the request that finds it).
+  InternalCalls* internal_calls = nullptr;
   std::size_t worker = 0;  // for logs
   // Filters appended to every chain after the registered ones (not owned).
   std::span<Filter* const> extra_filters_for_test;
@@ -101,6 +105,7 @@ class Pipeline {
   void end(RequestContext& ctx) const;
 
   const Clock& clock() const { return *parts_.clock; }
+  InternalCalls* internal_calls() const { return parts_.internal_calls; }
   // The filter chains of `snapshot`'s routes on this worker, built when the worker first serves
   // a request of that version.
   std::shared_ptr<const RouteChains> chains(const std::shared_ptr<const Snapshot>& snapshot) const;

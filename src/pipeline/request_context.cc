@@ -88,6 +88,9 @@ class AccessLogLine {
       field("ignored_fields").number(static_cast<std::uint64_t>(ctx.ignored_fields));
     }
     field("outcome").string(to_string(ctx.outcome));
+    if (!ctx.internal.empty()) {
+      field("internal").string(ctx.internal);
+    }
     if (!ctx.cache.empty()) {
       field("cache").string(ctx.cache);
       if (ctx.cache_key) {

@@ -124,6 +124,9 @@ struct RequestContext {
   std::uint64_t events = 0;
   // Request fields the ingress codec ignored because the IR cannot carry them (schema drift).
   std::uint32_t ignored_fields = 0;
+  // Why the gateway sent this request itself ("embedding", "refresh": pipeline/internal_call.h);
+  // "" for a caller's request. Static strings.
+  std::string_view internal;
   // What the response cache did (pipeline/filters/cache_filter.h): hit, stale, miss, refresh or
   // bypass (the x-sluice-cache header); "" when the route caches nothing. Static strings.
   std::string_view cache;

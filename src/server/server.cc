@@ -153,6 +153,7 @@ void Server::reload() {
   if (cache_) {
     cache_->answers.set_capacity(snapshot_->config().cache.memory_bytes);
     cache_->replays.set_capacity(snapshot_->config().idempotency.memory_bytes);
+    cache_->semantic.set_capacity(snapshot_->config().cache.semantic_memory_bytes);
   }
   {
     std::lock_guard lock(config_keys_mu_);
@@ -209,8 +210,8 @@ int Server::run() {
   shared_.request_metrics = &request_metrics_;
   config_version_.store(cfg.version, std::memory_order_relaxed);
   // Always there (16 empty shards cost nothing), so a reload may turn a route's cache on.
-  cache_ =
-      std::make_unique<cache::CacheState>(cfg.cache.memory_bytes, cfg.idempotency.memory_bytes);
+  cache_ = std::make_unique<cache::CacheState>(cfg.cache.memory_bytes, cfg.idempotency.memory_bytes,
+                                               cfg.cache.semantic_memory_bytes);
   shared_.cache = cache_.get();
   register_gauges();
   limits_ = std::make_unique<pipeline::SharedLimits>(cfg, metrics_.get());

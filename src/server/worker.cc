@@ -50,6 +50,7 @@ pipeline::PipelineParts pipeline_parts(Worker& worker, pipeline::UpstreamConnect
   parts.limits = worker.limits_admission();
   parts.store_keys = worker.shared().store_keys;
   parts.metrics = worker.shared().metrics;
+  parts.internal_calls = &worker.internal_calls();
   return parts;
 }
 
@@ -154,7 +155,7 @@ void Worker::run() {
 Awaitable<void> Worker::timer_anchor() {
   static constexpr std::chrono::milliseconds kAnchorPeriod{250};
   net::steady_timer anchor(ioc_);
-  while (!(draining_ && sessions_.empty())) {
+  while (!(draining_ && sessions_.empty() && internal_calls_.in_flight() == 0)) {
     anchor.expires_after(kAnchorPeriod);
     co_await anchor.async_wait(use_nothrow);
   }
@@ -231,6 +232,7 @@ void Worker::force_close() {
     for (Session* s : all) {
       s->force_close();
     }
+    internal_calls_.cut_all();
   });
 }
 

@@ -19,6 +19,7 @@
 #include "observability/span_buffer.h"
 #include "pipeline/access_log_observer.h"
 #include "pipeline/affinity.h"
+#include "pipeline/internal_call.h"
 #include "pipeline/limits_admission.h"
 #include "pipeline/metrics_observer.h"
 #include "pipeline/pipeline.h"
@@ -109,8 +110,11 @@ class Worker final : public pipeline::Host {
   // Any thread: cut every remaining connection (drain deadline passed); in-flight upstream
   // calls are cancelled.
   void force_close();
-  // Any thread: number of sessions still open on this worker.
-  std::size_t active_sessions() const { return active_.load(std::memory_order_acquire); }
+  // Any thread: number of sessions still open on this worker, and of the calls it makes of
+  // itself (a drain waits for both).
+  std::size_t active_sessions() const {
+    return active_.load(std::memory_order_acquire) + internal_calls_.in_flight();
+  }
 
   // pipeline::Host
   std::shared_ptr<const pipeline::Snapshot> current_snapshot() const override { return snapshot_; }
@@ -125,6 +129,7 @@ class Worker final : public pipeline::Host {
   cache::SharedStore* shared_replays() { return shared_replays_.get(); }
   // This worker's admission by rate limits (null without SharedState::limits).
   pipeline::LimitsAdmission* limits_admission() { return limits_admission_.get(); }
+  pipeline::InternalCalls& internal_calls() { return internal_calls_; }
   // This worker's share of sluice_requests_in_flight (moved by its sessions).
   observability::Series& requests_in_flight() { return *in_flight_; }
   // The pool for a network provider, created on first use and rebuilt when the provider's
@@ -147,6 +152,8 @@ class Worker final : public pipeline::Host {
   std::unordered_map<std::string, std::shared_ptr<http::UpstreamPool>> pools_;
   std::list<Session*> sessions_;
   std::atomic<std::size_t> active_{0};
+  // Embeddings of a semantic cache, background refreshes: at most this many at once.
+  pipeline::InternalCalls internal_calls_{64};
   bool draining_ = false;
   WorkerConnector connector_{*this};
   WorkerSleeper sleeper_{*this};

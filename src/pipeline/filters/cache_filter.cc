@@ -1,8 +1,11 @@
 #include "pipeline/filters/cache_filter.h"
 
 #include <algorithm>
+#include <array>
 #include <charconv>
+#include <cstdio>
 
+#include <boost/asio/this_coro.hpp>
 #include <boost/container/small_vector.hpp>
 
 #include "cache/entry_codec.h"
@@ -14,6 +17,7 @@
 #include "pipeline/filters/answer_keeper.h"
 #include "pipeline/filters/cache_follower.h"
 #include "pipeline/filters/told_answer.h"
+#include "pipeline/internal_call.h"
 #include "pipeline/pipeline.h"
 #include "protocol/registry.h"
 
@@ -32,7 +36,13 @@ struct CacheFilter::Call final : FilterState {
   std::shared_ptr<const cache::Entry> served;
   // A follower: the flight it followed (holds the target's name for the record).
   std::shared_ptr<cache::Flight> followed;
-  bool finished = false;  // stored and landed (finish): once
+  // The semantic cache: the question (keyed), then its embedding (a leader that looked it up),
+  // kept with the answer when it is stored; a hit's similarity.
+  std::optional<cache::SemanticQuestion> question;
+  std::optional<SemanticLookup::Probe> probe;
+  float similarity = 0;
+  std::string similarity_text;  // the header's value, alive until the head is written
+  bool finished = false;        // stored and landed (finish): once
 };
 
 // The caller's say in the matter (RFC 9111 request directives the cache honours, and ours).
@@ -105,6 +115,22 @@ milliseconds jittered(milliseconds ttl, double jitter, const cache::Key& key) {
       static_cast<milliseconds::rep>(static_cast<double>(ttl.count()) * (1.0 - jitter * draw)));
 }
 
+// The route's semantic cache, when it has one and this worker can make internal calls.
+std::unique_ptr<SemanticLookup> semantic_lookup(const FilterSetup& setup,
+                                                cache::CacheState& cache) {
+  const std::optional<config::SemanticSettings>& semantic = setup.route.config->cache.semantic;
+  if (!semantic || setup.parts.internal_calls == nullptr) {
+    return nullptr;
+  }
+  const RouteRuntime* embedder = setup.snapshot.find_route(semantic->embeddings);
+  if (embedder == nullptr) {
+    return nullptr;  // the config checks it; a skipped route turned it off
+  }
+  return std::make_unique<SemanticLookup>(*semantic, cache.semantic,
+                                          cache.embedding_breaker(semantic->embeddings),
+                                          route_scope(*embedder->config));
+}
+
 }  // namespace
 
 std::unique_ptr<Filter> CacheFilter::make(const FilterSetup& setup) {
@@ -121,19 +147,21 @@ std::unique_ptr<Filter> CacheFilter::make(const FilterSetup& setup) {
   return std::make_unique<CacheFilter>(
       route.cache, *cache,
       Shared{setup.parts.shared_answers, setup.snapshot.config().cache.compress_above_bytes},
-      route.aliases.front(), route_scope(route), *codec);
+      route.aliases.front(), route_scope(route), *codec, semantic_lookup(setup, *cache));
 }
 
 CacheFilter::CacheFilter(config::CacheSettings settings, cache::CacheState& cache, Shared shared,
                          std::string alias, std::string route_scope,
-                         const protocol::UpstreamCodec& codec)
+                         const protocol::UpstreamCodec& codec,
+                         std::unique_ptr<SemanticLookup> semantic)
     : settings_(std::move(settings)),
       store_(cache.answers),
       flights_(cache.flights),
       shared_(shared),
       alias_(std::move(alias)),
       route_scope_(std::move(route_scope)),
-      codec_(codec) {}
+      codec_(codec),
+      semantic_(std::move(semantic)) {}
 
 CacheFilter::Call* CacheFilter::keyed(CallContext& call, const Directives& directives) {
   RequestContext& ctx = call.ctx();
@@ -151,8 +179,11 @@ CacheFilter::Call* CacheFilter::keyed(CallContext& call, const Directives& direc
   for (const std::string& name : settings_.vary_headers) {
     vary.emplace_back(name, call.header(name).value_or(""));
   }
-  state.key =
-      cache::answer_key(**request, {route_scope_, state.tenant, {vary.data(), vary.size()}});
+  const cache::KeyScope scope{route_scope_, state.tenant, {vary.data(), vary.size()}};
+  state.key = cache::answer_key(**request, scope);
+  if (semantic_ != nullptr && !directives.no_cache) {
+    state.question = semantic_->question(**request, scope);
+  }
   state.ttl = std::min(directives.ttl.value_or(settings_.ttl), settings_.ttl);
   ctx.cache = "miss";
   ctx.cache_key = state.key;
@@ -175,12 +206,24 @@ Awaitable<FilterStatus> CacheFilter::before_plan(CallContext& call) {
   }
   if (found) {
     if (!found->refresh) {
-      const bool served = co_await serve(call, *state, *found);
+      const bool served = co_await serve(
+          call, *state, *found,
+          found->freshness == cache::MemoryStore::Freshness::kStale ? "stale" : "hit");
       if (served) {
         co_return FilterStatus::answered();
       }
     } else {
+      // This request claimed the refresh: made behind its back, it gets the stale answer now;
+      // with no room for another internal call, it refreshes the entry itself.
+      // (co_await stays out of conditions: GCC 12 miscompiles some of those.)
+      auto executor = co_await boost::asio::this_coro::executor;
       call.ctx().cache = "refresh";
+      if (refresh_in_background(call, std::move(executor))) {
+        const bool served = co_await serve(call, *state, *found, "stale");
+        if (served) {
+          co_return FilterStatus::answered();
+        }
+      }
     }
   }
   co_return co_await board(call, *state);
@@ -211,6 +254,39 @@ Awaitable<std::optional<cache::MemoryStore::Found>> CacheFilter::find_shared(Cal
                                       false};
 }
 
+// The request again, as an internal call of the same caller that skips the lookup and stores
+// the fresh answer (Cache-Control: no-cache). Its caller's credentials stay behind (the call
+// runs as its key without them), and so does its Idempotency-Key (the refresh is a new call).
+bool CacheFilter::refresh_in_background(CallContext& call,
+                                        boost::asio::any_io_executor executor) const {
+  InternalRequest refresh;
+  refresh.purpose = "refresh";
+  const std::string_view target = call.head().target();
+  refresh.target = std::string(call.head().path());
+  if (target.find("alt=sse") != std::string_view::npos) {
+    refresh.target += "?alt=sse";  // a Gemini stream; the query's other fields (a key) stay
+  }
+  call.head().for_each_header([&](std::string_view name, std::string_view value) {
+    for (std::string_view dropped :
+         {"authorization", "x-api-key", "api-key", "x-goog-api-key", "cookie", "cache-control",
+          "idempotency-key", "content-length", "transfer-encoding", "host", "connection"}) {
+      if (codec::equals_lower(name, dropped)) {
+        return;
+      }
+    }
+    std::string lower(name);
+    for (char& c : lower) {
+      c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+    }
+    refresh.headers.emplace_back(std::move(lower), std::string(value));
+  });
+  refresh.headers.emplace_back("cache-control", "no-cache");
+  refresh.body = std::string(call.request().body);
+  refresh.max_answer_bytes = 0;  // its answer is stored by its own cache filter, not read here
+  return InternalCall::start(call.pipeline(), call.ctx(), std::move(refresh),
+                             std::move(executor)) != nullptr;
+}
+
 // A miss: follows the identical call already in the air, or leads a new one whose answer
 // feeds whoever follows.
 Awaitable<FilterStatus> CacheFilter::board(CallContext& call, Call& state) {
@@ -223,17 +299,66 @@ Awaitable<FilterStatus> CacheFilter::board(CallContext& call, Call& state) {
       state.followed = std::move(boarding.flight);
       co_return FilterStatus::answered();
     }
-    call.ctx().cache = "miss";  // the shared call failed first: this one makes its own
+    // The shared call failed first, or its leader found the answer another way (a semantic
+    // hit, stored under this key): the store once more, then a call of its own.
+    if (std::optional<cache::MemoryStore::Found> found = store_.find(state.key, call.clock().now());
+        found && found->freshness == cache::MemoryStore::Freshness::kFresh) {
+      const bool served = co_await serve(call, state, *found, "hit");
+      if (served) {
+        co_return FilterStatus::answered();
+      }
+    }
+    call.ctx().cache = "miss";
     state.keeper.keep(codec_, settings_.max_entry_bytes);
     co_return FilterStatus::proceed();
+  }
+  if (state.question) {
+    std::optional<cache::MemoryStore::Found> found = co_await find_semantic(call, state);
+    if (found) {
+      // Followers look in the store again (the entry is there under their key now).
+      boarding.flight->finish(false, {}, {});
+      flights_.land(state.key, *boarding.flight);
+      const bool served = co_await serve(call, state, *found, "semantic");
+      if (served) {
+        co_return FilterStatus::answered();
+      }
+      call.ctx().cache = "miss";
+      state.keeper.keep(codec_, settings_.max_entry_bytes);
+      co_return FilterStatus::proceed();
+    }
   }
   state.keeper.lead(call, flights_, state.key, std::move(boarding.flight), codec_,
                     settings_.max_entry_bytes);
   co_return FilterStatus::proceed();
 }
 
+Awaitable<std::optional<cache::MemoryStore::Found>> CacheFilter::find_semantic(CallContext& call,
+                                                                               Call& state) {
+  state.probe = co_await semantic_->embed(call, *state.question);
+  if (!state.probe) {
+    co_return std::nullopt;
+  }
+  std::optional<cache::SemanticIndex::Match> match = semantic_->nearest(*state.probe);
+  if (!match) {
+    co_return std::nullopt;
+  }
+  // Only a fresh entry answers by meaning; a refresh window of 0 claims no refresh of it.
+  std::optional<cache::MemoryStore::Found> found =
+      store_.find(match->answer, call.clock().now(), milliseconds(0));
+  if (!found || found->freshness != cache::MemoryStore::Freshness::kFresh ||
+      found->entry->tenant != state.tenant || found->entry->route != route_scope_) {
+    if (!found) {
+      semantic_->forget(*state.probe, match->answer);  // evicted or purged: the vector too
+    }
+    co_return std::nullopt;
+  }
+  state.similarity = match->similarity;
+  store_.put(state.key, found->entry);  // this wording is answered now, without an embedding
+  co_return found;
+}
+
 Awaitable<bool> CacheFilter::serve(CallContext& call, Call& state,
-                                   const cache::MemoryStore::Found& found) {
+                                   const cache::MemoryStore::Found& found, std::string_view how) {
   const cache::Entry& entry = *found.entry;
   std::optional<std::string> told = tell_answer(call, entry.answer);
   if (!told) {
@@ -241,7 +366,7 @@ Awaitable<bool> CacheFilter::serve(CallContext& call, Call& state,
   }
   RequestContext& ctx = call.ctx();
   state.served = found.entry;
-  ctx.cache = found.freshness == cache::MemoryStore::Freshness::kStale ? "stale" : "hit";
+  ctx.cache = how;
   ctx.outcome = Outcome::kCacheHit;
   ctx.finish_reason = std::string(ir::to_string(entry.answer.finish));
   ctx.cached_owner = found.entry;
@@ -254,6 +379,12 @@ Awaitable<bool> CacheFilter::serve(CallContext& call, Call& state,
   const auto age =
       std::chrono::duration_cast<std::chrono::seconds>(call.clock().wall_now() - entry.stored_at);
   head.headers.add("Age", head.number(static_cast<std::uint64_t>(std::max<long>(0, age.count()))));
+  if (state.similarity > 0) {
+    std::array<char, 16> text{};
+    const int n = std::snprintf(text.data(), text.size(), "%.4f", state.similarity);
+    state.similarity_text.assign(text.data(), static_cast<std::size_t>(std::max(n, 0)));
+    head.headers.add("x-sluice-cache-similarity", state.similarity_text);
+  }
   co_await send_told_answer(call, head, std::move(*told));
   co_return true;
 }
@@ -323,6 +454,7 @@ void CacheFilter::store_answer(CallContext& call, Call& state, ir::Response answ
   if (entry->bytes > settings_.max_entry_bytes) {
     return;
   }
+  const cache::Key key = state.key;
   if (shared_.store != nullptr) {
     if (std::optional<std::string> record = cache::encode_entry(
             *entry, {call.clock().wall_now(), now}, shared_.compress_above_bytes)) {
@@ -330,7 +462,10 @@ void CacheFilter::store_answer(CallContext& call, Call& state, ir::Response answ
       shared_.store->put_answer(alias_, state.tenant, state.key, std::move(*record), lives);
     }
   }
-  store_.put(state.key, std::move(entry));
+  if (store_.put(key, std::move(entry)) && state.probe) {
+    semantic_->remember(std::move(*state.probe), key);
+    state.probe.reset();
+  }
 }
 
 }  // namespace sluice::pipeline

@@ -3,11 +3,14 @@
 #include <memory>
 #include <string>
 
+#include <boost/asio/any_io_executor.hpp>
+
 #include "cache/cache_state.h"
 #include "cache/shared_store.h"
 #include "config/cache.h"
 #include "pipeline/filter.h"
 #include "pipeline/filter_chain.h"
+#include "pipeline/filters/semantic_lookup.h"
 #include "protocol/upstream.h"
 
 namespace sluice::pipeline {
@@ -41,7 +44,12 @@ namespace sluice::pipeline {
 // With `cache.redis`, a local miss asks the store every instance shares before it goes on
 // (cache/shared_store.h), and every stored answer is written there too; a Redis that is slow or
 // down is a miss, never an error.
-// Response header `x-sluice-cache`: hit, stale, miss, refresh or bypass; `Age` on hits.
+// Semantic cache (cache.semantic): a miss that leads a new flight and whose last message is
+// the caller's text embeds it (SemanticLookup) and is answered by the nearest question already
+// answered in its bucket, if that is at least `threshold` alike (x-sluice-cache: semantic,
+// x-sluice-cache-similarity); its answer's vector is kept when it is stored.
+// Response header `x-sluice-cache`: hit, semantic, stale, miss, refresh or bypass; `Age` on
+// hits.
 class CacheFilter final : public Filter {
  public:
   static std::unique_ptr<Filter> make(const FilterSetup& setup);
@@ -51,7 +59,8 @@ class CacheFilter final : public Filter {
     std::uint64_t compress_above_bytes = 0;
   };
   CacheFilter(config::CacheSettings settings, cache::CacheState& cache, Shared shared,
-              std::string alias, std::string route_scope, const protocol::UpstreamCodec& codec);
+              std::string alias, std::string route_scope, const protocol::UpstreamCodec& codec,
+              std::unique_ptr<SemanticLookup> semantic = nullptr);
 
   std::string_view name() const override { return "cache"; }
   FilterHooks hooks() const override {
@@ -73,9 +82,16 @@ class CacheFilter final : public Filter {
   Call* keyed(CallContext& call, const Directives& directives);
   Awaitable<std::optional<cache::MemoryStore::Found>> find_shared(CallContext& call, Call& state);
   Awaitable<FilterStatus> board(CallContext& call, Call& state);
-  // Answers the call from `found`; false when the entry cannot be told in the caller's
-  // protocol (the call then goes to the origin).
-  Awaitable<bool> serve(CallContext& call, Call& state, const cache::MemoryStore::Found& found);
+  // A stale entry this request claimed is refreshed by an internal call in the background;
+  // false when the worker has no room for one.
+  bool refresh_in_background(CallContext& call, boost::asio::any_io_executor executor) const;
+  // The leader of a new flight with a semantic question: the entry of the nearest question
+  // already answered, stored under this request's key too (its followers find it there).
+  Awaitable<std::optional<cache::MemoryStore::Found>> find_semantic(CallContext& call, Call& state);
+  // Answers the call from `found` (`how`: the x-sluice-cache value); false when the entry
+  // cannot be told in the caller's protocol (the call then goes to the origin).
+  Awaitable<bool> serve(CallContext& call, Call& state, const cache::MemoryStore::Found& found,
+                        std::string_view how);
   void store_answer(CallContext& call, Call& state, ir::Response answer);
   // The answer is complete or the call is over: stores what is whole and lands the shared call.
   void finish(CallContext& call, Call& state);
@@ -89,6 +105,7 @@ class CacheFilter final : public Filter {
   const std::string route_scope_;
   // The caller protocol's upstream side, to read the answer it was sent back into IR.
   const protocol::UpstreamCodec& codec_;
+  const std::unique_ptr<SemanticLookup> semantic_;  // null: no semantic cache on the route
 };
 
 }  // namespace sluice::pipeline

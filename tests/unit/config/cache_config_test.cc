@@ -46,6 +46,30 @@ TEST(CacheConfigTest, RoutesTakeTheDefaultsAndOverrideThem) {
   EXPECT_FALSE((*off)->routes[0].cache.enabled);
 }
 
+TEST(CacheConfigTest, ASemanticCacheNamesAnEmbeddingsRoute) {
+  auto config =
+      load("", ", cache: { semantic: { embeddings: e, threshold: 0.95, dimensions: 256 } }");
+  ASSERT_TRUE(config) << config.error().message();
+  const std::optional<SemanticSettings>& s = (*config)->routes[0].cache.semantic;
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->embeddings, "e");
+  EXPECT_DOUBLE_EQ(s->threshold, 0.95);
+  EXPECT_EQ(s->max_turns, 1u);
+  EXPECT_EQ(s->dimensions, 256u);
+  EXPECT_EQ(s->timeout.count(), 1000);
+
+  auto unknown = load("", ", cache: { semantic: { embeddings: nope } }");
+  ASSERT_FALSE(unknown);
+  EXPECT_NE(unknown.error().message().find("unknown alias \"nope\""), std::string::npos)
+      << unknown.error().message();
+  auto chat = load("", ", cache: { semantic: { embeddings: a } }");
+  ASSERT_FALSE(chat);
+  EXPECT_NE(chat.error().message().find("is a chat route"), std::string::npos);
+  EXPECT_FALSE(load("", ", cache: { semantic: { embeddings: e, threshold: 0.2 } }"));
+  EXPECT_FALSE(load("", ", cache: { semantic: true }"));
+  EXPECT_FALSE(load("", ", cache: { semantic: { threshold: 0.99 } }"));  // embeddings required
+}
+
 TEST(CacheConfigTest, RefusesWhatCouldLeakOrMakesNoSense) {
   auto credential = load("", ", cache: { vary_headers: [authorization] }");
   ASSERT_FALSE(credential);

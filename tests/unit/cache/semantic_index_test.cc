@@ -1,0 +1,150 @@
+#include "cache/semantic_index.h"
+
+#include <gtest/gtest.h>
+
+#include "ir/request.h"
+
+namespace sluice::cache {
+namespace {
+
+using namespace std::chrono_literals;
+
+Key key(std::uint32_t n, std::uint8_t shard = 0) {
+  Key k{};
+  k[0] = static_cast<std::uint8_t>(n);
+  k[1] = static_cast<std::uint8_t>(n >> 8);
+  k[31] = shard;  // every bucket of a test in one shard, so its bound is one shard's
+  return k;
+}
+
+std::vector<float> unit(std::vector<float> v) {
+  EXPECT_TRUE(SemanticIndex::normalize(v));
+  return v;
+}
+
+TEST(SemanticIndexTest, FindsTheNearestAboveTheThresholdInItsBucketOnly) {
+  SemanticIndex index(1 << 20);
+  index.insert(key(1), key(100), unit({1, 0, 0}));
+  index.insert(key(1), key(101), unit({1, 0.1F, 0}));
+  index.insert(key(2), key(200), unit({1, 0.01F, 0}));  // another bucket (tenant): never
+
+  const std::vector<float> query = unit({1, 0.02F, 0});
+  auto match = index.nearest(key(1), query, 0.97F);
+  ASSERT_TRUE(match);
+  EXPECT_EQ(match->answer, key(100));
+  EXPECT_GT(match->similarity, 0.999F);
+
+  EXPECT_FALSE(index.nearest(key(1), unit({0, 1, 0}), 0.97F)) << "below the threshold";
+  EXPECT_FALSE(index.nearest(key(3), query, 0.5F)) << "an empty bucket";
+  EXPECT_FALSE(index.nearest(key(1), unit({1, 0}), 0.5F)) << "another dimension is never compared";
+}
+
+TEST(SemanticIndexTest, ReplacesEraseAndEvictsOldestFirstWithinItsBound) {
+  const std::size_t one = SemanticIndex::vector_bytes(4);
+  SemanticIndex index(16 * 3 * one);  // three vectors per shard
+  for (std::uint32_t i = 1; i <= 3; ++i) {
+    index.insert(key(i), key(100 + i), unit({1, static_cast<float>(i), 0, 0}));
+  }
+  index.insert(key(1), key(101), unit({0, 0, 1, 0}));  // replaced, not added
+  EXPECT_EQ(index.stats().vectors, 3U);
+  index.insert(key(4), key(104), unit({0, 0, 0, 1}));  // the bound: the oldest goes
+  EXPECT_EQ(index.stats().vectors, 3U);
+  EXPECT_EQ(index.stats().evictions, 1U);
+  EXPECT_FALSE(index.nearest(key(2), unit({1, 2, 0, 0}), 0.99F)) << "key(2) was the oldest";
+  EXPECT_TRUE(index.nearest(key(1), unit({0, 0, 1, 0}), 0.99F)) << "the replaced one is new";
+  index.erase(key(1), key(101));
+  EXPECT_FALSE(index.nearest(key(1), unit({0, 0, 1, 0}), 0.5F));
+  EXPECT_LE(index.stats().bytes, index.stats().capacity);
+
+  // Replacing one vector over and over keeps the bookkeeping bounded.
+  for (int i = 0; i < 10000; ++i) {
+    index.insert(key(9), key(109), unit({1, 1, 0, 0}));
+  }
+  EXPECT_EQ(index.stats().vectors, 3U);
+}
+
+TEST(SemanticIndexTest, NormalizeRefusesWhatHasNoDirection) {
+  std::vector<float> zero{0, 0};
+  EXPECT_FALSE(SemanticIndex::normalize(zero));
+  std::vector<float> empty;
+  EXPECT_FALSE(SemanticIndex::normalize(empty));
+  std::vector<float> nan{1, std::numeric_limits<float>::quiet_NaN()};
+  EXPECT_FALSE(SemanticIndex::normalize(nan));
+  std::vector<float> v{3, 4};
+  ASSERT_TRUE(SemanticIndex::normalize(v));
+  EXPECT_FLOAT_EQ(v[0], 0.6F);
+}
+
+TEST(SkipBreakerTest, OpensAfterThreeFailuresAndLetsOneProbeThroughLater) {
+  using Time = SkipBreaker::SteadyTime;
+  const Time t0 = Time() + 1000h;
+  SkipBreaker breaker(3, 30s);
+  EXPECT_TRUE(breaker.allow(t0));
+  EXPECT_FALSE(breaker.failure(t0));
+  EXPECT_FALSE(breaker.failure(t0));
+  breaker.success();  // not in a row
+  EXPECT_FALSE(breaker.failure(t0));
+  EXPECT_FALSE(breaker.failure(t0));
+  EXPECT_TRUE(breaker.failure(t0)) << "the third in a row opens it";
+  EXPECT_FALSE(breaker.allow(t0 + 29s));
+  EXPECT_TRUE(breaker.allow(t0 + 31s)) << "the probe";
+  EXPECT_FALSE(breaker.allow(t0 + 31s)) << "one probe at a time";
+  EXPECT_FALSE(breaker.failure(t0 + 31s)) << "a failed probe opens it again (no new log line)";
+  EXPECT_FALSE(breaker.allow(t0 + 60s));
+  EXPECT_TRUE(breaker.allow(t0 + 62s));
+  breaker.abandon();  // the probe was not made after all
+  EXPECT_TRUE(breaker.allow(t0 + 62s));
+  EXPECT_TRUE(breaker.success()) << "a successful probe closes it";
+  EXPECT_TRUE(breaker.allow(t0 + 62s));
+  EXPECT_TRUE(breaker.allow(t0 + 62s));
+}
+
+ir::Request asking(std::string text, std::string system = "be brief") {
+  ir::Request r;
+  r.system.push_back(ir::ContentPart::make_text(std::move(system)));
+  ir::Message m;
+  m.content.push_back(ir::ContentPart::make_text(std::move(text)));
+  r.messages.push_back(std::move(m));
+  return r;
+}
+
+TEST(SemanticQuestionTest, TheLastUserTextIsComparedAndEverythingElseIsTheBucket) {
+  const KeyScope a{"faq|oa/m", "g:a", {}};
+  const KeyScope b{"faq|oa/m", "g:b", {}};
+  auto q1 = semantic_question(asking("what is a gateway"), a, "embed|oa/e", 1);
+  auto q2 = semantic_question(asking("what's a gateway"), a, "embed|oa/e", 1);
+  ASSERT_TRUE(q1 && q2);
+  EXPECT_EQ(q1->text, "what is a gateway");
+  EXPECT_EQ(q1->bucket, q2->bucket) << "the wording is not in the bucket";
+  EXPECT_NE(q1->bucket, semantic_question(asking("what is a gateway"), b, "embed|oa/e", 1)->bucket)
+      << "nor is another tenant";
+  EXPECT_NE(
+      q1->bucket,
+      semantic_question(asking("what is a gateway", "be verbose"), a, "embed|oa/e", 1)->bucket)
+      << "the system prompt is";
+  EXPECT_NE(q1->bucket, semantic_question(asking("what is a gateway"), a, "embed|oa/e2", 1)->bucket)
+      << "and the embedding model";
+
+  ir::Request r = asking("second question");
+  ir::Message answer;
+  answer.role = ir::Role::kAssistant;
+  answer.content.push_back(ir::ContentPart::make_text("an answer"));
+  r.messages.insert(r.messages.begin(), std::move(answer));
+  ir::Message first;
+  first.content.push_back(ir::ContentPart::make_text("first question"));
+  r.messages.insert(r.messages.begin(), std::move(first));
+  EXPECT_FALSE(semantic_question(r, a, "e", 1)) << "two user turns, max_turns 1";
+  EXPECT_TRUE(semantic_question(r, a, "e", 2));
+
+  ir::Request blank = asking("  \n");
+  EXPECT_FALSE(semantic_question(blank, a, "e", 1));
+  ir::Request image = asking("what is this");
+  ir::ContentPart picture;
+  picture.kind = ir::PartKind::kImage;
+  picture.source = "https://example.com/x.png";
+  image.messages.back().content.push_back(picture);
+  EXPECT_FALSE(semantic_question(image, a, "e", 1)) << "an image is not text a vector stands for";
+}
+
+}  // namespace
+}  // namespace sluice::cache
