@@ -282,3 +282,54 @@ describe('stale-while-revalidate', () => {
     assert.equal(await calls('swr_origin'), origin + 1);
   });
 });
+
+describe('internal calls and the drain', () => {
+  test('SIGTERM waits for a background refresh, which completes and is logged', async () => {
+    const own = await startSluice(
+      {
+        version: 1,
+        listen: '127.0.0.1:0',
+        server: { workers: 1, drain_timeout_ms: 8000 },
+        providers: [provider('drain_origin', { 'x-mock-latency-ms': '1500' })],
+        routes: [
+          {
+            alias: 'swr',
+            provider: 'drain_origin',
+            model: 'mock-model',
+            cache: { ttl_ms: 1000, ttl_jitter: 0, stale_while_revalidate_ms: 60000 },
+          },
+        ],
+        keys: [{ name: 'a1', group: 'team-a', key: KEYS.a1 }],
+      },
+      { dir: makeTempDir('sluice-semantic-drain-') },
+    );
+    let stopped = false;
+    try {
+      const ask = async () => {
+        const res = await fetch(`${own.url}/v1/chat/completions`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${KEYS.a1}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ model: 'swr', max_tokens: 8, messages: [{ role: 'user', content: 'drain me' }] }),
+        });
+        await res.text();
+        return res.headers.get('x-sluice-cache');
+      };
+      assert.equal(await ask(), 'miss');
+      await waitFor(async () => (await ask()) === 'stale', {
+        timeoutMs: 4000,
+        intervalMs: 100,
+        message: 'the entry to go stale',
+      });
+      // The refresh is now waiting on the 1.5 s origin: the drain must let it finish.
+      const code = await own.stop({ timeoutMs: 9000 });
+      stopped = true;
+      assert.equal(code, 0);
+      const refresh = own.accessLog().filter((line) => line.internal === 'refresh');
+      assert.equal(refresh.length, 1, own.stdout);
+      assert.equal(refresh[0].status, 200);
+      assert.equal(refresh[0].outcome, 'complete');
+    } finally {
+      if (!stopped) await own.stop();
+    }
+  });
+});
