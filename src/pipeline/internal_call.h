@@ -31,7 +31,7 @@ class InternalCall;
 struct InternalRequest {
   std::string_view purpose;  // static text: "embedding", "refresh" (the access log's `internal`)
   std::string target;        // an ingress codec's path: "/v1/embeddings"
-  std::vector<std::pair<std::string, std::string>> headers;  // lower-case names
+  std::vector<std::pair<std::string, std::string>> headers;  // names in any case
   std::string body;
   // A plain answer larger than this is not kept (status and completion still are).
   std::uint64_t max_answer_bytes = 4 * 1024 * 1024;

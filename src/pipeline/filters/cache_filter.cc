@@ -36,9 +36,10 @@ struct CacheFilter::Call final : FilterState {
   std::shared_ptr<const cache::Entry> served;
   // A follower: the flight it followed (holds the target's name for the record).
   std::shared_ptr<cache::Flight> followed;
-  // The semantic cache: the question (keyed), then its embedding (a leader that looked it up),
-  // kept with the answer when it is stored; a hit's similarity.
-  std::optional<cache::SemanticQuestion> question;
+  // The semantic cache: whether to look this request up (keyed), then its question's
+  // embedding (a leader that looked it up), kept with the answer when it is stored; a hit's
+  // similarity.
+  bool semantic = false;
   std::optional<SemanticLookup::Probe> probe;
   float similarity = 0;
   std::string similarity_text;  // the header's value, alive until the head is written
@@ -94,6 +95,16 @@ std::string tenant_of(const CallContext& call, config::CacheSettings::Scope scop
     return "g:" + key->group;
   }
   return "k:" + key->id;
+}
+
+// The route's vary_headers and each one's value in the request (cache/key.h KeyScope::vary).
+using VaryValues = boost::container::small_vector<std::pair<std::string_view, std::string_view>, 4>;
+VaryValues vary_values(const CallContext& call, const std::vector<std::string>& names) {
+  VaryValues vary;
+  for (const std::string& name : names) {
+    vary.emplace_back(name, call.header(name).value_or(""));
+  }
+  return vary;
 }
 
 std::string route_scope(const config::Route& route) {
@@ -175,15 +186,10 @@ CacheFilter::Call* CacheFilter::keyed(CallContext& call, const Directives& direc
   }
   Call& state = call.state<Call>(*this);
   state.tenant = tenant_of(call, settings_.scope);
-  boost::container::small_vector<std::pair<std::string_view, std::string_view>, 4> vary;
-  for (const std::string& name : settings_.vary_headers) {
-    vary.emplace_back(name, call.header(name).value_or(""));
-  }
-  const cache::KeyScope scope{route_scope_, state.tenant, {vary.data(), vary.size()}};
-  state.key = cache::answer_key(**request, scope);
-  if (semantic_ != nullptr && !directives.no_cache) {
-    state.question = semantic_->question(**request, scope);
-  }
+  const VaryValues vary = vary_values(call, settings_.vary_headers);
+  state.key =
+      cache::answer_key(**request, {route_scope_, state.tenant, {vary.data(), vary.size()}});
+  state.semantic = semantic_ != nullptr && !directives.no_cache;
   state.ttl = std::min(directives.ttl.value_or(settings_.ttl), settings_.ttl);
   ctx.cache = "miss";
   ctx.cache_key = state.key;
@@ -274,11 +280,7 @@ bool CacheFilter::refresh_in_background(CallContext& call,
         return;
       }
     }
-    std::string lower(name);
-    for (char& c : lower) {
-      c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
-    }
-    refresh.headers.emplace_back(std::move(lower), std::string(value));
+    refresh.headers.emplace_back(std::string(name), std::string(value));
   });
   refresh.headers.emplace_back("cache-control", "no-cache");
   refresh.body = std::string(call.request().body);
@@ -312,7 +314,7 @@ Awaitable<FilterStatus> CacheFilter::board(CallContext& call, Call& state) {
     state.keeper.keep(codec_, settings_.max_entry_bytes);
     co_return FilterStatus::proceed();
   }
-  if (state.question) {
+  if (state.semantic) {
     std::optional<cache::MemoryStore::Found> found = co_await find_semantic(call, state);
     if (found) {
       // Followers look in the store again (the entry is there under their key now).
@@ -334,7 +336,18 @@ Awaitable<FilterStatus> CacheFilter::board(CallContext& call, Call& state) {
 
 Awaitable<std::optional<cache::MemoryStore::Found>> CacheFilter::find_semantic(CallContext& call,
                                                                                Call& state) {
-  state.probe = co_await semantic_->embed(call, *state.question);
+  // Only a leader gets here: exact hits and followers never pay for the question's hash.
+  Result<ir::Request*> request = call.ir();
+  if (!request) {
+    co_return std::nullopt;
+  }
+  const VaryValues vary = vary_values(call, settings_.vary_headers);
+  std::optional<cache::SemanticQuestion> question =
+      semantic_->question(**request, {route_scope_, state.tenant, {vary.data(), vary.size()}});
+  if (!question) {
+    co_return std::nullopt;
+  }
+  state.probe = co_await semantic_->embed(call, *question);
   if (!state.probe) {
     co_return std::nullopt;
   }
