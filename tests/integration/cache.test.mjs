@@ -18,6 +18,7 @@ import {
   sluiceBin,
   startMock,
   startSluice,
+  usageRecord,
   waitFor,
 } from '../support/harness.mjs';
 
@@ -110,18 +111,7 @@ const adminCall = async (method, p) => {
 };
 
 // The usage record of one request, once the sink has stored it.
-async function recordOf(requestId) {
-  let record;
-  await waitFor(
-    async () => {
-      const r = await adminCall('GET', `/admin/v1/usage/record?request_id=${requestId}`);
-      record = r.body;
-      return r.status === 200;
-    },
-    { timeoutMs: 5000, message: `usage record of ${requestId}` },
-  );
-  return record;
-}
+const recordOf = (requestId) => usageRecord(admin, ADMIN_KEY, requestId);
 
 let run = 0;
 beforeEach(() => {

@@ -17,6 +17,7 @@ import {
   removeTempDir,
   startMock,
   startSluice,
+  usageRecord,
   waitFor,
 } from '../support/harness.mjs';
 
@@ -109,18 +110,7 @@ async function adminCall(gw, method, p) {
   return { status: res.status, body: await res.json() };
 }
 
-async function recordOf(gw, requestId) {
-  let record;
-  await waitFor(
-    async () => {
-      const r = await adminCall(gw, 'GET', `/admin/v1/usage/record?request_id=${requestId}`);
-      record = r.body;
-      return r.status === 200;
-    },
-    { timeoutMs: 5000, message: `usage record of ${requestId}` },
-  );
-  return record;
-}
+const recordOf = (gw, requestId) => usageRecord(adminOf(gw), ADMIN_KEY, requestId);
 
 async function metric(gw, name, labels = {}) {
   const res = await fetch(`${adminOf(gw)}/metrics`, { headers: { authorization: `Bearer ${ADMIN_KEY}` } });

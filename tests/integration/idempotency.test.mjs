@@ -14,6 +14,7 @@ import {
   removeTempDir,
   startMock,
   startSluice,
+  usageRecord,
   waitFor,
 } from '../support/harness.mjs';
 
@@ -95,20 +96,7 @@ function chat(model, idempotencyKey, { text = `hello ${run}`, stream = false, ke
   });
 }
 
-async function recordOf(requestId) {
-  let record;
-  await waitFor(
-    async () => {
-      const res = await fetch(`${admin}/admin/v1/usage/record?request_id=${requestId}`, {
-        headers: { authorization: `Bearer ${ADMIN_KEY}` },
-      });
-      record = await res.json();
-      return res.status === 200;
-    },
-    { timeoutMs: 5000, message: `usage record of ${requestId}` },
-  );
-  return record;
-}
+const recordOf = (requestId) => usageRecord(admin, ADMIN_KEY, requestId);
 
 describe('Idempotency-Key', () => {
   test('a retry after the answer gets the same answer, and only the first is paid', async () => {

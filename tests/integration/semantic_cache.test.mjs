@@ -19,6 +19,7 @@ import {
   removeTempDir,
   startMock,
   startSluice,
+  usageRecord,
   waitFor,
 } from '../support/harness.mjs';
 
@@ -125,20 +126,7 @@ async function chat(model, text, { key = KEYS.a1, system, history = [], stream =
 
 const textOf = (body) => JSON.parse(body).choices[0].message.content;
 
-async function recordOf(requestId) {
-  let record;
-  await waitFor(
-    async () => {
-      const res = await fetch(`${admin}/admin/v1/usage/record?request_id=${encodeURIComponent(requestId)}`, {
-        headers: { authorization: `Bearer ${ADMIN_KEY}` },
-      });
-      record = await res.json();
-      return res.status === 200;
-    },
-    { timeoutMs: 5000, message: `usage record of ${requestId}` },
-  );
-  return record;
-}
+const recordOf = (requestId) => usageRecord(admin, ADMIN_KEY, requestId);
 
 describe('semantic cache', () => {
   test('a paraphrase is answered by the answer to the question it resembles', async () => {

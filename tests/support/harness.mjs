@@ -39,6 +39,25 @@ export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
  * Polls `predicate` (sync or async) until it returns a truthy value, which is returned.
  * Throws after `timeoutMs` with `message` and the last value seen.
  */
+/**
+ * The usage record of one request (GET /admin/v1/usage/record), once the sink has stored it:
+ * asked again until it is there, for at most 5 s.
+ */
+export async function usageRecord(adminUrl, adminKey, requestId) {
+  let record;
+  await waitFor(
+    async () => {
+      const res = await fetch(`${adminUrl}/admin/v1/usage/record?request_id=${encodeURIComponent(requestId)}`, {
+        headers: { authorization: `Bearer ${adminKey}` },
+      });
+      record = await res.json();
+      return res.status === 200;
+    },
+    { timeoutMs: 5000, message: `usage record of ${requestId}` },
+  );
+  return record;
+}
+
 export async function waitFor(predicate, { timeoutMs = 2000, intervalMs = 10, message } = {}) {
   const deadline = performance.now() + timeoutMs;
   let last;
