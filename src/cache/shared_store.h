@@ -32,9 +32,7 @@ class SharedStore {
   virtual void put_answer(std::string_view alias, std::string_view tenant, const Key& key,
                           std::string record, std::chrono::milliseconds ttl) = 0;
 
-  // An Idempotency-Key across instances: the replay record under `key` if there is one, else
-  // the key is claimed for this call (for `hold`, until finish_claim), unless another call holds
-  // it.
+  // What a claim found: the answer, a claim of this call, or another call's.
   struct Claim {
     enum class Result : std::uint8_t {
       kClaimed,      // this call is the first anywhere: it goes on, and finishes the claim
@@ -47,8 +45,22 @@ class SharedStore {
     std::string holder_digest;
     bool held_here = false;  // kHeld: by a call of this instance (its flight can be joined)
   };
-  // `digest`: this request's (cache/key.h request_digest), so that a retry elsewhere can tell
-  // the same request from another one under the same key.
+
+  // Single-flight across instances (docs/cache.md#redis): the cache record under (alias,
+  // tenant, key) when it is there (kDone); else the call is claimed for this instance for
+  // `hold` (kClaimed, until release_answer), unless an instance holds it (kHeld; held_here
+  // when it is this one). `holder_digest` is not used: the key is the whole request.
+  virtual boost::asio::awaitable<Claim> claim_answer(std::string_view alias,
+                                                     std::string_view tenant, const Key& key,
+                                                     std::chrono::milliseconds hold) = 0;
+  // The claimed call is over (its answer, if any, was put before: the same connection keeps
+  // the order, so a waiter never sees the claim gone before the answer is there). Not awaited.
+  virtual void release_answer(std::string_view alias, std::string_view tenant, const Key& key) = 0;
+
+  // An Idempotency-Key across instances: the replay record under `key` if there is one, else
+  // the key is claimed for this call (for `hold`, until finish_claim), unless another call holds
+  // it. `digest`: this request's (cache/key.h request_digest), so that a retry elsewhere can
+  // tell the same request from another one under the same key.
   virtual boost::asio::awaitable<Claim> claim(const Key& key, const Key& digest,
                                               std::chrono::milliseconds hold) = 0;
   // The claimed call is over: its replay record (kept for `ttl`), or nullopt when it failed

@@ -11,9 +11,9 @@ namespace sluice::config {
 namespace {
 
 constexpr std::string_view kRouteFields[] = {
-    "enabled",         "ttl_ms",  "ttl_jitter",   "stale_while_revalidate_ms",
-    "max_entry_bytes", "scope",   "vary_headers", "store_truncated",
-    "bill_percent",    "semantic"};
+    "enabled",         "ttl_ms",   "ttl_jitter",           "stale_while_revalidate_ms",
+    "max_entry_bytes", "scope",    "vary_headers",         "store_truncated",
+    "bill_percent",    "semantic", "shared_flight_wait_ms"};
 
 CacheSettings::Scope load_scope(const YamlField& field) {
   const std::string scope = field.text();
@@ -105,6 +105,9 @@ void load_fields(const YamlMap& m, CacheSettings& s) {
   }
   if (auto f = m.get("bill_percent")) {
     s.bill_percent = static_cast<std::uint8_t>(f->unsigned_in(0, 100));
+  }
+  if (auto f = m.get("shared_flight_wait_ms")) {
+    s.shared_flight_wait = f->millis_in(0, kMaxMillis);
   }
   if (auto f = m.get("semantic")) {
     if (f->is_map()) {

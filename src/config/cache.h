@@ -68,6 +68,11 @@ struct CacheSettings {
   // (0: free). Their usage records carry the charge (budgets count it) and save the rest. An
   // idempotent replay is never billed: it is the same request sent again.
   std::uint8_t bill_percent = 0;
+  // With `cache.redis`: a miss while another instance makes the same call waits this long for
+  // that call's answer to reach Redis before making its own (the first instance's claim lasts
+  // as long); 0 = instances never wait for each other. A failed call's claim goes with it, and
+  // its waiters make their own calls at once.
+  Millis shared_flight_wait{30'000};
   // Off unless the route names an embeddings route.
   std::optional<SemanticSettings> semantic;
 };

@@ -8,8 +8,9 @@ namespace {
 
 using std::chrono::milliseconds;
 
-// The replay record if there is one; else the claim, taken for ARGV[2] ms unless another call
-// holds it. One string back: "D" + record, "C" (claimed), "H" + the holder's value.
+// The record if there is one (a replay, or a cache answer); else the claim, taken for ARGV[2]
+// ms unless another call holds it. One string back: "D" + record, "C" (claimed), "H" + the
+// holder's value.
 constexpr std::string_view kClaimScript = R"lua(
 local done = redis.call('GET', KEYS[1])
 if done then return 'D' .. done end
@@ -22,6 +23,12 @@ return 'H' .. (redis.call('GET', KEYS[2]) or '')
 constexpr std::string_view kFinishScript = R"lua(
 if ARGV[2] ~= '' then redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3]) end
 if redis.call('GET', KEYS[2]) == ARGV[1] then redis.call('DEL', KEYS[2]) end
+return 1
+)lua";
+
+// A cache flight is over: drops its claim if it is still this instance's.
+constexpr std::string_view kReleaseScript = R"lua(
+if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end
 return 1
 )lua";
 
@@ -63,6 +70,29 @@ ClaimNames claim_names(std::string_view prefix, const cache::Key& key) {
   return names;
 }
 
+// What the claim script answered, as a Claim; `instance` tells this instance's holds apart.
+cache::SharedStore::Claim read_claim(Reply reply, std::string_view instance) {
+  using Claim = cache::SharedStore::Claim;
+  Claim out;
+  if (reply.kind != Reply::Kind::kString || reply.text.empty()) {
+    return out;  // kUnavailable
+  }
+  const char tag = reply.text.front();
+  if (tag == 'C') {
+    out.result = Claim::Result::kClaimed;
+  } else if (tag == 'D') {
+    out.result = Claim::Result::kDone;
+    out.record = std::move(reply.text).substr(1);
+  } else if (tag == 'H') {
+    const std::string_view holder = std::string_view(reply.text).substr(1);
+    const std::size_t colon = holder.find(':');
+    out.result = Claim::Result::kHeld;
+    out.holder_digest = std::string(holder.substr(0, colon == std::string_view::npos ? 0 : colon));
+    out.held_here = colon != std::string_view::npos && holder.substr(colon + 1) == instance;
+  }
+  return out;
+}
+
 }  // namespace
 
 AnswerTier::AnswerTier(boost::asio::io_context& ioc, const config::StateSettings& settings,
@@ -77,7 +107,9 @@ std::string AnswerTier::answer_name(std::string_view alias, std::string_view ten
   name += ':';
   append_escaped(name, tenant);
   name += ':';
+  name += '{';  // the answer and its flight's claim in one hash slot
   name += cache::to_hex(key);
+  name += '}';
   return name;
 }
 
@@ -102,9 +134,9 @@ std::string AnswerTier::purge_pattern(std::string_view prefix, std::string_view 
   } else {
     append_escaped(pattern, tenant);
   }
-  pattern += ':';
+  pattern += ":{";
   pattern += key_prefix;
-  pattern += '*';
+  pattern += "*}";  // the answers, not their flights' claims
   return pattern;
 }
 
@@ -132,6 +164,28 @@ void AnswerTier::put_answer(std::string_view alias, std::string_view tenant, con
   commands_.send(args);
 }
 
+boost::asio::awaitable<cache::SharedStore::Claim> AnswerTier::claim_answer(std::string_view alias,
+                                                                           std::string_view tenant,
+                                                                           const cache::Key& key,
+                                                                           milliseconds hold) {
+  const std::string name = answer_name(alias, tenant, key);
+  const std::string claim = name + ":claim";
+  const std::string value = ":" + instance_;
+  const std::string px = number(std::max<long long>(1, hold.count()));
+  const std::array<std::string_view, 7> args{"EVAL", kClaimScript, "2", name, claim, value, px};
+  co_return read_claim(
+      co_await commands_.call(args, std::chrono::steady_clock::now() + settings_.timeout),
+      instance_);
+}
+
+void AnswerTier::release_answer(std::string_view alias, std::string_view tenant,
+                                const cache::Key& key) {
+  const std::string claim = answer_name(alias, tenant, key) + ":claim";
+  const std::string value = ":" + instance_;
+  const std::array<std::string_view, 5> args{"EVAL", kReleaseScript, "1", claim, value};
+  commands_.send(args);
+}
+
 boost::asio::awaitable<cache::SharedStore::Claim> AnswerTier::claim(const cache::Key& key,
                                                                     const cache::Key& digest,
                                                                     milliseconds hold) {
@@ -140,25 +194,9 @@ boost::asio::awaitable<cache::SharedStore::Claim> AnswerTier::claim(const cache:
   const std::string px = number(std::max<long long>(1, hold.count()));
   const std::array<std::string_view, 7> args{"EVAL",      kClaimScript, "2", names.record,
                                              names.claim, value,        px};
-  Reply reply = co_await commands_.call(args, std::chrono::steady_clock::now() + settings_.timeout);
-  Claim out;
-  if (reply.kind != Reply::Kind::kString || reply.text.empty()) {
-    co_return out;  // kUnavailable
-  }
-  const char tag = reply.text.front();
-  if (tag == 'C') {
-    out.result = Claim::Result::kClaimed;
-  } else if (tag == 'D') {
-    out.result = Claim::Result::kDone;
-    out.record = reply.text.substr(1);
-  } else if (tag == 'H') {
-    const std::string_view holder = std::string_view(reply.text).substr(1);
-    const std::size_t colon = holder.find(':');
-    out.result = Claim::Result::kHeld;
-    out.holder_digest = std::string(holder.substr(0, colon));
-    out.held_here = colon != std::string_view::npos && holder.substr(colon + 1) == instance_;
-  }
-  co_return out;
+  co_return read_claim(
+      co_await commands_.call(args, std::chrono::steady_clock::now() + settings_.timeout),
+      instance_);
 }
 
 void AnswerTier::finish_claim(const cache::Key& key, const cache::Key& digest,

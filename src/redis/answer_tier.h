@@ -11,8 +11,11 @@ namespace sluice::redis {
 // The answer cache's and Idempotency-Key's shared store in one Redis (cache/shared_store.h).
 //
 // Names, under the section's key_prefix ("sluice:cache:" / "sluice:idem:"):
-//   e:<alias>:<tenant>:<key hex>    a cache record (alias and tenant percent-escaped, so a purge
+//   e:<alias>:<tenant>:{<key hex>}  a cache record (alias and tenant percent-escaped, so a purge
 //                                   can MATCH them without globbing into other routes)
+//   e:<alias>:<tenant>:{<key hex>}:claim
+//                                   the cache flight under way: ":<instance>" (a waiter on
+//                                   another instance looks for the record, then the claim)
 //   {<key hex>}                     an idempotent replay record
 //   {<key hex>}:claim               the call under way: "<digest hex>:<instance>" (one hash
 //                                   tag, so a cluster keeps the pair on one node)
@@ -32,6 +35,11 @@ class AnswerTier final : public cache::SharedStore {
                                                                  const cache::Key& key) override;
   void put_answer(std::string_view alias, std::string_view tenant, const cache::Key& key,
                   std::string record, std::chrono::milliseconds ttl) override;
+  boost::asio::awaitable<Claim> claim_answer(std::string_view alias, std::string_view tenant,
+                                             const cache::Key& key,
+                                             std::chrono::milliseconds hold) override;
+  void release_answer(std::string_view alias, std::string_view tenant,
+                      const cache::Key& key) override;
   boost::asio::awaitable<Claim> claim(const cache::Key& key, const cache::Key& digest,
                                       std::chrono::milliseconds hold) override;
   void finish_claim(const cache::Key& key, const cache::Key& digest,

@@ -1,6 +1,7 @@
 // The answer cache and Idempotency-Key over a real redis-server shared by two instances
 // (SLUICE_TEST_REDIS_URL, scripts/test-services.sh): an answer paid for on one instance is a
-// hit on the other, in another protocol; a retry that reaches the other instance while the
+// hit on the other, in another protocol; a miss while the other instance makes the same call
+// waits for that call instead of paying again (and makes its own once it failed); a retry that reaches the other instance while the
 // first call runs is told to retry (409), never sent upstream again, and after it gets the
 // same answer replayed; a purge drops the shared copies; and Redis killed under load costs no
 // request anything but a trip to the origin. The only fake is the upstream.
@@ -58,6 +59,7 @@ function config(name) {
     routes: [
       { alias: 'cached', provider: 'cached', model: 'mock-model', cache: true },
       { alias: 'slow', provider: 'slow', model: 'mock-model' },
+      { alias: 'slow-cached', provider: 'slow', model: 'mock-model', cache: { shared_flight_wait_ms: 60000 } },
       { alias: 'plain', provider: 'plain', model: 'mock-model' },
     ],
     keys: [
@@ -88,9 +90,10 @@ after(async () => {
 
 const calls = async (id) => (await mock.stats()).requests_by_header?.[`${prefix}${id}`] ?? 0;
 
-function chat(gw, model, text, { key = GATEWAY_KEY, headers = {}, stream = false } = {}) {
+function chat(gw, model, text, { key = GATEWAY_KEY, headers = {}, stream = false, signal } = {}) {
   return fetch(`${gw.url}/v1/chat/completions`, {
     method: 'POST',
+    signal,
     headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', ...headers },
     body: JSON.stringify({ model, max_tokens: 64, messages: [{ role: 'user', content: text }], ...(stream ? { stream } : {}) }),
   });
@@ -172,6 +175,59 @@ describe('a cache shared through Redis', { skip }, () => {
     const res = await chat(two, 'cached', text);
     assert.equal(res.headers.get('x-sluice-cache'), 'miss', 'the other instance had only the shared copy');
     await res.text();
+  });
+});
+
+describe('single-flight across instances', { skip }, () => {
+  test("a miss while the other instance makes the same call waits for that call's answer", async () => {
+    const [one, two] = gws;
+    const text = `one flight for two instances ${Date.now()}`;
+    const before = await calls('slow');
+    const first = chat(one, 'slow-cached', text);
+    await waitFor(async () => (await calls('slow')) > before, { timeoutMs: 3000, intervalMs: 5, message: 'the first call upstream' });
+    // The other instance, in another protocol and mode: told from the first call's answer.
+    const second = await anthropic(two, 'slow-cached', text, { stream: true });
+    assert.equal(second.status, 200);
+    assert.equal(second.headers.get('x-sluice-cache'), 'coalesced');
+    const events = await second.text();
+    const firstRes = await first;
+    assert.equal(firstRes.headers.get('x-sluice-cache'), 'miss');
+    const answer = (await firstRes.json()).choices[0].message.content;
+    const told = events
+      .split('\n')
+      .filter((l) => l.startsWith('data: '))
+      .map((l) => JSON.parse(l.slice(6)))
+      .filter((e) => e.type === 'content_block_delta')
+      .map((e) => e.delta.text)
+      .join('');
+    assert.equal(told, answer);
+    assert.equal((await calls('slow')) - before, 1, 'one upstream call for both instances');
+    const paid = await recordOf(one, firstRes.headers.get('x-request-id'));
+    const shared = await recordOf(two, second.headers.get('x-request-id'));
+    assert.equal(paid.outcome, 'complete');
+    assert.equal(shared.outcome, 'coalesced');
+    assert.equal(shared.provider, 'slow');
+    assert.equal(shared.input_tokens, 0);
+    assert.equal(shared.saved_input_tokens, paid.input_tokens);
+  });
+
+  test('a first call that ends without an answer leaves the key to the waiter at once', async () => {
+    const [one, two] = gws;
+    const text = `a flight that fails ${Date.now()}`;
+    const before = await calls('slow');
+    const leaving = new AbortController();
+    const first = chat(one, 'slow-cached', text, { signal: leaving.signal }).catch(() => undefined);
+    await waitFor(async () => (await calls('slow')) > before, { timeoutMs: 3000, intervalMs: 5, message: 'the first call upstream' });
+    // Waits up to 60 s for the first call; the test gives it 20: only the released claim
+    // (the first caller left, its upstream call was cancelled) can answer it in time.
+    const second = chat(two, 'slow-cached', text, { signal: AbortSignal.timeout(20000) });
+    leaving.abort();
+    await first;
+    const res = await second;
+    assert.equal(res.status, 200);
+    assert.equal(res.headers.get('x-sluice-cache'), 'miss', 'a call of its own');
+    await res.json();
+    assert.equal((await calls('slow')) - before, 2);
   });
 });
 

@@ -16,6 +16,7 @@
 #include "pipeline/error_reply.h"
 #include "pipeline/filters/answer_keeper.h"
 #include "pipeline/filters/cache_follower.h"
+#include "pipeline/filters/shared_flight.h"
 #include "pipeline/filters/told_answer.h"
 #include "pipeline/internal_call.h"
 #include "pipeline/pipeline.h"
@@ -44,6 +45,9 @@ struct CacheFilter::Call final : FilterState {
   float similarity = 0;
   std::string similarity_text;  // the header's value, alive until the head is written
   bool finished = false;        // stored and landed (finish): once
+  // This call holds the instances' claim on its key (wait_for_shared_flight): released when
+  // it is over, after its answer went to the shared store.
+  bool shared_claim = false;
 };
 
 // The caller's say in the matter (RFC 9111 request directives the cache honours, and ours).
@@ -245,19 +249,23 @@ Awaitable<std::optional<cache::MemoryStore::Found>> CacheFilter::find_shared(Cal
   if (!record) {
     co_return std::nullopt;
   }
+  co_return adopt_shared(call, state, *record);
+}
+
+std::optional<cache::MemoryStore::Found> CacheFilter::adopt_shared(CallContext& call, Call& state,
+                                                                   std::string_view record) {
   const auto now = call.clock().now();
   std::optional<cache::Entry> entry =
-      cache::decode_entry(*record, {call.clock().wall_now(), now}, settings_.max_entry_bytes);
+      cache::decode_entry(record, {call.clock().wall_now(), now}, settings_.max_entry_bytes);
   // The name holds the key, and the key the scope; the record must say the same scope, or it is
   // not this request's answer (a record written under another name).
   if (!entry || entry->route != route_scope_ || entry->tenant != state.tenant ||
       entry->fresh_until <= now) {
-    co_return std::nullopt;
+    return std::nullopt;
   }
   auto kept = std::make_shared<const cache::Entry>(std::move(*entry));
   store_.put(state.key, kept);
-  co_return cache::MemoryStore::Found{std::move(kept), cache::MemoryStore::Freshness::kFresh,
-                                      false};
+  return cache::MemoryStore::Found{std::move(kept), cache::MemoryStore::Freshness::kFresh, false};
 }
 
 // The request again, as an internal call of the same caller that skips the lookup and stores
@@ -317,20 +325,47 @@ Awaitable<FilterStatus> CacheFilter::board(CallContext& call, Call& state) {
   if (state.semantic) {
     std::optional<cache::MemoryStore::Found> found = co_await find_semantic(call, state);
     if (found) {
-      // Followers look in the store again (the entry is there under their key now).
-      boarding.flight->finish(false, {}, {});
-      flights_.land(state.key, *boarding.flight);
-      const bool served = co_await serve(call, state, *found, "semantic");
-      if (served) {
-        co_return FilterStatus::answered();
-      }
-      call.ctx().cache = "miss";
-      state.keeper.keep(codec_, settings_.max_entry_bytes);
-      co_return FilterStatus::proceed();
+      co_return co_await answer_unflown(call, state, *boarding.flight, *found, "semantic");
     }
+  }
+  if (shared_.store != nullptr && settings_.shared_flight_wait.count() > 0) {
+    SharedFlightWait waited = co_await wait_for_shared_flight(
+        call, *shared_.store, alias_, state.tenant, state.key, settings_.shared_flight_wait);
+    if (waited.result == SharedFlightWait::Result::kCallerGone) {
+      boarding.flight->finish(false, {}, {});  // its followers make their own calls
+      flights_.land(state.key, *boarding.flight);
+      call.client_gone(
+          Error(ErrorKind::kClientGone, "client disconnected waiting for another instance"));
+      co_return FilterStatus::answered();
+    }
+    if (waited.result == SharedFlightWait::Result::kAnswered) {
+      if (std::optional<cache::MemoryStore::Found> found =
+              adopt_shared(call, state, waited.record)) {
+        call.ctx().saved_bill_percent = settings_.bill_percent;
+        co_return co_await answer_unflown(call, state, *boarding.flight, *found, "coalesced");
+      }
+    }
+    state.shared_claim = waited.claimed;
   }
   state.keeper.lead(call, flights_, state.key, std::move(boarding.flight), codec_,
                     settings_.max_entry_bytes);
+  co_return FilterStatus::proceed();
+}
+
+// The leader found its answer without a call: its flight lands empty, so its followers look in
+// the store again (the entry is there under their key now), and it is served.
+Awaitable<FilterStatus> CacheFilter::answer_unflown(CallContext& call, Call& state,
+                                                    cache::Flight& flight,
+                                                    const cache::MemoryStore::Found& found,
+                                                    std::string_view how) {
+  flight.finish(false, {}, {});
+  flights_.land(state.key, flight);
+  const bool served = co_await serve(call, state, found, how);
+  if (served) {
+    co_return FilterStatus::answered();
+  }
+  call.ctx().cache = "miss";
+  state.keeper.keep(codec_, settings_.max_entry_bytes);
   co_return FilterStatus::proceed();
 }
 
@@ -380,7 +415,8 @@ Awaitable<bool> CacheFilter::serve(CallContext& call, Call& state,
   RequestContext& ctx = call.ctx();
   state.served = found.entry;
   ctx.cache = how;
-  ctx.outcome = Outcome::kCacheHit;
+  // Another instance's call that was under way when this one asked is a shared call, not a hit.
+  ctx.outcome = how == "coalesced" ? Outcome::kCoalesced : Outcome::kCacheHit;
   ctx.finish_reason = std::string(ir::to_string(entry.answer.finish));
   ctx.cached_owner = found.entry;
   ctx.cached_provider = entry.provider;
@@ -434,6 +470,14 @@ FilterStatus CacheFilter::on_stream_data(CallContext& call, std::string& data) {
 void CacheFilter::on_end(CallContext& call) {
   if (Call* state = call.find_state<Call>(*this)) {
     finish(call, *state);
+    release_shared_claim(*state);
+  }
+}
+
+void CacheFilter::release_shared_claim(Call& state) {
+  if (state.shared_claim) {
+    state.shared_claim = false;
+    shared_.store->release_answer(alias_, state.tenant, state.key);
   }
 }
 
@@ -447,6 +491,7 @@ void CacheFilter::finish(CallContext& call, Call& state) {
   if (whole && (answer->finish != ir::FinishReason::kLength || settings_.store_truncated)) {
     store_answer(call, state, std::move(*answer));
   }
+  release_shared_claim(state);  // after the answer, on the same connection: waiters find it
   state.keeper.land(call, whole);
 }
 

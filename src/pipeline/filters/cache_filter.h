@@ -43,7 +43,9 @@ namespace sluice::pipeline {
 // stores the fresh answer; `x-sluice-cache-ttl: <seconds>` shortens the entry's life.
 // With `cache.redis`, a local miss asks the store every instance shares before it goes on
 // (cache/shared_store.h), and every stored answer is written there too; a Redis that is slow or
-// down is a miss, never an error.
+// down is a miss, never an error. A leader of a new flight also claims its key there
+// (pipeline/filters/shared_flight.h): while another instance holds it, the miss waits, bounded,
+// for that call's answer (x-sluice-cache: coalesced) instead of paying for it again.
 // Semantic cache (cache.semantic): a miss that leads a new flight and whose last message is
 // the caller's text embeds it (SemanticLookup) and is answered by the nearest question already
 // answered in its bucket, if that is at least `threshold` alike (x-sluice-cache: semantic,
@@ -81,6 +83,9 @@ class CacheFilter final : public Filter {
   // bypass then).
   Call* keyed(CallContext& call, const Directives& directives);
   Awaitable<std::optional<cache::MemoryStore::Found>> find_shared(CallContext& call, Call& state);
+  // A record of the shared store, kept here too when it is this request's fresh answer.
+  std::optional<cache::MemoryStore::Found> adopt_shared(CallContext& call, Call& state,
+                                                        std::string_view record);
   Awaitable<FilterStatus> board(CallContext& call, Call& state);
   // A stale entry this request claimed is refreshed by an internal call in the background;
   // false when the worker has no room for one.
@@ -88,6 +93,9 @@ class CacheFilter final : public Filter {
   // The leader of a new flight with a semantic question: the entry of the nearest question
   // already answered, stored under this request's key too (its followers find it there).
   Awaitable<std::optional<cache::MemoryStore::Found>> find_semantic(CallContext& call, Call& state);
+  Awaitable<FilterStatus> answer_unflown(CallContext& call, Call& state, cache::Flight& flight,
+                                         const cache::MemoryStore::Found& found,
+                                         std::string_view how);
   // Answers the call from `found` (`how`: the x-sluice-cache value); false when the entry
   // cannot be told in the caller's protocol (the call then goes to the origin).
   Awaitable<bool> serve(CallContext& call, Call& state, const cache::MemoryStore::Found& found,
@@ -95,6 +103,7 @@ class CacheFilter final : public Filter {
   void store_answer(CallContext& call, Call& state, ir::Response answer);
   // The answer is complete or the call is over: stores what is whole and lands the shared call.
   void finish(CallContext& call, Call& state);
+  void release_shared_claim(Call& state);
 
   const config::CacheSettings settings_;
   cache::MemoryStore& store_;

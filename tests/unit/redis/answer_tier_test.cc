@@ -134,6 +134,52 @@ TEST_F(AnswerTierTest, AFailedCallLeavesNothingToReplay) {
   EXPECT_EQ(run(tiers_[1]->claim(key(4), digest, 60s)).result, Claim::Result::kClaimed);
 }
 
+TEST_F(AnswerTierTest, AFlightsClaimIsOneInstancesUntilItsAnswerIsThere) {
+  EXPECT_EQ(run(tiers_[0]->claim_answer("chat", "g:a", key(13), 60s)).result,
+            Claim::Result::kClaimed);
+  const Claim elsewhere = run(tiers_[1]->claim_answer("chat", "g:a", key(13), 60s));
+  EXPECT_EQ(elsewhere.result, Claim::Result::kHeld);
+  EXPECT_FALSE(elsewhere.held_here);
+  const Claim here = run(tiers_[0]->claim_answer("chat", "g:a", key(13), 60s));
+  EXPECT_EQ(here.result, Claim::Result::kHeld);
+  EXPECT_TRUE(here.held_here);
+  // Another tenant's same key is another flight.
+  EXPECT_EQ(run(tiers_[1]->claim_answer("chat", "g:b", key(13), 60s)).result,
+            Claim::Result::kClaimed);
+
+  // Only the holder releases it; once it has, the waiter finds the answer put before.
+  tiers_[1]->release_answer("chat", "g:a", key(13));
+  flush(1);
+  EXPECT_EQ(run(tiers_[1]->claim_answer("chat", "g:a", key(13), 60s)).result, Claim::Result::kHeld);
+  tiers_[0]->put_answer("chat", "g:a", key(13), "answer", 60s);
+  tiers_[0]->release_answer("chat", "g:a", key(13));
+  flush(0);
+  const Claim done = run(tiers_[1]->claim_answer("chat", "g:a", key(13), 60s));
+  EXPECT_EQ(done.result, Claim::Result::kDone);
+  EXPECT_EQ(done.record, "answer");
+  EXPECT_EQ(run(tiers_[1]->find_answer("chat", "g:a", key(13))), "answer");
+}
+
+TEST_F(AnswerTierTest, AFlightThatFailedLeavesItsKeyToTheNextCaller) {
+  EXPECT_EQ(run(tiers_[0]->claim_answer("chat", "g:a", key(14), 60s)).result,
+            Claim::Result::kClaimed);
+  tiers_[0]->release_answer("chat", "g:a", key(14));
+  flush(0);
+  EXPECT_EQ(run(tiers_[1]->claim_answer("chat", "g:a", key(14), 60s)).result,
+            Claim::Result::kClaimed);
+}
+
+TEST_F(AnswerTierTest, AFlightsClaimLapsesWithItsHold) {
+  EXPECT_EQ(run(tiers_[0]->claim_answer("chat", "g:a", key(16), 1ms)).result,
+            Claim::Result::kClaimed);
+  Claim next;
+  for (int i = 0; i < 100 && next.result != Claim::Result::kClaimed; ++i) {
+    next = run(tiers_[1]->claim_answer("chat", "g:a", key(16), 60s));
+    if (next.result != Claim::Result::kClaimed) ioc_.run_for(5ms);
+  }
+  EXPECT_EQ(next.result, Claim::Result::kClaimed) << "an instance that died holds nothing long";
+}
+
 TEST_F(AnswerTierTest, ARedisThatStopsAnsweringCostsTheTimeoutThenAnswersAgain) {
   tiers_[0]->put_answer("chat", "g:a", key(5), "kept", 60s);
   flush(0);
@@ -158,6 +204,9 @@ TEST_F(AnswerTierTest, APurgeDropsItsRouteAndTenantOnly) {
   tiers_[0]->put_answer("chat", "g:b", key(7), "b", 60s);
   tiers_[0]->put_answer("ch*", "g:a", key(7), "glob", 60s);
   tiers_[0]->put_answer("other", "g:a", key(7), "other", 60s);
+  // A flight under way is not an answer: a purge leaves its claim.
+  EXPECT_EQ(run(tiers_[0]->claim_answer("chat", "g:a", key(17), 60s)).result,
+            Claim::Result::kClaimed);
   flush(0);
   std::string error;
   // "ch*" is a route's name, not a pattern: purging it leaves "chat" alone, and the reverse.
@@ -170,6 +219,7 @@ TEST_F(AnswerTierTest, APurgeDropsItsRouteAndTenantOnly) {
             2u)
       << error;
   EXPECT_EQ(run(tiers_[1]->find_answer("other", "g:a", key(7))), "other");
+  EXPECT_EQ(run(tiers_[1]->claim_answer("chat", "g:a", key(17), 60s)).result, Claim::Result::kHeld);
   // By the key's hex start: key(7) is 07 then zeros.
   tiers_[0]->put_answer("other", "g:a", key(8), "eight", 60s);
   flush(0);
