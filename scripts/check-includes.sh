@@ -2,8 +2,8 @@
 # Fails when a file under src/ includes a folder its own folder may not depend on, so the
 # dependency direction of docs/architecture.md is checked on every build, not by review:
 #
-#   core <- ir, codec, config <- protocol <- providers, routing, store, cache <- redis <-
-#   limits, metering, tenancy <- pipeline, http <- admin <- server <- main.cc
+#   core <- ir, codec, config <- protocol <- providers, routing, store, cache, guardrails <-
+#   redis <- limits, metering, tenancy <- pipeline, http <- admin <- server <- main.cc
 #
 # Beyond the folder order: a protocol folder never includes another protocol folder (one IR,
 # N codecs: no pairwise converters); only protocol/registry.cc names the protocol folders and
@@ -34,8 +34,9 @@ allowed() {
     store) [[ $to =~ ^(core|config|store)$ ]] ;;
     cache) [[ $to =~ ^(core|ir|codec|config|cache)$ || $inc =~ ^protocol/[^/]+\.h$ ]] ;;
     metering) [[ $to =~ ^(core|ir|config|store|metering)$ ]] ;;
+    guardrails) [[ $to =~ ^(core|codec|config|guardrails)$ ]] ;;
     tenancy) [[ $to =~ ^(core|codec|config|store|tenancy)$ ]] ;;
-    pipeline) [[ $to =~ ^(core|ir|codec|config|observability|routing|limits|store|cache|metering|tenancy|pipeline)$ ||
+    pipeline) [[ $to =~ ^(core|ir|codec|config|observability|routing|limits|store|cache|metering|tenancy|guardrails|pipeline)$ ||
                  $inc =~ ^protocol/[^/]+\.h$ || $inc =~ ^providers/[^/]+\.h$ ]] ;;
     http) [[ $to =~ ^(core|codec|config|observability|http)$ || $inc =~ ^providers/[^/]+\.h$ ]] ;;
     admin) [[ $to =~ ^(core|codec|config|observability|store|cache|redis|metering|tenancy|http|admin)$ ]] ;;

@@ -18,7 +18,7 @@ packages=(
   build-essential cmake ninja-build pkg-config ccache
   libboost1.81-dev libboost-json1.81-dev libboost-url1.81-dev
   libssl-dev libyaml-cpp-dev libspdlog-dev libfmt-dev libcli11-dev libsqlite3-dev libpq-dev
-  libhiredis-dev zlib1g-dev
+  libhiredis-dev zlib1g-dev libre2-dev
   openssl ca-certificates
 )
 if [[ $want_test == 1 ]]; then

@@ -192,9 +192,10 @@ void check_semantic_embedders(Config& config, LoadState& declared) {
 // routes that name them, routes before the keys that list their aliases, and limits last.
 std::shared_ptr<const Config> load_config(const YamlField& root, const LoadContext& context,
                                           std::span<const AdapterSchema> adapters) {
-  const YamlMap top = root.map({"version", "listen", "server", "access_log", "admin", "store",
-                                "metering", "traces", "auth", "routing", "providers", "routes",
-                                "keys", "state", "limits", "tenancy", "cache", "idempotency"});
+  const YamlMap top =
+      root.map({"version", "listen", "server", "access_log", "admin", "store", "metering", "traces",
+                "auth", "routing", "providers", "routes", "keys", "state", "limits", "tenancy",
+                "cache", "idempotency", "guardrails"});
   Config config;
   LoadState state;
   config.source_path = context.source_name;
@@ -259,13 +260,17 @@ std::shared_ptr<const Config> load_config(const YamlField& root, const LoadConte
   if (auto idempotency = top.get("idempotency")) {
     config.idempotency = load_idempotency(*idempotency);
   }
+  if (auto guardrails = top.get("guardrails")) {
+    config.guardrails = load_guardrails(*guardrails);
+  }
   const YamlField routes = top.required("routes");
   const std::vector<YamlField> route_items = routes.items();
   if (route_items.empty()) {
     routes.fail("at least one route is required");
   }
   for (const YamlField& item : route_items) {
-    if (auto route = load_route(item, config.routing.retry, config.cache.defaults, state)) {
+    if (auto route = load_route(item, config.routing.retry, config.cache.defaults,
+                                config.guardrails, state)) {
       config.routes.push_back(std::move(*route));
     }
   }

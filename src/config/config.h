@@ -12,6 +12,7 @@
 #include "config/adapter_schema.h"
 #include "config/admin.h"
 #include "config/cache.h"
+#include "config/guardrails.h"
 #include "config/idempotency.h"
 #include "config/keys.h"
 #include "config/limits.h"
@@ -49,6 +50,7 @@ struct Config {
   TenancySettings tenancy;
   CacheConfig cache;
   IdempotencySettings idempotency;
+  GuardrailsConfig guardrails;
   bool require_auth = true;  // `auth: none` in config turns it off (local development)
   std::vector<Provider> providers;
   std::vector<Route> routes;

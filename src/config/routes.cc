@@ -106,9 +106,11 @@ void prune(Route& route, const std::vector<bool>& keep) {
 }  // namespace
 
 std::optional<Route> load_route(const YamlField& field, const RetrySettings& retry_defaults,
-                                const CacheSettings& cache_defaults, LoadState& declared) {
-  const YamlMap m = field.map({"alias", "kind", "provider", "model", "targets", "policy", "retry",
-                               "timeout", "max_output_tokens", "heartbeat_ms", "cache"});
+                                const CacheSettings& cache_defaults,
+                                const GuardrailsConfig& guardrails, LoadState& declared) {
+  const YamlMap m =
+      field.map({"alias", "kind", "provider", "model", "targets", "policy", "retry", "timeout",
+                 "max_output_tokens", "heartbeat_ms", "cache", "guardrails"});
   Route route;
   route.source = field.where();
 
@@ -198,6 +200,9 @@ std::optional<Route> load_route(const YamlField& field, const RetrySettings& ret
       f->fail("cache applies to chat routes only");
     }
     route.cache = load_route_cache(*f, cache_defaults);
+  }
+  if (auto f = m.get("guardrails")) {
+    route.guardrails = load_route_guardrails(*f, guardrails);
   }
 
   // Targets whose provider is disabled (an unset key) leave the tree; the route is skipped

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "config/cache.h"
+#include "config/guardrails.h"
 #include "config/policy.h"
 #include "config/routing.h"
 #include "config/values.h"
@@ -40,6 +41,8 @@ struct Route {
   std::optional<Millis> heartbeat;
   // The answer cache (config-wide defaults merged with the route's own `cache:`); chat only.
   CacheSettings cache;
+  // The guardrail policies the route applies of its own, after the config-wide `apply`.
+  std::vector<std::string> guardrails;
   std::string source;
 };
 
@@ -49,6 +52,7 @@ struct Route {
 // provider is skipped leave the tree (a note each); nullopt when none is left (the route is
 // skipped, a note says why). Throws ConfigError.
 std::optional<Route> load_route(const YamlField& field, const RetrySettings& retry_defaults,
-                                const CacheSettings& cache_defaults, LoadState& declared);
+                                const CacheSettings& cache_defaults,
+                                const GuardrailsConfig& guardrails, LoadState& declared);
 
 }  // namespace sluice::config

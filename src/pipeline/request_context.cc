@@ -91,6 +91,9 @@ class AccessLogLine {
     if (!ctx.internal.empty()) {
       field("internal").string(ctx.internal);
     }
+    if (!ctx.guardrails.empty()) {
+      field("guardrails").string(ctx.guardrails);
+    }
     if (!ctx.cache.empty()) {
       field("cache").string(ctx.cache);
       if (ctx.cache_key) {

@@ -127,6 +127,9 @@ struct RequestContext {
   // Why the gateway sent this request itself ("embedding", "refresh": pipeline/internal_call.h);
   // "" for a caller's request. Static strings.
   std::string_view internal;
+  // What the guardrails found (guardrails::Verdict::summary: policy/detector:action=count, never
+  // the text); "" when they found nothing or the route has none.
+  std::string guardrails;
   // What the response cache did (pipeline/filters/cache_filter.h): hit, stale, miss, refresh or
   // bypass (the x-sluice-cache header); "" when the route caches nothing. Static strings.
   std::string_view cache;

@@ -69,6 +69,15 @@ Result<std::shared_ptr<const Snapshot>> Snapshot::build(
     return std::move(prices).error();
   }
   snap->price_book_ = std::move(*prices);
+  // Each guardrail policy compiled once, shared by the routes that apply it.
+  std::unordered_map<std::string_view, std::shared_ptr<const guardrails::Policy>> policies;
+  for (const config::GuardrailPolicy& p : cfg->guardrails.policies) {
+    auto compiled = guardrails::Policy::compile(p);
+    if (!compiled) {
+      return std::move(compiled).error();
+    }
+    policies[p.name] = std::move(*compiled);
+  }
   std::unordered_map<std::string_view, const ProviderRuntime*> by_id;
   for (const config::Provider& p : cfg->providers) {
     auto rt = std::make_unique<ProviderRuntime>();
@@ -91,6 +100,15 @@ Result<std::shared_ptr<const Snapshot>> Snapshot::build(
     rr->operation = r.kind == config::RouteKind::kEmbeddings ? protocol::Operation::kEmbeddings
                                                              : protocol::Operation::kChat;
     rr->policy.compile(r, cfg->routing, *snap->health_);
+    for (const auto* names : {&cfg->guardrails.apply, &r.guardrails}) {
+      for (const std::string& name : *names) {
+        const auto& policy = policies.at(name);  // the config checked the names
+        if (std::find(rr->guardrails.begin(), rr->guardrails.end(), policy) ==
+            rr->guardrails.end()) {
+          rr->guardrails.push_back(policy);
+        }
+      }
+    }
     for (std::size_t i = 0; i < r.targets.size(); ++i) {
       const config::Target& t = r.targets[i];
       auto it = by_id.find(t.provider);

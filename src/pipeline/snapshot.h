@@ -9,6 +9,7 @@
 
 #include "config/config.h"
 #include "core/result.h"
+#include "guardrails/policy.h"
 #include "metering/pricing.h"
 #include "protocol/ingress.h"
 #include "providers/adapter.h"
@@ -39,6 +40,8 @@ struct RouteRuntime {
   protocol::Operation operation = protocol::Operation::kChat;
   std::vector<TargetRuntime> targets;  // per config::Route::targets entry
   routing::CompiledPolicy policy;
+  // The guardrail policies its requests go through: the config-wide `apply`, then its own.
+  guardrails::Policies guardrails;
 };
 
 // The immutable, compiled form of one config version that the data plane serves from. Built

@@ -121,7 +121,7 @@ const ErrorCase kErrorCases[] = {
     {"UnknownTopLevelField", "version: 1\nconsole: {}\n",
      "test.yaml:2:1: console: unknown field (expected one of: version, listen, server, "
      "access_log, admin, store, metering, traces, auth, routing, providers, routes, keys, state, "
-     "limits, tenancy, cache, idempotency)"},
+     "limits, tenancy, cache, idempotency, guardrails)"},
     {"DuplicateField", "version: 1\nversion: 2\n",
      "test.yaml:2:1: version: duplicate field (first set on line 1)"},
     {"NonScalarFieldName", "version: 1\n[a, b]: 1\n",
@@ -887,7 +887,7 @@ routes:
     retries: { max_attempts: 3 }
 )y",
      "test.yaml:10:5: routes[0].retries: unknown field (expected one of: alias, kind, provider, "
-     "model, targets, policy, retry, timeout, max_output_tokens, heartbeat_ms, cache)"},
+     "model, targets, policy, retry, timeout, max_output_tokens, heartbeat_ms, cache, guardrails)"},
 
     // keys
     {"KeyTooShort",
@@ -1523,7 +1523,7 @@ ${FIELD}: 1
   EXPECT_EQ(result.error().message(),
             "test.yaml:2:1: ${FIELD}: unknown field (expected one of: version, listen, server, "
             "access_log, admin, store, metering, traces, auth, routing, providers, routes, "
-            "keys, state, limits, tenancy, cache, idempotency)");
+            "keys, state, limits, tenancy, cache, idempotency, guardrails)");
 }
 
 TEST(ConfigInterpolationTest, SetButEmptyVariableIsEmptyString) {

@@ -1,0 +1,63 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace sluice::config {
+
+class YamlField;
+
+// What a guardrail does with what it found (docs/guardrails.md#actions), least to most severe.
+enum class GuardrailAction : std::uint8_t {
+  kFlag,    // the request goes as it is; the header, the access log and the metrics say so
+  kRedact,  // the text is replaced by a typed placeholder ([EMAIL_1]) before it leaves
+  kBlock,   // the request is refused with the policy's status; nothing goes upstream
+};
+
+// One detector of a policy: a built-in (`email`, `payment_card`, ... or the sets `pii` and
+// `secrets`), a regular expression, or a word list.
+struct GuardrailDetector {
+  enum class Kind : std::uint8_t { kBuiltin, kRegex, kKeywords };
+  Kind kind = Kind::kBuiltin;
+  std::string name;                // kBuiltin: the detector (or set); else the name reports use
+  std::string pattern;             // kRegex (RE2 syntax)
+  std::vector<std::string> words;  // kKeywords
+  bool case_insensitive = false;
+  GuardrailAction action = GuardrailAction::kBlock;
+  std::string source;  // "<file>:<line>", for messages
+};
+
+// A named set of detectors with their actions, applied to the text a model would see.
+struct GuardrailPolicy {
+  std::string name;
+  std::vector<GuardrailDetector> detectors;
+  // The status of a block (a 4xx; Portkey's 446 is allowed for clients that expect it).
+  std::uint16_t block_status = 400;
+  // Images, audio and files are not inspected: let them through (kFlag: and say so), or refuse
+  // a request that carries one (kBlock).
+  GuardrailAction uninspected = GuardrailAction::kFlag;
+  std::string source;
+};
+
+// The config-wide `guardrails:` section: the policies, and those every chat and embeddings route
+// applies (`apply`), to which a route's own `guardrails: [names]` adds.
+struct GuardrailsConfig {
+  std::vector<GuardrailPolicy> policies;
+  std::vector<std::string> apply;
+  const GuardrailPolicy* find(std::string_view name) const {
+    for (const GuardrailPolicy& p : policies) {
+      if (p.name == name) return &p;
+    }
+    return nullptr;
+  }
+};
+
+// Throws ConfigError. Patterns are compiled (and refused) when the snapshot is built.
+GuardrailsConfig load_guardrails(const YamlField& field);
+// A route's `guardrails:`: policy names, each one `known` (throws ConfigError naming it).
+std::vector<std::string> load_route_guardrails(const YamlField& field,
+                                               const GuardrailsConfig& known);
+
+}  // namespace sluice::config

@@ -1,0 +1,234 @@
+// Input guardrails through the real binary against sluice-mock-upstream: PII redacted before
+// egress in every caller protocol's text fields (system, user, tool results, tool arguments),
+// passthrough and translated, as the upstream received it (the mock's last request); a blocked
+// request refused in the caller's protocol with nothing sent upstream and the secret never
+// echoed; the cache keyed on the redacted text; the verdict in the header and the access log,
+// never the text.
+
+import assert from 'node:assert/strict';
+import { after, before, beforeEach, describe, test } from 'node:test';
+
+import { GATEWAY_KEY, PROVIDER_KEY, startMock, startSluice } from '../support/harness.mjs';
+
+let mock;
+let gw;
+
+const SECRET = 'sk-proj-Zq8vN3kLm2Xc9Rt5Yw1Bp7Hd4Fg6Js0A';
+
+function config() {
+  return {
+    version: 1,
+    listen: '127.0.0.1:0',
+    server: { workers: 1, drain_timeout_ms: 3000 },
+    guardrails: {
+      apply: ['network'],
+      policies: [
+        { name: 'network', detectors: [{ builtin: 'ipv4', action: 'flag' }] },
+        {
+          name: 'pii',
+          detectors: [
+            { builtin: 'pii', action: 'redact' },
+            { keywords: ['project falcon'], name: 'codename', case_insensitive: true, action: 'redact' },
+          ],
+        },
+        { name: 'secrets', detectors: [{ builtin: 'secrets', action: 'block' }] },
+        { name: 'strict', block_status: 446, uninspected: 'block', detectors: [{ builtin: 'us_ssn', action: 'block' }] },
+      ],
+    },
+    providers: [
+      { id: 'up', adapter: 'openai', base_url: mock.baseUrl, api_key: PROVIDER_KEY, headers: { 'x-mock-count-key': 'up' } },
+      { id: 'claude', adapter: 'anthropic', base_url: mock.url, api_key: PROVIDER_KEY, headers: { 'x-mock-count-key': 'claude' } },
+    ],
+    routes: [
+      { alias: 'redacted', provider: 'up', model: 'mock-model', guardrails: ['pii', 'secrets'] },
+      { alias: 'redacted-claude', provider: 'claude', model: 'claude-x', guardrails: ['pii', 'secrets'] },
+      { alias: 'embed', kind: 'embeddings', provider: 'up', model: 'mock-embed', guardrails: ['pii'] },
+      { alias: 'strict', provider: 'up', model: 'mock-model', guardrails: ['strict'] },
+      { alias: 'cached', provider: 'up', model: 'mock-model', guardrails: ['pii'], cache: true },
+      { alias: 'open', provider: 'up', model: 'mock-model' },
+    ],
+    keys: [{ name: 'a', key: GATEWAY_KEY }],
+  };
+}
+
+before(async () => {
+  mock = await startMock();
+  gw = await startSluice(config());
+});
+after(async () => {
+  await gw?.stop();
+  await mock?.stop();
+});
+beforeEach(async () => {
+  await mock.reset();
+});
+
+const auth = { authorization: `Bearer ${GATEWAY_KEY}`, 'content-type': 'application/json' };
+const post = (p, body, headers = {}) =>
+  fetch(`${gw.url}${p}`, { method: 'POST', headers: { ...auth, ...headers }, body: JSON.stringify(body) });
+const upstreamBody = async () => (await mock.stats()).last_request?.body ?? '';
+const upstreamCalls = async () => (await mock.stats()).requests_total ?? 0;
+
+const PII = {
+  email: 'jane.roe@example.org',
+  card: '4111 1111 1111 1111',
+  phone: '+44 20 7946 0958',
+  iban: 'DE89 3704 0044 0532 0130 00',
+};
+
+function assertRedacted(body, where) {
+  for (const [what, value] of Object.entries(PII)) {
+    assert.ok(!body.includes(value), `${where}: the ${what} reached the upstream: ${body}`);
+  }
+  assert.ok(!body.toLowerCase().includes('project falcon'), `${where}: the codename reached the upstream`);
+  assert.ok(body.includes('[EMAIL_1]'), `${where}: ${body}`);
+}
+
+describe('redaction before egress', () => {
+  test('OpenAI chat passthrough: system, user, tool arguments and tool results', async () => {
+    const res = await post('/v1/chat/completions', {
+      model: 'redacted',
+      messages: [
+        { role: 'system', content: `Escalate to ${PII.email} about Project Falcon.` },
+        { role: 'user', content: `My card is ${PII.card}, call me on ${PII.phone}` },
+        {
+          role: 'assistant',
+          content: null,
+          tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'pay', arguments: JSON.stringify({ iban: PII.iban, mail: PII.email }) } }],
+        },
+        { role: 'tool', tool_call_id: 'call_1', content: `paid from ${PII.iban}` },
+      ],
+      tools: [{ type: 'function', function: { name: 'pay', parameters: { type: 'object', properties: {} } } }],
+    });
+    assert.equal(res.status, 200, await res.clone().text());
+    const header = res.headers.get('x-sluice-guardrails');
+    assert.match(header, /pii\/email:redact=2/);
+    assert.match(header, /pii\/payment_card:redact=1/);
+    assert.match(header, /pii\/codename:redact=1/);
+    await res.json();
+    const body = await upstreamBody();
+    assertRedacted(body, 'openai');
+    const sent = JSON.parse(body);
+    assert.equal(sent.messages[0].content, 'Escalate to [EMAIL_1] about [CODENAME_1].');
+    assert.deepEqual(JSON.parse(sent.messages[2].tool_calls[0].function.arguments), { iban: '[IBAN_1]', mail: '[EMAIL_1]' });
+    assert.equal(sent.messages[3].content, 'paid from [IBAN_1]');
+    assert.equal(sent.messages[3].tool_call_id, 'call_1', 'ids untouched');
+  });
+
+  test('Anthropic Messages translated to an OpenAI upstream, and passthrough to Anthropic', async () => {
+    const message = (model) => ({
+      model,
+      max_tokens: 64,
+      system: [{ type: 'text', text: `Owner: ${PII.email}` }],
+      messages: [
+        { role: 'user', content: [{ type: 'text', text: `card ${PII.card} phone ${PII.phone} project falcon` }] },
+        { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_1', name: 'pay', input: { iban: PII.iban } }] },
+        { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: `sent to ${PII.email}` }] },
+      ],
+    });
+    const headers = { 'anthropic-version': '2023-06-01' };
+    for (const model of ['redacted', 'redacted-claude']) {
+      const res = await post('/v1/messages', message(model), headers);
+      assert.equal(res.status, 200, await res.clone().text());
+      assert.match(res.headers.get('x-sluice-guardrails'), /pii\/iban:redact=1/);
+      await res.json();
+      assertRedacted(await upstreamBody(), model);
+    }
+  });
+
+  test('Gemini generateContent, stream and not', async () => {
+    const body = {
+      systemInstruction: { parts: [{ text: `Contact ${PII.email}` }] },
+      contents: [{ role: 'user', parts: [{ text: `${PII.card} / ${PII.phone} / ${PII.iban} / Project Falcon` }] }],
+    };
+    for (const p of ['/v1beta/models/redacted:generateContent', '/v1beta/models/redacted:streamGenerateContent?alt=sse']) {
+      const res = await post(p, body);
+      assert.equal(res.status, 200, await res.clone().text());
+      await res.text();
+      assertRedacted(await upstreamBody(), p);
+    }
+  });
+
+  test('embeddings inputs', async () => {
+    const res = await post('/v1/embeddings', { model: 'embed', input: [`about ${PII.email}`, 'nothing here'] });
+    assert.equal(res.status, 200, await res.clone().text());
+    await res.json();
+    const sent = JSON.parse(await upstreamBody());
+    assert.deepEqual(sent.input, ['about [EMAIL_1]', 'nothing here']);
+  });
+
+  test('the cache keys the redacted text: another address, the same entry', async () => {
+    const ask = (email) => post('/v1/chat/completions', { model: 'cached', messages: [{ role: 'user', content: `Summarise the mail from ${email}` }] });
+    const first = await ask('ann@one.example');
+    assert.equal(first.headers.get('x-sluice-cache'), 'miss');
+    await first.json();
+    const second = await ask('bob@two.example');
+    assert.equal(second.headers.get('x-sluice-cache'), 'hit', 'the model saw the same text');
+    await second.json();
+    assert.equal(await upstreamCalls(), 1);
+  });
+});
+
+describe('blocking', () => {
+  test('a secret is refused in each protocol, named by policy and detector, never echoed; nothing goes upstream', async () => {
+    const cases = [
+      ['/v1/chat/completions', { model: 'redacted', messages: [{ role: 'user', content: `use ${SECRET}` }] }, {}],
+      ['/v1/messages', { model: 'redacted', max_tokens: 16, messages: [{ role: 'user', content: `use ${SECRET}` }] }, { 'anthropic-version': '2023-06-01' }],
+      ['/v1beta/models/redacted:generateContent', { contents: [{ parts: [{ text: `use ${SECRET}` }] }] }, {}],
+      ['/v1/chat/completions', { model: 'redacted-claude', stream: true, messages: [{ role: 'user', content: `use ${SECRET}` }] }, {}],
+    ];
+    for (const [p, body, headers] of cases) {
+      const res = await post(p, body, headers);
+      const text = await res.text();
+      assert.equal(res.status, 400, `${p}: ${text}`);
+      assert.ok(!text.includes(SECRET), `${p} echoed the secret`);
+      assert.match(text, /guardrail policy \\?"secrets\\?"/, text);
+      assert.match(text, /openai_key/);
+      const error = JSON.parse(text);
+      if (p.startsWith('/v1/messages')) {
+        assert.equal(error.type, 'error');
+        assert.equal(error.error.type, 'invalid_request_error');
+      } else if (p.startsWith('/v1beta')) {
+        assert.equal(error.error.code, 400);
+      } else {
+        assert.equal(error.error.code, 'guardrail_blocked');
+      }
+    }
+    assert.equal(await upstreamCalls(), 0);
+  });
+
+  test("a policy's own status, and content it cannot inspect refused where it says so", async () => {
+    const ssn = await post('/v1/chat/completions', { model: 'strict', messages: [{ role: 'user', content: 'SSN 123-45-6789' }] });
+    assert.equal(ssn.status, 446);
+    assert.ok(!(await ssn.text()).includes('123-45-6789'));
+    const image = await post('/v1/chat/completions', {
+      model: 'strict',
+      messages: [{ role: 'user', content: [{ type: 'text', text: 'what is this' }, { type: 'image_url', image_url: { url: 'data:image/png;base64,iVBORw0KGgo=' } }] }],
+    });
+    assert.equal(image.status, 446);
+    assert.match(await image.text(), /cannot inspect/);
+    assert.equal(await upstreamCalls(), 0);
+  });
+});
+
+describe('flags and logs', () => {
+  test('the config-wide policy flags every route; the access log has the verdict, not the text', async () => {
+    const res = await post('/v1/chat/completions', { model: 'open', messages: [{ role: 'user', content: 'ping 10.20.30.40 please' }] });
+    assert.equal(res.status, 200);
+    assert.equal(res.headers.get('x-sluice-guardrails'), 'network/ipv4:flag=1');
+    await res.json();
+    assert.ok((await upstreamBody()).includes('10.20.30.40'), 'a flag sends the text as it is');
+    const line = await gw.waitForLog((e) => e.request_id === res.headers.get('x-request-id'));
+    assert.equal(line.guardrails, 'network/ipv4:flag=1');
+    assert.ok(!JSON.stringify(line).includes('10.20.30.40'));
+    const clean = await post('/v1/chat/completions', { model: 'open', messages: [{ role: 'user', content: 'hello' }] });
+    assert.equal(clean.headers.get('x-sluice-guardrails'), null);
+    await clean.json();
+  });
+
+  test('a pattern RE2 refuses fails the config with its place in the file', async () => {
+    const bad = config();
+    bad.guardrails.policies.push({ name: 'broken', detectors: [{ regex: '(unclosed', name: 'x' }] });
+    await assert.rejects(startSluice(bad), /guardrail policy "broken".*regex "x"/s);
+  });
+});

@@ -1,0 +1,84 @@
+#include <gtest/gtest.h>
+
+#include "config/config.h"
+#include "providers/registry.h"
+
+// The `guardrails:` section and a route's `guardrails:`: what loads, and each mistake refused
+// with its place in the file.
+namespace sluice::config {
+namespace {
+
+Result<std::shared_ptr<const Config>> load(const std::string& top, const std::string& route) {
+  const std::string yaml = "version: 1\nauth: none\n" + top +
+                           "providers:\n  - { id: p, adapter: mock }\n"
+                           "routes:\n  - { alias: a, provider: p, model: m" +
+                           route + " }\n";
+  LoadOptions options;
+  options.adapters = providers::adapter_schemas();
+  options.getenv = [](const std::string&) { return std::optional<std::string>(); };
+  return load_from_string(yaml, "test.yaml", options);
+}
+
+std::string error_of(const std::string& top, const std::string& route) {
+  auto config = load(top, route);
+  return config ? "" : config.error().message();
+}
+
+TEST(GuardrailsConfigTest, PoliciesAndWhereTheyApply) {
+  auto config = load(
+      "guardrails:\n"
+      "  apply: [secrets]\n"
+      "  policies:\n"
+      "    - name: secrets\n"
+      "      detectors: [{ builtin: secrets }]\n"
+      "    - name: pii\n"
+      "      block_status: 446\n"
+      "      uninspected: block\n"
+      "      detectors:\n"
+      "        - { builtin: email, action: redact }\n"
+      "        - { regex: 'INC-\\d+', name: incident, action: flag, case_insensitive: true }\n"
+      "        - { keywords: [falcon, 'project x'], name: codename }\n",
+      ", guardrails: pii");
+  ASSERT_TRUE(config) << config.error().message();
+  const GuardrailsConfig& g = (*config)->guardrails;
+  ASSERT_EQ(g.policies.size(), 2u);
+  EXPECT_EQ(g.apply, std::vector<std::string>{"secrets"});
+  EXPECT_EQ(g.policies[0].detectors[0].action, GuardrailAction::kBlock) << "the default";
+  const GuardrailPolicy& pii = g.policies[1];
+  EXPECT_EQ(pii.block_status, 446);
+  EXPECT_EQ(pii.uninspected, GuardrailAction::kBlock);
+  ASSERT_EQ(pii.detectors.size(), 3u);
+  EXPECT_EQ(pii.detectors[1].kind, GuardrailDetector::Kind::kRegex);
+  EXPECT_EQ(pii.detectors[1].pattern, "INC-\\d+");
+  EXPECT_TRUE(pii.detectors[1].case_insensitive);
+  EXPECT_EQ(pii.detectors[2].words, (std::vector<std::string>{"falcon", "project x"}));
+  EXPECT_EQ((*config)->routes[0].guardrails, std::vector<std::string>{"pii"});
+}
+
+TEST(GuardrailsConfigTest, MistakesAreRefusedWhereTheyAre) {
+  const std::string policies = "guardrails:\n  policies:\n    - { name: p, detectors: [";
+  EXPECT_NE(error_of("", ", guardrails: [nope]").find("no guardrail policy named \"nope\""),
+            std::string::npos);
+  EXPECT_NE(
+      error_of(policies + "{ builtin: email, regex: x, name: y }] }\n", "").find("exactly one of"),
+      std::string::npos);
+  EXPECT_NE(error_of(policies + "{ regex: x }] }\n", "").find("needs a `name:`"),
+            std::string::npos);
+  EXPECT_NE(error_of(policies + "{ builtin: email, action: mask }] }\n", "")
+                .find("expected \"block\", \"redact\" or \"flag\""),
+            std::string::npos);
+  EXPECT_NE(
+      error_of(policies + "{ builtin: email }], block_status: 500 }\n", "").find("test.yaml:"),
+      std::string::npos);
+  EXPECT_NE(error_of(policies + "{ keywords: [] , name: k }] }\n", "").find("empty"),
+            std::string::npos);
+  EXPECT_NE(error_of(policies + "{ builtin: email }] }\n    - { name: p, detectors: [{ builtin: "
+                                "jwt }] }\n",
+                     "")
+                .find("a second policy named \"p\""),
+            std::string::npos);
+  EXPECT_NE(error_of("guardrails: { apply: [missing] }\n", "").find("missing"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace sluice::config
