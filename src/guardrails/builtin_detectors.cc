@@ -26,6 +26,33 @@ bool free_after(std::string_view t, std::size_t j) { return j >= t.size() || !is
 
 using Scan = void (*)(std::string_view, std::uint16_t, std::vector<Span>&);
 
+// The next byte in [lo, hi] (ASCII) at or after `i`, or t.size(). Prose is mostly other bytes:
+// the digit- and capital-led scanners skip it eight bytes at a time (a word-wide test for "any
+// byte in range", then the byte loop only where one is) instead of their per-candidate checks.
+template <char kLo, char kHi>
+std::size_t next_in(std::string_view t, std::size_t i) {
+  static_assert(kLo > 0 && kHi < 127 && kLo <= kHi);
+  constexpr std::uint64_t kOnes = 0x0101010101010101ULL;
+  constexpr std::uint64_t kHigh = 0x8080808080808080ULL;
+  constexpr std::uint64_t kLow7 = kOnes * 127;
+  const auto in_range = [](unsigned char c) { return c >= kLo && c <= kHi; };
+  while (i + 8 <= t.size()) {
+    std::uint64_t x;
+    std::memcpy(&x, t.data() + i, 8);
+    // Bytes b with kLo-1 < b < kHi+1, ASCII only (a set high bit excludes the byte).
+    const std::uint64_t low = x & kLow7;
+    const std::uint64_t hit =
+        (kOnes * (127 + (kHi + 1)) - low) & ~x & (low + kOnes * (127 - (kLo - 1))) & kHigh;
+    if (hit != 0) break;
+    i += 8;
+  }
+  while (i < t.size() && !in_range(static_cast<unsigned char>(t[i]))) ++i;
+  return i;
+}
+
+std::size_t next_digit(std::string_view t, std::size_t i) { return next_in<'0', '9'>(t, i); }
+std::size_t next_upper(std::string_view t, std::size_t i) { return next_in<'A', 'Z'>(t, i); }
+
 void add(std::vector<Span>& out, std::size_t begin, std::size_t end, std::uint16_t id) {
   out.push_back(Span{static_cast<std::uint32_t>(begin), static_cast<std::uint32_t>(end), id});
 }
@@ -90,10 +117,10 @@ bool card_issuer(const std::array<char, 19>& d) {
 
 // Digits, optionally grouped by one kind of separator (a space or a dash) between digits.
 void scan_card(std::string_view t, std::uint16_t id, std::vector<Span>& out) {
-  std::size_t i = 0;
+  std::size_t i = next_digit(t, 0);
   while (i < t.size()) {
-    if (!is_digit(t[i]) || !free_before(t, i)) {
-      ++i;
+    if (!free_before(t, i)) {
+      i = next_digit(t, i + 1);
       continue;
     }
     std::array<char, 19> digits{};
@@ -118,7 +145,7 @@ void scan_card(std::string_view t, std::uint16_t id, std::vector<Span>& out) {
     if (!too_long && n >= 13 && free_after(t, j) && card_issuer(digits) && luhn(digits, n)) {
       add(out, i, j, id);
     }
-    i = j;
+    i = next_digit(t, j);
   }
 }
 
@@ -128,12 +155,15 @@ void scan_card(std::string_view t, std::uint16_t id, std::vector<Span>& out) {
 void scan_phone(std::string_view t, std::uint16_t id, std::vector<Span>& out) {
   std::size_t i = 0;
   while (i < t.size()) {
+    // A candidate starts at a digit, or at the '+' or '(' right before one.
+    const std::size_t d = next_digit(t, i);
+    if (d >= t.size()) return;
+    i = d > i && (t[d - 1] == '+' || t[d - 1] == '(') ? d - 1 : d;
     const char c0 = t[i];
-    const bool starts = (c0 == '+' || c0 == '(' || is_digit(c0)) && i + 1 < t.size() &&
-                        (is_digit(c0) || is_digit(t[i + 1])) && free_before(t, i) &&
+    const bool starts = i + 1 < t.size() && free_before(t, i) &&
                         (i == 0 || (t[i - 1] != '+' && t[i - 1] != '.' && t[i - 1] != '-'));
     if (!starts) {
-      ++i;
+      i = d + 1;
       continue;
     }
     const bool plus = c0 == '+';
@@ -199,7 +229,7 @@ void scan_phone(std::string_view t, std::uint16_t id, std::vector<Span>& out) {
 // NNN-NN-NNNN (or spaced), with the numbers the SSA never issues left out: area 000, 666 and
 // 900-999, group 00, serial 0000.
 void scan_ssn(std::string_view t, std::uint16_t id, std::vector<Span>& out) {
-  for (std::size_t i = 0; i + 11 <= t.size(); ++i) {
+  for (std::size_t i = next_digit(t, 0); i + 11 <= t.size(); i = next_digit(t, i + 1)) {
     const std::string_view s = t.substr(i, 11);
     const char sep = s[3];
     if ((sep != '-' && sep != ' ') || s[6] != sep || !free_before(t, i) || !free_after(t, i + 11)) {
@@ -222,10 +252,10 @@ void scan_ssn(std::string_view t, std::uint16_t id, std::vector<Span>& out) {
 
 // Four dotted decimals of 0-255 (no leading zeros), not part of a longer dotted run.
 void scan_ipv4(std::string_view t, std::uint16_t id, std::vector<Span>& out) {
-  std::size_t i = 0;
+  std::size_t i = next_digit(t, 0);
   while (i < t.size()) {
-    if (!is_digit(t[i]) || !free_before(t, i) || (i > 0 && t[i - 1] == '.')) {
-      ++i;
+    if (!free_before(t, i) || (i > 0 && t[i - 1] == '.')) {
+      i = next_digit(t, i + 1);
       continue;
     }
     std::size_t j = i;
@@ -252,10 +282,11 @@ void scan_ipv4(std::string_view t, std::uint16_t id, std::vector<Span>& out) {
         j < t.size() && (is_alnum(t[j]) || (t[j] == '.' && j + 1 < t.size() && is_digit(t[j + 1])));
     if (ok && octets == 4 && !longer) {
       add(out, i, j, id);
-      i = j;
+      i = next_digit(t, j);
       continue;
     }
     while (i < t.size() && (is_digit(t[i]) || t[i] == '.')) ++i;  // the rest of the run
+    i = next_digit(t, i);
   }
 }
 
@@ -293,11 +324,10 @@ void scan_ipv6(std::string_view t, std::uint16_t id, std::vector<Span>& out) {
 // Two letters (a country), two check digits, 11 to 30 letters or digits (in groups of four when
 // spaced), valid by ISO 13616's mod 97.
 void scan_iban(std::string_view t, std::uint16_t id, std::vector<Span>& out) {
-  std::size_t i = 0;
+  std::size_t i = next_upper(t, 0);
   while (i + 15 <= t.size()) {
-    if (!is_upper(t[i]) || !is_upper(t[i + 1]) || !is_digit(t[i + 2]) || !is_digit(t[i + 3]) ||
-        !free_before(t, i)) {
-      ++i;
+    if (!is_upper(t[i + 1]) || !is_digit(t[i + 2]) || !is_digit(t[i + 3]) || !free_before(t, i)) {
+      i = next_upper(t, i + 1);
       continue;
     }
     std::array<char, 34> chars{};
@@ -319,7 +349,7 @@ void scan_iban(std::string_view t, std::uint16_t id, std::vector<Span>& out) {
     }
     (void)spaced;
     if (n < 15 || !free_after(t, j)) {
-      ++i;
+      i = next_upper(t, i + 1);
       continue;
     }
     // Rearranged (the first four at the end), letters as 10..35, the remainder mod 97 is 1.
@@ -334,29 +364,48 @@ void scan_iban(std::string_view t, std::uint16_t id, std::vector<Span>& out) {
     }
     if (rem == 1) {
       add(out, i, j, id);
-      i = j;
+      i = next_upper(t, j);
     } else {
-      ++i;
+      i = next_upper(t, i + 1);
     }
   }
 }
 
 // --- secrets --------------------------------------------------------------------------------
 
-// Each occurrence of `prefix` not glued to a word before it, then at least `min` characters
-// of `body`: [begin, end of the body run).
-template <typename Body>
-void scan_prefixed(std::string_view t, std::string_view prefix, std::size_t min, Body body,
-                   std::uint16_t id, std::vector<Span>& out) {
+// The next occurrence of `prefix` at or after `from`, or npos. Key prefixes end in '_' or '-',
+// rare in prose: searched for that character (memchr), then the rest compared, instead of
+// stopping at every 's' or 'g' of the text.
+std::size_t find_prefix(std::string_view t, std::string_view prefix, std::size_t from) {
+  const char anchor = prefix.back();
+  if (anchor != '_' && anchor != '-') return t.find(prefix, from);
+  std::size_t at = from + prefix.size() - 1;
+  while (at < t.size()) {
+    const void* hit = std::memchr(t.data() + at, anchor, t.size() - at);
+    if (hit == nullptr) return std::string_view::npos;
+    at = static_cast<std::size_t>(static_cast<const char*>(hit) - t.data());
+    const std::size_t begin = at + 1 - prefix.size();
+    if (t.compare(begin, prefix.size(), prefix) == 0) return begin;
+    ++at;
+  }
+  return std::string_view::npos;
+}
+
+// Each occurrence of `prefix` not glued to a word before it (and that `keep` accepts), then at
+// least `min` characters of `body`: [begin, end of the body run).
+template <typename Body, typename Keep = bool (*)(std::size_t)>
+void scan_prefixed(
+    std::string_view t, std::string_view prefix, std::size_t min, Body body, std::uint16_t id,
+    std::vector<Span>& out, Keep keep = [](std::size_t) { return true; }) {
   std::size_t from = 0;
   while (from < t.size()) {
-    const std::size_t at = t.find(prefix, from);
+    const std::size_t at = find_prefix(t, prefix, from);
     if (at == std::string_view::npos) return;
     std::size_t r = at + prefix.size();
     while (r < t.size() && body(t[r])) ++r;
     from = std::max(r, at + 1);
     if (r - at - prefix.size() >= min && (at == 0 || !is_token_char(t[at - 1])) &&
-        (r >= t.size() || !is_token_char(t[r]))) {
+        (r >= t.size() || !is_token_char(t[r])) && keep(at)) {
       add(out, at, r, id);
     }
   }
@@ -390,8 +439,12 @@ bool base64url(char c) { return is_alnum(c) || c == '-' || c == '_'; }
 void scan_jwt(std::string_view t, std::uint16_t id, std::vector<Span>& out) {
   std::size_t from = 0;
   while (from < t.size()) {
-    const std::size_t at = t.find("eyJ", from);
-    if (at == std::string_view::npos) return;
+    // 'J' is rarer in text than 'e': found first, then the "ey" before it.
+    const std::size_t big_j = t.find('J', from + 2);
+    if (big_j == std::string_view::npos) return;
+    from = big_j - 1;
+    if (t[big_j - 2] != 'e' || t[big_j - 1] != 'y') continue;
+    const std::size_t at = big_j - 2;
     from = at + 3;
     if (at > 0 && (base64url(t[at - 1]) || t[at - 1] == '.')) continue;
     std::size_t parts[3] = {0, 0, 0};
@@ -416,25 +469,25 @@ void scan_jwt(std::string_view t, std::uint16_t id, std::vector<Span>& out) {
 
 void scan_aws_key(std::string_view t, std::uint16_t id, std::vector<Span>& out) {
   const auto upper_digit = [](char c) { return is_upper(c) || is_digit(c); };
-  for (const std::string_view prefix : {"AKIA", "ASIA", "ABIA", "ACCA"}) {
-    std::size_t from = 0;
-    while (from < t.size()) {
-      const std::size_t at = t.find(prefix, from);
-      if (at == std::string_view::npos) break;
-      from = at + 4;
-      std::size_t r = at + 4;
-      while (r < t.size() && upper_digit(t[r])) ++r;
-      if (r - at == 20 && free_before(t, at) && free_after(t, r)) add(out, at, r, id);
+  std::size_t from = 0;
+  while (from < t.size()) {
+    const std::size_t at = t.find('A', from);
+    if (at == std::string_view::npos) return;
+    from = at + 1;
+    const std::string_view prefix = t.substr(at, 4);
+    if (prefix != "AKIA" && prefix != "ASIA" && prefix != "ABIA" && prefix != "ACCA") continue;
+    std::size_t r = at + 4;
+    while (r < t.size() && upper_digit(t[r])) ++r;
+    if (r - at == 20 && free_before(t, at) && free_after(t, r)) {
+      add(out, at, r, id);
+      from = r;
     }
   }
 }
 
 void scan_openai_key(std::string_view t, std::uint16_t id, std::vector<Span>& out) {
-  std::vector<Span> found;
-  scan_prefixed(t, "sk-", 20, is_token_char, id, found);
-  for (const Span& s : found) {
-    if (t.substr(s.begin, 7) != "sk-ant-") out.push_back(s);
-  }
+  scan_prefixed(t, "sk-", 20, is_token_char, id, out,
+                [&](std::size_t at) { return t.substr(at, 7) != "sk-ant-"; });
 }
 
 void scan_anthropic_key(std::string_view t, std::uint16_t id, std::vector<Span>& out) {
@@ -454,10 +507,13 @@ void scan_google_key(std::string_view t, std::uint16_t id, std::vector<Span>& ou
 }
 
 void scan_slack_token(std::string_view t, std::uint16_t id, std::vector<Span>& out) {
-  for (const std::string_view prefix : {"xoxb-", "xoxp-", "xoxa-", "xoxr-", "xoxs-", "xoxo-"}) {
-    scan_prefixed(
-        t, prefix, 10, [](char c) { return is_alnum(c) || c == '-'; }, id, out);
-  }
+  scan_prefixed(
+      t, "xox", 12, [](char c) { return is_alnum(c) || c == '-'; }, id, out,
+      [&](std::size_t at) {
+        return at + 4 < t.size() &&
+               std::string_view("bpaorsx").find(t[at + 3]) != std::string_view::npos &&
+               t[at + 4] == '-';
+      });
 }
 
 void scan_stripe_key(std::string_view t, std::uint16_t id, std::vector<Span>& out) {
