@@ -69,6 +69,7 @@ seed() {
     openai_chat_request_fuzz) seed_copy "$dir" tests/fuzz/seeds/openai_ir_request_fuzz/* ;;
     gemini_stream_fuzz) seed_sse "$dir" "$fixtures"/gemini/*.sse ;;
     responses_stream_fuzz) seed_sse "$dir" "$fixtures"/openai-responses/*.sse ;;
+    guardrails_fuzz) seed_copy "$dir" "$fixtures"/openai-chat/*.json "$fixtures"/anthropic/*.json ;;
     gemini_request_fuzz)  # it also reads its input as Anthropic and OpenAI requests
       seed_copy "$dir" tests/fuzz/seeds/anthropic_request_fuzz/* \
         tests/fuzz/seeds/openai_ir_request_fuzz/* ;;

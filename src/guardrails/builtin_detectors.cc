@@ -66,12 +66,13 @@ bool email_domain_char(char c) { return is_alnum(c) || c == '.' || c == '-'; }
 
 void scan_email(std::string_view t, std::uint16_t id, std::vector<Span>& out) {
   std::size_t from = 0;
+  std::size_t last_end = 0;  // a local part may not reach back into the previous address
   while (from < t.size()) {
     const std::size_t at = t.find('@', from);
     if (at == std::string_view::npos) return;
     from = at + 1;
     std::size_t l = at;
-    while (l > 0 && email_local_char(t[l - 1]) && at - l < 64) --l;
+    while (l > last_end && email_local_char(t[l - 1]) && at - l < 64) --l;
     while (l < at && t[l] == '.') ++l;
     if (l == at || t[at - 1] == '.') continue;
     std::size_t r = at + 1;
@@ -88,7 +89,7 @@ void scan_email(std::string_view t, std::uint16_t id, std::vector<Span>& out) {
     for (const char c : tld) letters = letters && is_alpha(c);
     if (!letters) continue;
     add(out, l, r, id);
-    from = r;
+    from = last_end = r;
   }
 }
 
