@@ -40,7 +40,7 @@ allowed() {
                  $inc =~ ^protocol/[^/]+\.h$ || $inc =~ ^providers/[^/]+\.h$ ]] ;;
     http) [[ $to =~ ^(core|codec|config|observability|http)$ || $inc =~ ^providers/[^/]+\.h$ ]] ;;
     admin) [[ $to =~ ^(core|codec|config|observability|store|cache|redis|metering|tenancy|http|admin)$ ]] ;;
-    server) [[ $to =~ ^(core|codec|config|observability|routing|limits|store|cache|redis|metering|tenancy|pipeline|http|admin|server)$ ||
+    server) [[ $to =~ ^(core|codec|config|observability|routing|limits|store|cache|guardrails|redis|metering|tenancy|pipeline|http|admin|server)$ ||
                $inc =~ ^providers/[^/]+\.h$ ]] ;;
     .) true ;;  # main.cc: wiring only, may include anything
     *) false ;;
@@ -59,7 +59,7 @@ while IFS= read -r file; do
   base=$(basename "$file")
   while IFS=: read -r line inc; do
     [[ -z $inc ]] && continue
-    [[ ${inc%%/*} =~ ^(core|ir|codec|config|protocol|providers|observability|routing|limits|store|cache|redis|metering|tenancy|pipeline|http|admin|server)$ ]] ||
+    [[ ${inc%%/*} =~ ^(core|ir|codec|config|protocol|providers|observability|routing|limits|store|cache|guardrails|redis|metering|tenancy|pipeline|http|admin|server)$ ]] ||
       continue  # a third-party header written with quotes ("spdlog/spdlog.h")
     # The registries are the one place that names every protocol / adapter folder.
     if [[ $from == protocol && $base == registry.cc && $inc == protocol/* ]]; then continue; fi

@@ -10,8 +10,10 @@ GuardrailAction load_action(const YamlField& field) {
   const std::string action = field.text();
   if (action == "block") return GuardrailAction::kBlock;
   if (action == "redact") return GuardrailAction::kRedact;
+  if (action == "pseudonymise" || action == "pseudonymize") return GuardrailAction::kPseudonymise;
   if (action == "flag") return GuardrailAction::kFlag;
-  field.fail("expected \"block\", \"redact\" or \"flag\", got " + in_quotes(action));
+  field.fail("expected \"block\", \"redact\", \"pseudonymise\" or \"flag\", got " +
+             in_quotes(action));
 }
 
 GuardrailDetector load_detector(const YamlField& field) {
@@ -55,7 +57,8 @@ GuardrailDetector load_detector(const YamlField& field) {
 }
 
 GuardrailPolicy load_policy(const YamlField& field) {
-  const YamlMap m = field.map({"name", "detectors", "block_status", "uninspected"});
+  const YamlMap m = field.map(
+      {"name", "detectors", "block_status", "uninspected", "direction", "hold_back_chars"});
   GuardrailPolicy p;
   p.source = field.where();
   p.name = m.required("name").text();
@@ -68,9 +71,30 @@ GuardrailPolicy load_policy(const YamlField& field) {
   if (auto f = m.get("block_status")) {
     p.block_status = static_cast<std::uint16_t>(f->unsigned_in(400, 499));
   }
+  if (auto f = m.get("direction")) {
+    const std::string direction = f->text();
+    if (direction != "input" && direction != "output" && direction != "both") {
+      f->fail("expected \"input\", \"output\" or \"both\", got " + in_quotes(direction));
+    }
+    p.input = direction != "output";
+    p.output = direction != "input";
+  }
+  if (p.output) {
+    for (const GuardrailDetector& d : p.detectors) {
+      if (d.action == GuardrailAction::kPseudonymise) {
+        detectors.fail("detector " + in_quotes(d.name) +
+                       ": pseudonymise works on requests (its placeholders are put back in the "
+                       "answer); a policy with `direction: " +
+                       std::string(p.input ? "both" : "output") + "` cannot use it");
+      }
+    }
+  }
+  if (auto f = m.get("hold_back_chars")) {
+    p.hold_back_chars = static_cast<std::uint32_t>(f->unsigned_in(1, 65536));
+  }
   if (auto f = m.get("uninspected")) {
     const GuardrailAction a = load_action(*f);
-    if (a == GuardrailAction::kRedact)
+    if (a == GuardrailAction::kRedact || a == GuardrailAction::kPseudonymise)
       f->fail("images and files cannot be redacted: flag or block");
     p.uninspected = a;
   }

@@ -11,9 +11,10 @@ class YamlField;
 
 // What a guardrail does with what it found (docs/guardrails.md#actions), least to most severe.
 enum class GuardrailAction : std::uint8_t {
-  kFlag,    // the request goes as it is; the header, the access log and the metrics say so
-  kRedact,  // the text is replaced by a typed placeholder ([EMAIL_1]) before it leaves
-  kBlock,   // the request is refused with the policy's status; nothing goes upstream
+  kFlag,          // the request goes as it is; the header, the access log and the metrics say so
+  kPseudonymise,  // a placeholder goes upstream and the caller's answer has the value back
+  kRedact,        // the text is replaced by a typed placeholder ([EMAIL_1]) before it leaves
+  kBlock,         // the request is refused with the policy's status; nothing goes upstream
 };
 
 // One detector of a policy: a built-in (`email`, `payment_card`, ... or the sets `pii` and
@@ -38,6 +39,14 @@ struct GuardrailPolicy {
   // Images, audio and files are not inspected: let them through (kFlag: and say so), or refuse
   // a request that carries one (kBlock).
   GuardrailAction uninspected = GuardrailAction::kFlag;
+  // Which way the policy looks: at what a request sends (the default), at what the model
+  // answers, or both (`direction: input | output | both`).
+  bool input = true;
+  bool output = false;
+  // On streams, output text is held back this many characters behind the model's newest, so a
+  // match that spans events is seen whole before any of it goes out: at least the longest
+  // text a detector needs to recognise. Adds about this much text's time to the first token.
+  std::uint32_t hold_back_chars = 64;
   std::string source;
 };
 

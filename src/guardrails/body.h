@@ -5,16 +5,38 @@
 #include <string_view>
 
 #include "guardrails/policy.h"
+#include "guardrails/pseudonyms.h"
 
 namespace sluice::guardrails {
 
-// Inspects a caller's request body (any protocol, passthrough or translated: the JSON as the
-// caller sent it) for the text the model will see: every string value except the members that
+// Which body a walk reads: a caller's request, or an answer on its way back (whose echoes of
+// the request, a Responses answer's `instructions` and `input`, are not the model's output).
+enum class Side : std::uint8_t { kRequest, kAnswer };
+
+// Inspects a request or answer body (any protocol, passthrough or translated: the JSON as it is
+// on the wire) for the text a model reads or wrote: every string value except the members that
 // name or structure things (model, role, type, ids, tool and function names, media types,
 // signatures). Images, audio and files (base64 data, data: and http URLs, file ids) are not
 // read: each is reported to the inspector as uninspected. Returns the body with the
-// inspector's redactions, every other byte as the caller sent it, or nullopt when it stays as
-// it is (or a block was found).
-std::optional<std::string> inspect_body(std::string_view json, Inspector& inspector);
+// inspector's redactions, every other byte as it was, or nullopt when it stays as it is (or a
+// block was found).
+std::optional<std::string> inspect_body(std::string_view json, Inspector& inspector,
+                                        Side side = Side::kRequest);
+
+// Appends the model's text in one answer event's JSON (a stream chunk of any protocol) to
+// `out`, the strings inspect_body(kAnswer) would read, without separators: text a model wrote
+// over several events reads as one.
+void append_answer_text(std::string_view json, std::string& out);
+
+// An answer body (or one stream event's JSON) with the request's pseudonyms put back in every
+// string but the structural ones (names, ids, types): the model's text, its tool calls'
+// arguments (escaped as the JSON text they are), and echoes of the request. Nullopt when no
+// placeholder occurs.
+std::optional<std::string> restore_body(std::string_view json, const Pseudonyms& pseudonyms);
+
+// Whether a member's strings are structural (ids, names, types: never inspected or restored).
+bool structural_member(std::string_view key);
+// Whether a member's string is JSON text itself: a tool call's arguments, whole or a fragment.
+bool json_text_member(std::string_view key);
 
 }  // namespace sluice::guardrails

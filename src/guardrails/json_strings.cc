@@ -166,7 +166,7 @@ std::optional<std::string> rewrite_strings(std::string_view json, const JsonStri
       if (!unescape_json(raw, scratch)) break;
       text = scratch;
     }
-    std::optional<std::string> replaced = visit(JsonString{key, text});
+    std::optional<std::string> replaced = visit(JsonString{key, text, keys});
     if (replaced) {
       if (!out) {
         out.emplace();

@@ -3,6 +3,7 @@
 #include <cstddef>
 #include <functional>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -13,6 +14,9 @@ namespace sluice::guardrails {
 struct JsonString {
   std::string_view key;
   std::string_view text;
+  // The member each enclosing container belongs to, outermost first (an array's objects belong
+  // to the array's member; "" at the top).
+  std::span<const std::string_view> within;
 };
 
 // What the visitor makes of a string: nullopt leaves it as it is; a value replaces it (written

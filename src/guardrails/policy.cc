@@ -3,11 +3,21 @@
 #include <algorithm>
 
 namespace sluice::guardrails {
+namespace {
+
+// Whether a find's text is replaced by a placeholder.
+bool rewrites(Action action) {
+  return action == Action::kRedact || action == Action::kPseudonymise;
+}
+
+}  // namespace
 
 std::string_view to_string(Action action) {
   switch (action) {
     case Action::kFlag:
       return "flag";
+    case Action::kPseudonymise:
+      return "pseudonymise";
     case Action::kRedact:
       return "redact";
     case Action::kBlock:
@@ -21,6 +31,9 @@ Result<std::shared_ptr<const Policy>> Policy::compile(const config::GuardrailPol
   policy->name_ = config.name;
   policy->block_status_ = config.block_status;
   policy->uninspected_ = config.uninspected;
+  policy->input_ = config.input;
+  policy->output_ = config.output;
+  policy->hold_back_chars_ = config.hold_back_chars;
   const auto refuse = [&](const config::GuardrailDetector& d, std::string_view why) {
     return Error(ErrorKind::kInternal,
                  d.source + ": guardrail policy \"" + config.name + "\": " + std::string(why));
@@ -115,7 +128,8 @@ void Inspector::uninspected() {
   }
 }
 
-std::string_view Inspector::placeholder_number(std::string_view label, std::string_view original) {
+std::string_view Inspector::placeholder_number(std::string_view label, std::string_view original,
+                                               bool& first_seen) {
   std::size_t same_label = 0;
   for (const auto& [l, o] : placeholders_) {
     if (l == label) {
@@ -126,46 +140,56 @@ std::string_view Inspector::placeholder_number(std::string_view label, std::stri
       }
     }
   }
+  first_seen = true;
   placeholders_.emplace_back(std::string(label), std::string(original));
   number_ = std::to_string(same_label + 1);
   return number_;
 }
 
-std::optional<std::string> Inspector::inspect(std::string_view text) {
-  if (blocked() || text.empty() || rules_.empty()) {
-    return std::nullopt;
+std::span<const Inspector::Find> Inspector::find(std::string_view text) {
+  found_.clear();
+  if (text.empty() || rules_.empty()) {
+    return found_;
   }
   spans_.clear();
   for (std::size_t i = 0; i < rules_.size(); ++i) {
     rules_[i].second->detector->scan(text, static_cast<std::uint16_t>(i), spans_);
-  }
-  if (spans_.empty()) {
-    return std::nullopt;
   }
   std::sort(spans_.begin(), spans_.end(), [](const Span& a, const Span& b) {
     return a.begin != b.begin ? a.begin < b.begin : a.end > b.end;
   });
   // Overlapping finds become one, under the most severe action among them (a card number inside
   // a blocked pattern is blocked; a redaction covers everything any detector saw).
-  found_.clear();
   for (const Span& s : spans_) {
-    const Action action = rules_[s.detector].second->action;
-    if (!found_.empty() && s.begin < found_.back().span.end) {
-      Found& last = found_.back();
-      last.span.end = std::max(last.span.end, s.end);
-      if (action > last.action) {
-        last.action = action;
-        last.span.detector = s.detector;
+    const auto& [policy, rule] = rules_[s.detector];
+    if (!found_.empty() && s.begin < found_.back().end) {
+      Find& last = found_.back();
+      last.end = std::max(last.end, s.end);
+      if (rule->action > last.action) {
+        last.action = rule->action;
+        last.policy = policy;
+        last.detector = rule->detector.get();
       }
       continue;
     }
-    found_.push_back(Found{s, action});
+    found_.push_back(Find{s.begin, s.end, rule->action, policy, rule->detector.get()});
   }
+  return found_;
+}
+
+void Inspector::record(const Find& find, Action action) {
+  count(*find.policy, find.detector->name(), action);
+}
+
+std::optional<std::string> Inspector::inspect(std::string_view text) {
+  if (blocked()) {
+    return std::nullopt;
+  }
+  const std::span<const Find> finds = find(text);
   bool redacts = false;
-  for (const Found& f : found_) {
-    const auto& [policy, rule] = rules_[f.span.detector];
-    count(*policy, rule->detector->name(), f.action);
-    redacts = redacts || f.action == Action::kRedact;
+  for (const Find& f : finds) {
+    record(f, f.action);
+    redacts = redacts || rewrites(f.action);
   }
   if (blocked() || !redacts) {
     return std::nullopt;
@@ -173,16 +197,22 @@ std::optional<std::string> Inspector::inspect(std::string_view text) {
   std::string out;
   out.reserve(text.size());
   std::size_t copied = 0;
-  for (const Found& f : found_) {
-    if (f.action != Action::kRedact) continue;
-    out.append(text.substr(copied, f.span.begin - copied));
-    const std::string_view label = rules_[f.span.detector].second->detector->label();
+  for (const Find& f : finds) {
+    if (!rewrites(f.action)) continue;
+    out.append(text.substr(copied, f.begin - copied));
+    const std::string_view label = f.detector->label();
+    const std::string_view original = text.substr(f.begin, f.end - f.begin);
+    const std::size_t placeholder = out.size();
     out += '[';
     out += label;
     out += '_';
-    out += placeholder_number(label, text.substr(f.span.begin, f.span.end - f.span.begin));
+    bool first_seen = false;
+    out += placeholder_number(label, original, first_seen);
     out += ']';
-    copied = f.span.end;
+    if (first_seen && f.action == Action::kPseudonymise) {
+      pseudonyms_.add(out.substr(placeholder), std::string(original));
+    }
+    copied = f.end;
   }
   out.append(text.substr(copied));
   return out;

@@ -12,6 +12,7 @@
 #include "core/error.h"
 #include "core/result.h"
 #include "guardrails/detector.h"
+#include "guardrails/pseudonyms.h"
 
 namespace sluice::guardrails {
 
@@ -35,12 +36,18 @@ class Policy {
   std::span<const Rule> rules() const { return rules_; }
   std::uint16_t block_status() const { return block_status_; }
   Action uninspected() const { return uninspected_; }
+  bool input() const { return input_; }
+  bool output() const { return output_; }
+  std::size_t hold_back_chars() const { return hold_back_chars_; }
 
  private:
   std::string name_;
   std::vector<Rule> rules_;
   std::uint16_t block_status_ = 400;
   Action uninspected_ = Action::kFlag;
+  bool input_ = true;
+  bool output_ = false;
+  std::size_t hold_back_chars_ = 64;
 };
 
 using Policies = std::vector<std::shared_ptr<const Policy>>;
@@ -62,16 +69,17 @@ struct Verdict {
   std::size_t block_at = static_cast<std::size_t>(-1);
 
   bool empty() const { return hits.empty(); }
-  // "pii/email:redact=2,secrets/openai_key:block=1": the header's, the access log's value.
+  // "pii/email:redact=2,secrets/openai_key:block=1".
   std::string summary() const;
 };
 
 // Applies a request's policies to its texts one by one, numbering placeholders across the whole
 // request (the same e-mail address is [EMAIL_1] wherever it appears, so the model can still tell
-// one person from two). One per request.
+// one person from two), redacted and pseudonymised alike. One per request.
 class Inspector {
  public:
   explicit Inspector(const Policies& policies);
+  explicit Inspector(Policies&&) = delete;  // it keeps a reference
 
   // One text the model would see: the text with its redactions, or nullopt when it stays as it
   // is. Once a block was found, nothing more is inspected.
@@ -82,23 +90,39 @@ class Inspector {
 
   bool blocked() const { return verdict_.block() != nullptr; }
   const Verdict& verdict() const { return verdict_; }
+  // The placeholders of pseudonymised finds, to be put back in the answer.
+  Pseudonyms take_pseudonyms() { return std::move(pseudonyms_); }
+
+  // What the policies find in `text`, in order, overlapping finds made one under the most
+  // severe action among them; not counted (the stream guard counts each find once, though it
+  // sees a text grow). Valid until the next call.
+  struct Find {
+    std::uint32_t begin = 0;
+    std::uint32_t end = 0;
+    Action action = Action::kFlag;
+    const Policy* policy = nullptr;
+    const Detector* detector = nullptr;
+  };
+  std::span<const Find> find(std::string_view text);
+  // Counts a find into the verdict, as `action` (a stream counts a redaction it cannot make as
+  // the block it becomes).
+  void record(const Find& find, Action action);
 
  private:
-  struct Found {
-    Span span;
-    Action action;
-  };
   void count(const Policy& policy, std::string_view detector, Action action);
-  std::string_view placeholder_number(std::string_view label, std::string_view original);
+  // `first_seen`: set when `original` got a new number.
+  std::string_view placeholder_number(std::string_view label, std::string_view original,
+                                      bool& first_seen);
 
   const Policies& policies_;
   // Which policy and rule each Span::detector names.
   std::vector<std::pair<const Policy*, const Policy::Rule*>> rules_;
   std::vector<Span> spans_;
-  std::vector<Found> found_;
+  std::vector<Find> found_;
   // Placeholders given so far: (label, original) -> number.
   std::vector<std::pair<std::string, std::string>> placeholders_;
   std::string number_;
+  Pseudonyms pseudonyms_;
   Verdict verdict_;
 };
 

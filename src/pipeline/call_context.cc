@@ -237,9 +237,9 @@ Awaitable<bool> CallContext::begin_own_stream(ResponseHead& head) {
   co_return began;
 }
 
-Awaitable<bool> CallContext::write_own_stream(std::string& data) {
+Awaitable<bool> CallContext::write_own_stream(std::string& data, bool ending) {
   std::optional<Error> stopped;
-  const bool go_on = filter_stream_data(data, stopped);
+  const bool go_on = filter_stream_data(data, stopped, ending);
   const bool sent = co_await stream_->write(data);
   if (!go_on) {
     ctx_.outcome = Outcome::kMidstreamError;
@@ -260,7 +260,7 @@ Awaitable<void> CallContext::send_stream(ResponseHead& head, std::string events)
   if (!began) {
     co_return;
   }
-  const bool written = co_await write_own_stream(events);
+  const bool written = co_await write_own_stream(events, /*ending=*/true);
   if (written) {
     co_await stream_->end();
   }
@@ -324,10 +324,13 @@ Awaitable<void> CallContext::fail(const Error& error, Outcome outcome, UpstreamR
 
 void CallContext::client_gone(const Error& error) { record_client_gone(ctx_, error); }
 
-bool CallContext::filter_stream_data(std::string& data, std::optional<Error>& stopped) {
+bool CallContext::filter_stream_data(std::string& data, std::optional<Error>& stopped,
+                                     bool ending) {
+  stream_ending_ = ending;
   for (Filter* filter : chain_->at(FilterHook::kStreamData)) {
     const FilterStatus status = filter->on_stream_data(*this, data);
     if (!status.proceeds()) {
+      stream_ending_ = false;
       stopped = status.action() == FilterStatus::Action::kStop
                     ? status.error()
                     : Error(ErrorKind::kInternal, "a filter ended the stream")
@@ -336,6 +339,7 @@ bool CallContext::filter_stream_data(std::string& data, std::optional<Error>& st
       return false;
     }
   }
+  stream_ending_ = false;
   return true;
 }
 

@@ -100,18 +100,28 @@ class CallContext final : public routing::RequestFacts {
   // `filter`'s state for this request, made on first use (T derives from FilterState).
   template <class T>
   T& state(const Filter& filter) {
-    if (T* found = find_state<T>(filter)) {
+    return shared_state<T>(&filter);
+  }
+  template <class T>
+  T* find_state(const Filter& filter) const {
+    return find_shared_state<T>(&filter);
+  }
+  // State that two filters share, keyed by an address both know (the guardrails' pseudonyms,
+  // which the restorer at the end of the chain reads back).
+  template <class T>
+  T& shared_state(const void* key) {
+    if (T* found = find_shared_state<T>(key)) {
       return *found;
     }
     auto made = std::make_unique<T>();
     T& ref = *made;
-    states_.emplace_back(&filter, std::move(made));
+    states_.emplace_back(key, std::move(made));
     return ref;
   }
   template <class T>
-  T* find_state(const Filter& filter) const {
+  T* find_shared_state(const void* key) const {
     for (const auto& [owner, state] : states_) {
-      if (owner == &filter) {
+      if (owner == key) {
         return static_cast<T*>(state.get());
       }
     }
@@ -141,7 +151,7 @@ class CallContext final : public routing::RequestFacts {
   // Bytes of that stream through the stream-data filters, then written; false when a filter
   // ended the stream (its error event went out, the outcome says so) or the caller is gone
   // (recorded). The stream's end: stream()->end().
-  Awaitable<bool> write_own_stream(std::string& data);
+  Awaitable<bool> write_own_stream(std::string& data, bool ending = false);
 
   // Keeps the call going when its caller leaves, while `wanted()` says others wait for its
   // answer (the leader of a shared call): from here on the call writes to a HeldDownstream.
@@ -162,8 +172,10 @@ class CallContext final : public routing::RequestFacts {
   // The caller went away (or the upstream read says so): recorded, nothing written.
   void client_gone(const Error& error);
   // Stream bytes through the stream-data filters; false (and `stopped` set) when one stopped
-  // the stream, whose error event is then appended to `data`.
-  bool filter_stream_data(std::string& data, std::optional<Error>& stopped);
+  // the stream, whose error event is then appended to `data`. `ending`: the stream's last
+  // write (a filter holding bytes back releases them now; stream_ending() tells it).
+  bool filter_stream_data(std::string& data, std::optional<Error>& stopped, bool ending = false);
+  bool stream_ending() const { return stream_ending_; }
   // Runs every on_end hook (once; the driver calls it on every way out).
   void end_filters();
 
@@ -197,7 +209,8 @@ class CallContext final : public routing::RequestFacts {
   std::string_view stored_by_;  // a provider id, owned by the snapshot
   std::optional<CallerStream> stream_;
   bool ended_filters_ = false;
-  boost::container::small_vector<std::pair<const Filter*, std::unique_ptr<FilterState>>, 2> states_;
+  bool stream_ending_ = false;  // filter_stream_data's `ending`, while the filters run
+  boost::container::small_vector<std::pair<const void*, std::unique_ptr<FilterState>>, 2> states_;
 };
 
 }  // namespace sluice::pipeline

@@ -65,6 +65,10 @@ class FilterHooks {
     }
   }
   constexpr bool has(FilterHook hook) const { return (bits_ & bit(hook)) != 0; }
+  constexpr FilterHooks& add(FilterHook hook) {
+    bits_ |= bit(hook);
+    return *this;
+  }
 
  private:
   static constexpr std::uint8_t bit(FilterHook h) {

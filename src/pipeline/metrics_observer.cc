@@ -121,6 +121,11 @@ RequestMetrics RequestMetrics::register_in(obs::MetricsRegistry& registry) {
            "Upstream tokens (input plus output, as the original call reported them) that answers "
            "from the cache and followers of shared calls did not pay for, by alias.",
            {"alias"}));
+  m.guardrails = registry.add(
+      spec("sluice_guardrail_findings_total",
+           "What the guardrails found, by alias, policy, detector, what was done (flag, redact, "
+           "block) and where (input: the request; output: the answer). Never the text.",
+           {"alias", "policy", "detector", "action", "direction"}));
   m.retry_stops = registry.add(
       spec("sluice_retry_stops_total",
            "Requests whose last attempt failed and no further attempt followed, by why not.",
@@ -229,6 +234,12 @@ void MetricsObserver::on_finish(const RequestContext& ctx) {
     if (ctx.cache_saved_tokens > 0) {
       shard_.at(families_.cache_saved, {ctx.alias}).add(ctx.cache_saved_tokens);
     }
+  }
+  for (const GuardrailFind& f : ctx.guardrails) {
+    shard_
+        .at(families_.guardrails,
+            {ctx.alias, f.policy, f.detector, f.action, f.output ? "output" : "input"})
+        .add(f.count);
   }
   count_drift(ctx, provider);
   if (last == nullptr) {

@@ -28,6 +28,8 @@ struct RequestMetrics {
   observability::FamilyId cache;  // alias, result (hit, stale, miss, refresh, coalesced, bypass)
   observability::FamilyId
       cache_saved;  // alias: upstream tokens a hit or a follower did not pay for
+  // alias, policy, detector, action, direction (input | output): guardrail finds
+  observability::FamilyId guardrails;
   // Gauge, no labels: requests between their first byte and their end. The transport moves it
   // (the worker's share in its own shard), since observers see requests only as they end.
   observability::FamilyId in_flight;

@@ -32,6 +32,22 @@ std::string_view to_string(Outcome outcome) {
   return "none";
 }
 
+std::string guardrails_summary(std::span<const GuardrailFind> finds) {
+  std::string out;
+  for (const GuardrailFind& f : finds) {
+    if (!out.empty()) out += ',';
+    if (f.output) out += "out:";
+    out += f.policy;
+    out += '/';
+    out += f.detector;
+    out += ':';
+    out += f.action;
+    out += '=';
+    out += std::to_string(f.count);
+  }
+  return out;
+}
+
 namespace {
 
 std::int64_t micros(std::chrono::microseconds d) { return static_cast<std::int64_t>(d.count()); }
@@ -92,7 +108,7 @@ class AccessLogLine {
       field("internal").string(ctx.internal);
     }
     if (!ctx.guardrails.empty()) {
-      field("guardrails").string(ctx.guardrails);
+      field("guardrails").string(guardrails_summary(ctx.guardrails));
     }
     if (!ctx.cache.empty()) {
       field("cache").string(ctx.cache);

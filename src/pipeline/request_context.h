@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -46,6 +47,19 @@ enum class Outcome : std::uint8_t {
 };
 
 std::string_view to_string(Outcome outcome);
+
+// One kind of find of a request's guardrails: the policy and detector, what was done and how
+// often, in the request or in the answer. Views into the snapshot's policies (the request pins
+// its snapshot); static strings for the action.
+struct GuardrailFind {
+  std::string_view policy;
+  std::string_view detector;
+  std::string_view action;  // flag, redact, block
+  bool output = false;
+  std::uint32_t count = 0;
+};
+// "pii/email:redact=2,out:pii/payment_card:block=1": the access log's and the header's form.
+std::string guardrails_summary(std::span<const GuardrailFind> finds);
 
 // Which kind of endpoint a request is for, once its path is known.
 // kStoredObject: a GET of an object an upstream stored (IngressCodec::match_stored_object).
@@ -127,9 +141,9 @@ struct RequestContext {
   // Why the gateway sent this request itself ("embedding", "refresh": pipeline/internal_call.h);
   // "" for a caller's request. Static strings.
   std::string_view internal;
-  // What the guardrails found (guardrails::Verdict::summary: policy/detector:action=count, never
-  // the text); "" when they found nothing or the route has none.
-  std::string guardrails;
+  // What the guardrails found (pipeline/filters/guardrail_filter.h), never the text: empty when
+  // they found nothing or the route has none.
+  boost::container::small_vector<GuardrailFind, 2> guardrails;
   // What the response cache did (pipeline/filters/cache_filter.h): hit, stale, miss, refresh or
   // bypass (the x-sluice-cache header); "" when the route caches nothing. Static strings.
   std::string_view cache;

@@ -103,9 +103,11 @@ Result<std::shared_ptr<const Snapshot>> Snapshot::build(
     for (const auto* names : {&cfg->guardrails.apply, &r.guardrails}) {
       for (const std::string& name : *names) {
         const auto& policy = policies.at(name);  // the config checked the names
-        if (std::find(rr->guardrails.begin(), rr->guardrails.end(), policy) ==
-            rr->guardrails.end()) {
-          rr->guardrails.push_back(policy);
+        for (auto [wanted, list] : {std::pair{policy->input(), &rr->input_guardrails},
+                                    std::pair{policy->output(), &rr->output_guardrails}}) {
+          if (wanted && std::find(list->begin(), list->end(), policy) == list->end()) {
+            list->push_back(policy);
+          }
         }
       }
     }

@@ -40,8 +40,10 @@ struct RouteRuntime {
   protocol::Operation operation = protocol::Operation::kChat;
   std::vector<TargetRuntime> targets;  // per config::Route::targets entry
   routing::CompiledPolicy policy;
-  // The guardrail policies its requests go through: the config-wide `apply`, then its own.
-  guardrails::Policies guardrails;
+  // The guardrail policies its requests go through (the config-wide `apply`, then its own),
+  // those that look at what is sent and those that look at the answers.
+  guardrails::Policies input_guardrails;
+  guardrails::Policies output_guardrails;
 };
 
 // The immutable, compiled form of one config version that the data plane serves from. Built

@@ -38,7 +38,10 @@ Awaitable<void> StreamRelay::run() {
         co_return;
       }
     }
-    if (!out_.empty()) {
+    // The last write goes through the filters even when empty: one holding bytes back (the
+    // output guardrails) releases them then.
+    if (!out_.empty() || (state_ == State::kStreaming && (stopping || transform.complete()) &&
+                          !call_.chain().at(FilterHook::kStreamData).empty())) {
       co_await write_out();
     }
     if (stopping || terminal()) {
@@ -142,7 +145,9 @@ Awaitable<void> StreamRelay::write_out() {
     ctx.first_token = duration_cast<microseconds>(call_.clock().now() - ctx.started);
   }
   std::optional<Error> stopped;
-  const bool go_on = call_.filter_stream_data(out_, stopped);
+  const StreamTransform& ending = *up_.transform;
+  const bool last = ended_ || failure_.has_value() || ending.failed() || ending.complete();
+  const bool go_on = call_.filter_stream_data(out_, stopped, last);
   const bool sent = co_await call_.stream()->write(out_);
   if (!go_on) {
     // A filter ended the stream; its error event went out with the write.

@@ -14,12 +14,16 @@ let mock;
 let gw;
 
 const SECRET = 'sk-proj-Zq8vN3kLm2Xc9Rt5Yw1Bp7Hd4Fg6Js0A';
+const CARD = '4111 1111 1111 1111';
+const ADMIN_KEY = 'sk-sluice-guardrails-admin-key-01';
+const PLACEHOLDER_ARGS = JSON.stringify({ to: '[EMAIL_1]', cc: '[EMAIL_2]' });
 
 function config() {
   return {
     version: 1,
     listen: '127.0.0.1:0',
     server: { workers: 1, drain_timeout_ms: 3000 },
+    admin: { listen: '127.0.0.1:0', key: ADMIN_KEY },
     guardrails: {
       apply: ['network'],
       policies: [
@@ -33,11 +37,33 @@ function config() {
         },
         { name: 'secrets', detectors: [{ builtin: 'secrets', action: 'block' }] },
         { name: 'strict', block_status: 446, uninspected: 'block', detectors: [{ builtin: 'us_ssn', action: 'block' }] },
+        { name: 'no-cards-out', direction: 'output', hold_back_chars: 48, detectors: [{ builtin: 'payment_card', action: 'block' }, { builtin: 'email', action: 'flag' }] },
+        { name: 'emails-out', direction: 'output', detectors: [{ builtin: 'email', action: 'flag' }] },
+        { name: 'pseudo', detectors: [{ builtin: 'email', action: 'pseudonymise' }, { builtin: 'payment_card', action: 'redact' }] },
       ],
     },
     providers: [
       { id: 'up', adapter: 'openai', base_url: mock.baseUrl, api_key: PROVIDER_KEY, headers: { 'x-mock-count-key': 'up' } },
       { id: 'claude', adapter: 'anthropic', base_url: mock.url, api_key: PROVIDER_KEY, headers: { 'x-mock-count-key': 'claude' } },
+      {
+        id: 'leaky',
+        adapter: 'openai',
+        base_url: mock.baseUrl,
+        api_key: PROVIDER_KEY,
+        // A tool call whose arguments hold a card number, streamed in three paced fragments.
+        headers: { 'x-mock-tool-arguments': JSON.stringify({ note: `pay with ${CARD} now` }), 'x-mock-pace-ms': '20' },
+      },
+      {
+        id: 'chatty',
+        adapter: 'openai',
+        base_url: mock.baseUrl,
+        api_key: PROVIDER_KEY,
+        headers: { 'x-mock-tool-arguments': JSON.stringify({ note: 'write to ops@example.com today' }) },
+      },
+      // The model answers with the placeholders it was sent; the mock cuts [EMAIL_1] over two
+      // stream fragments.
+      { id: 'placeholders', adapter: 'openai', base_url: mock.baseUrl, api_key: PROVIDER_KEY, headers: { 'x-mock-tool-arguments': PLACEHOLDER_ARGS } },
+      { id: 'placeholders-claude', adapter: 'anthropic', base_url: mock.url, api_key: PROVIDER_KEY, headers: { 'x-mock-tool-arguments': PLACEHOLDER_ARGS } },
     ],
     routes: [
       { alias: 'redacted', provider: 'up', model: 'mock-model', guardrails: ['pii', 'secrets'] },
@@ -46,6 +72,12 @@ function config() {
       { alias: 'strict', provider: 'up', model: 'mock-model', guardrails: ['strict'] },
       { alias: 'cached', provider: 'up', model: 'mock-model', guardrails: ['pii'], cache: true },
       { alias: 'open', provider: 'up', model: 'mock-model' },
+      { alias: 'checked', provider: 'leaky', model: 'mock-model', guardrails: ['no-cards-out'] },
+      { alias: 'checked-cached', provider: 'leaky', model: 'mock-model', guardrails: ['no-cards-out'], cache: true },
+      { alias: 'flagged', provider: 'chatty', model: 'mock-model', guardrails: ['emails-out'] },
+      { alias: 'pseudo', provider: 'placeholders', model: 'mock-model', guardrails: ['pseudo'] },
+      { alias: 'pseudo-claude', provider: 'placeholders-claude', model: 'claude-x', guardrails: ['pseudo'] },
+      { alias: 'pseudo-cached', provider: 'placeholders', model: 'mock-model', guardrails: ['pseudo'], cache: true },
     ],
     keys: [{ name: 'a', key: GATEWAY_KEY }],
   };
@@ -230,5 +262,177 @@ describe('flags and logs', () => {
     const bad = config();
     bad.guardrails.policies.push({ name: 'broken', detectors: [{ regex: '(unclosed', name: 'x' }] });
     await assert.rejects(startSluice(bad), /guardrail policy "broken".*regex "x"/s);
+  });
+});
+
+describe('output checks', () => {
+  const tools = [{ type: 'function', function: { name: 'pay', parameters: { type: 'object', properties: { note: { type: 'string' } } } } }];
+  const ask = (model, extra = {}) =>
+    post('/v1/chat/completions', { model, messages: [{ role: 'user', content: 'pay the bill' }], tools, tool_choice: 'required', ...extra });
+
+  test('a complete answer that holds a card is refused; the usage is still logged', async () => {
+    const res = await ask('checked');
+    const text = await res.text();
+    assert.equal(res.status, 400, text);
+    assert.ok(!text.includes('4111'), text);
+    const error = JSON.parse(text).error;
+    assert.equal(error.code, 'guardrail_blocked');
+    assert.match(error.message, /answer was blocked by guardrail policy "no-cards-out": it contains "payment_card"/);
+    const line = await gw.waitForLog((e) => e.request_id === res.headers.get('x-request-id'));
+    assert.equal(line.guardrails, 'out:no-cards-out/payment_card:block=1');
+    assert.equal(line.error_code, 'guardrail_blocked');
+    assert.ok(line.usage?.input_tokens > 0, 'the generation was paid: its usage is kept');
+  });
+
+  test('a stream ends with the error event before any byte of the card, in each protocol', async () => {
+    const chat = await ask('checked', { stream: true, stream_options: { include_usage: true } });
+    assert.equal(chat.status, 200);
+    const events = await chat.text();
+    assert.ok(!events.includes('4111'), events);
+    assert.ok(!events.includes('[DONE]'), 'the stream did not end as a success');
+    const last = events.trim().split('\n\n').pop();
+    assert.match(last, /"code":"guardrail_blocked"/, last);
+    const line = await gw.waitForLog((e) => e.request_id === chat.headers.get('x-request-id'));
+    assert.equal(line.outcome, 'midstream_error');
+    assert.match(line.guardrails, /out:no-cards-out\/payment_card:block=1/);
+
+    const anthropic = await post(
+      '/v1/messages',
+      {
+        model: 'checked',
+        max_tokens: 64,
+        stream: true,
+        messages: [{ role: 'user', content: 'pay the bill' }],
+        tools: [{ name: 'pay', input_schema: { type: 'object', properties: { note: { type: 'string' } } } }],
+        tool_choice: { type: 'any' },
+      },
+      { 'anthropic-version': '2023-06-01' },
+    );
+    const told = await anthropic.text();
+    assert.ok(!told.includes('4111'), told);
+    assert.match(told, /event: error\ndata: \{"type":"error"/);
+    assert.ok(!told.includes('message_stop'));
+  });
+
+  test('a clean stream goes through whole', async () => {
+    const res = await post('/v1/chat/completions', {
+      model: 'checked',
+      stream: true,
+      messages: [{ role: 'user', content: 'hello' }],
+    });
+    const events = await res.text();
+    const text = events
+      .split('\n\n')
+      .filter((e) => e.startsWith('data: {'))
+      .map((e) => JSON.parse(e.slice(6)).choices?.[0]?.delta?.content ?? '')
+      .join('');
+    assert.match(text, /^Mock reply w1 w2 w3 w4 w5 w6 w7 w8$/);
+    assert.ok(events.trim().endsWith('data: [DONE]'));
+  });
+
+  test('a flag lets the stream through and counts a match split over fragments once', async () => {
+    const res = await ask('flagged', { stream: true });
+    const events = await res.text();
+    const args = events
+      .split('\n\n')
+      .filter((e) => e.startsWith('data: {'))
+      .map((e) => JSON.parse(e.slice(6)).choices?.[0]?.delta?.tool_calls?.[0]?.function?.arguments ?? '')
+      .join('');
+    assert.match(args, /ops@example\.com/, 'a flag does not change the answer');
+    assert.ok(events.trim().endsWith('data: [DONE]'));
+    const line = await gw.waitForLog((e) => e.request_id === res.headers.get('x-request-id'));
+    assert.equal(line.guardrails, 'out:emails-out/email:flag=1');
+    assert.equal(line.outcome, 'complete');
+  });
+
+  test('metrics count findings by policy, detector, action and direction', async () => {
+    await (await ask('checked')).text();
+    const admin = `http://127.0.0.1:${gw.listening.admin_port}`;
+    const res = await fetch(`${admin}/metrics`, { headers: { authorization: `Bearer ${ADMIN_KEY}` } });
+    const text = await res.text();
+    const series = (labels) => Number((text.match(new RegExp(`sluice_guardrail_findings_total\\{${labels}\\} (\\d+)`)) ?? [])[1] ?? 'NaN');
+    assert.ok(series('alias="checked",policy="no-cards-out",detector="payment_card",action="block",direction="output"') >= 1, text);
+    assert.ok(series('alias="redacted",policy="pii",detector="email",action="redact",direction="input"') >= 1, text);
+    assert.ok(!text.includes('4111'), 'no text in a label');
+  });
+
+  test('a blocked answer is never cached', async () => {
+    for (let i = 0; i < 2; i++) {
+      const res = await ask('checked-cached');
+      assert.equal(res.status, 400);
+      await res.text();
+    }
+    assert.equal(await upstreamCalls(), 2, 'the second request went upstream again');
+  });
+});
+
+describe('pseudonymise', () => {
+  const tools = [{ type: 'function', function: { name: 'mail', parameters: { type: 'object', properties: { to: { type: 'string' }, cc: { type: 'string' } } } } }];
+  const people = (a, b) => `mail ${a} and copy ${b}; card 4111 1111 1111 1111`;
+  const ask = (model, text, extra = {}) =>
+    post('/v1/chat/completions', { model, messages: [{ role: 'user', content: text }], tools, tool_choice: 'required', ...extra });
+  const argumentsOf = (events) =>
+    events
+      .split('\n\n')
+      .filter((e) => e.startsWith('data: {'))
+      .map((e) => JSON.parse(e.slice(6)).choices?.[0]?.delta?.tool_calls?.[0]?.function?.arguments ?? '')
+      .join('');
+
+  test('the upstream sees placeholders; the caller gets the values back, whole and streamed', async () => {
+    const res = await ask('pseudo', people('ann@corp.example', 'bob@mail.example'));
+    assert.equal(res.status, 200);
+    const body = await res.json();
+    const upstream = await upstreamBody();
+    assert.ok(!upstream.includes('ann@corp.example') && !upstream.includes('bob@mail.example'), upstream);
+    assert.match(upstream, /mail \[EMAIL_1\] and copy \[EMAIL_2\]; card \[CARD_1\]/);
+    assert.deepEqual(JSON.parse(body.choices[0].message.tool_calls[0].function.arguments), { to: 'ann@corp.example', cc: 'bob@mail.example' });
+    assert.equal(res.headers.get('x-sluice-guardrails'), 'pseudo/email:pseudonymise=2,pseudo/payment_card:redact=1');
+
+    const stream = await ask('pseudo', people('ann@corp.example', 'bob@mail.example'), { stream: true });
+    const events = await stream.text();
+    assert.ok(!events.includes('[EMAIL'), events);
+    assert.deepEqual(JSON.parse(argumentsOf(events)), { to: 'ann@corp.example', cc: 'bob@mail.example' });
+    assert.ok(events.trim().endsWith('data: [DONE]'));
+  });
+
+  test('an Anthropic stream gets its partial_json restored', async () => {
+    const res = await post(
+      '/v1/messages',
+      {
+        model: 'pseudo-claude',
+        max_tokens: 64,
+        stream: true,
+        messages: [{ role: 'user', content: people('ann@corp.example', 'bob@mail.example') }],
+        tools: [{ name: 'mail', input_schema: { type: 'object', properties: { to: { type: 'string' } } } }],
+        tool_choice: { type: 'any' },
+      },
+      { 'anthropic-version': '2023-06-01' },
+    );
+    const events = await res.text();
+    assert.ok(!events.includes('[EMAIL'), events);
+    const json = events
+      .split('\n\n')
+      .map((e) => e.split('\n').find((l) => l.startsWith('data: ')))
+      .filter(Boolean)
+      .map((l) => JSON.parse(l.slice(6)))
+      .filter((d) => d.delta?.type === 'input_json_delta')
+      .map((d) => d.delta.partial_json)
+      .join('');
+    assert.deepEqual(JSON.parse(json), { to: 'ann@corp.example', cc: 'bob@mail.example' });
+  });
+
+  test('a cached answer is restored with each caller\'s own values, never another\'s', async () => {
+    const first = await ask('pseudo-cached', people('ann@corp.example', 'bob@mail.example'));
+    assert.equal(first.headers.get('x-sluice-cache'), 'miss');
+    assert.match((await first.json()).choices[0].message.tool_calls[0].function.arguments, /ann@corp\.example/);
+    for (const stream of [false, true]) {
+      const res = await ask('pseudo-cached', people('carl@x.example', 'dora@y.example'), stream ? { stream: true } : {});
+      assert.equal(res.headers.get('x-sluice-cache'), 'hit', `stream=${stream}: the same question after pseudonymisation`);
+      const text = await res.text();
+      assert.ok(!text.includes('ann@') && !text.includes('bob@') && !text.includes('[EMAIL'), text);
+      const args = stream ? argumentsOf(text) : JSON.parse(text).choices[0].message.tool_calls[0].function.arguments;
+      assert.deepEqual(JSON.parse(args), { to: 'carl@x.example', cc: 'dora@y.example' });
+    }
+    assert.equal(await upstreamCalls(), 1);
   });
 });

@@ -125,13 +125,15 @@ class StreamFollower {
         }
       }
       encode(state);
-      if (!out_.empty()) {
-        const bool written = co_await write();
+      // The last write goes through the filters even when empty (one may hold bytes back).
+      const bool ending = state != cache::Flight::State::kLive || encoder_->finished();
+      if (!out_.empty() || (ending && begun_)) {
+        const bool written = co_await write(ending);
         if (!written) {
           co_return true;  // the caller left, or a filter stopped the stream: answered
         }
       }
-      if (state != cache::Flight::State::kLive || encoder_->finished()) {
+      if (ending) {
         break;
       }
       if (call_.downstream().client_gone()) {
@@ -175,7 +177,7 @@ class StreamFollower {
     }
   }
 
-  Awaitable<bool> write() {
+  Awaitable<bool> write(bool ending) {
     if (!begun_) {
       ctx_.cache = "coalesced";
       ResponseHead& head = call_.downstream().new_head();
@@ -190,7 +192,7 @@ class StreamFollower {
       ctx_.first_token =
           std::chrono::duration_cast<std::chrono::microseconds>(call_.clock().now() - ctx_.started);
     }
-    co_return co_await call_.write_own_stream(out_);
+    co_return co_await call_.write_own_stream(out_, ending);
   }
 
   CallContext& call_;

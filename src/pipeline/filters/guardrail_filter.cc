@@ -1,47 +1,136 @@
 #include "pipeline/filters/guardrail_filter.h"
 
+#include <algorithm>
+#include <optional>
+
 #include "guardrails/body.h"
+#include "guardrails/stream_guard.h"
 #include "pipeline/call_context.h"
+#include "pipeline/filters/pseudonym_filter.h"
 
 namespace sluice::pipeline {
 
+// A request's guardrail state: the header's value (what the input policies found), the output
+// policies' stream guard.
+struct GuardrailFilter::Call final : FilterState {
+  std::string header;
+  std::optional<guardrails::StreamGuard> stream;
+};
+
+namespace {
+
+Error blocked(const guardrails::Verdict::Hit& block, std::string_view what) {
+  const std::string found = block.detector == "uninspected"
+                                ? "content it cannot inspect (an image, audio or a file)"
+                                : "\"" + std::string(block.detector) + "\"";
+  return Error(ErrorKind::kBadRequest, block.policy->block_status(),
+               "The " + std::string(what) + " was blocked by guardrail policy \"" +
+                   block.policy->name() + "\": it contains " + found + ".")
+      .with_code("guardrail_blocked");
+}
+
+// What a verdict counted, into the request's record of finds (the access log, the metrics).
+void note(RequestContext& ctx, const guardrails::Verdict& verdict, bool output) {
+  for (const guardrails::Verdict::Hit& hit : verdict.hits) {
+    ctx.guardrails.push_back(GuardrailFind{hit.policy->name(), hit.detector,
+                                           guardrails::to_string(hit.action), output, hit.count});
+  }
+}
+
+}  // namespace
+
 std::unique_ptr<Filter> GuardrailFilter::make(const FilterSetup& setup) {
-  if (setup.route.guardrails.empty()) {
+  if (setup.route.input_guardrails.empty() && setup.route.output_guardrails.empty()) {
     return nullptr;
   }
-  return std::make_unique<GuardrailFilter>(setup.route.guardrails);
+  return std::make_unique<GuardrailFilter>(setup.route.input_guardrails,
+                                           setup.route.output_guardrails);
+}
+
+GuardrailFilter::GuardrailFilter(const guardrails::Policies& input,
+                                 const guardrails::Policies& output)
+    : input_(input), output_(output) {
+  for (const auto& policy : output_) {
+    hold_back_ = std::max(hold_back_, policy->hold_back_chars());
+  }
+}
+
+FilterHooks GuardrailFilter::hooks() const {
+  FilterHooks hooks;
+  if (!input_.empty()) {
+    hooks.add(FilterHook::kAfterDecode).add(FilterHook::kResponseHead);
+  }
+  if (!output_.empty()) {
+    hooks.add(FilterHook::kResponseBody).add(FilterHook::kStreamData).add(FilterHook::kEnd);
+  }
+  return hooks;
 }
 
 FilterStatus GuardrailFilter::after_decode(CallContext& call) {
-  guardrails::Inspector inspector(policies_);
+  guardrails::Inspector inspector(input_);
   std::optional<std::string> redacted = guardrails::inspect_body(call.request().body, inspector);
   const guardrails::Verdict& verdict = inspector.verdict();
   if (verdict.empty()) {
     return FilterStatus::proceed();
   }
-  call.ctx().guardrails = verdict.summary();
+  note(call.ctx(), verdict, /*output=*/false);
+  call.state<Call>(*this).header = guardrails_summary(call.ctx().guardrails);
   if (const guardrails::Verdict::Hit* block = verdict.block()) {
-    const std::string what = block->detector == "uninspected"
-                                 ? "content it cannot inspect (an image, audio or a file)"
-                                 : "\"" + std::string(block->detector) + "\"";
-    return FilterStatus::stop(Error(ErrorKind::kBadRequest, block->policy->block_status(),
-                                    "The request was blocked by guardrail policy \"" +
-                                        block->policy->name() + "\": it contains " + what + ".")
-                                  .with_code("guardrail_blocked"));
+    return FilterStatus::stop(blocked(*block, "request"));
   }
   if (redacted) {
     if (std::optional<Error> invalid = call.replace_body(std::move(*redacted))) {
       return FilterStatus::stop(std::move(*invalid));
     }
   }
+  if (guardrails::Pseudonyms pseudonyms = inspector.take_pseudonyms(); !pseudonyms.empty()) {
+    call.shared_state<PseudonymState>(&PseudonymState::kKey).table = std::move(pseudonyms);
+  }
   return FilterStatus::proceed();
 }
 
 FilterStatus GuardrailFilter::on_response_head(CallContext& call, ResponseHead& head) {
-  if (!call.ctx().guardrails.empty()) {
-    head.headers.add("x-sluice-guardrails", call.ctx().guardrails);
+  if (const Call* state = call.find_state<Call>(*this); state && !state->header.empty()) {
+    head.headers.add("x-sluice-guardrails", state->header);
   }
   return FilterStatus::proceed();
+}
+
+FilterStatus GuardrailFilter::on_response_body(CallContext& call, std::string& body) {
+  guardrails::Inspector inspector(output_);
+  std::optional<std::string> redacted =
+      guardrails::inspect_body(body, inspector, guardrails::Side::kAnswer);
+  const guardrails::Verdict& verdict = inspector.verdict();
+  if (verdict.empty()) {
+    return FilterStatus::proceed();
+  }
+  note(call.ctx(), verdict, /*output=*/true);
+  if (const guardrails::Verdict::Hit* block = verdict.block()) {
+    return FilterStatus::stop(blocked(*block, "answer"));
+  }
+  if (redacted) {
+    body = std::move(*redacted);
+  }
+  return FilterStatus::proceed();
+}
+
+FilterStatus GuardrailFilter::on_stream_data(CallContext& call, std::string& data) {
+  Call& state = call.state<Call>(*this);
+  if (!state.stream) {
+    state.stream.emplace(output_, hold_back_);
+  }
+  const bool clean = state.stream->pass(data, call.stream_ending());
+  if (!clean) {
+    return FilterStatus::stop(blocked(*state.stream->verdict().block(), "answer"));
+  }
+  return FilterStatus::proceed();
+}
+
+// A stream's finds are known once it is over (or stopped).
+void GuardrailFilter::on_end(CallContext& call) {
+  if (const Call* state = call.find_state<Call>(*this); state && state->stream) {
+    note(call.ctx(), state->stream->verdict(), /*output=*/true);
+  }
 }
 
 }  // namespace sluice::pipeline

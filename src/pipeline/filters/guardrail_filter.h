@@ -8,28 +8,43 @@
 
 namespace sluice::pipeline {
 
-// The input guardrails of a route (docs/guardrails.md): right after decode, before anything is
-// charged, looked up or sent, the caller's body goes through the route's policies
-// (guardrails/body.h). A block answers the policy's status in the caller's protocol, naming the
-// policy and the detector, never the text (code guardrail_blocked). Redactions rewrite the body
-// in place (CallContext::replace_body), so a passthrough upstream and a translation both send
-// the redacted text, and the cache and Idempotency-Key see only it: two callers' e-mail
-// addresses never split an entry or share one. What was found is in ctx.guardrails (the access
-// log's `guardrails`) and the `x-sluice-guardrails` response header.
+// The guardrails of a route (docs/guardrails.md), first in its chain.
+//
+// Input: right after decode, before anything is charged, looked up or sent, the caller's body
+// goes through the route's input policies (guardrails/body.h). A block answers the policy's
+// status in the caller's protocol, naming the policy and the detector, never the text (code
+// guardrail_blocked). Redactions rewrite the body in place (CallContext::replace_body), so a
+// passthrough upstream and a translation both send the redacted text, and the cache and
+// Idempotency-Key see only it.
+//
+// Output: a complete answer goes through the output policies before it is sent (a block
+// answers the error instead, a redaction rewrites it); a stream's events are held back by the
+// policies' hold_back_chars (guardrails/stream_guard.h), so a block ends the stream with the
+// protocol's error event before any byte of the match went out. Response-side hooks run in
+// chain order, so the cache and the single-flight fan-out, after this filter, only ever see
+// what the output policies let through: a blocked answer is never stored or fanned out.
+//
+// What was found is in ctx.guardrails (the access log's `guardrails`; output finds prefixed
+// `out:`) and, for the input, the `x-sluice-guardrails` response header.
 class GuardrailFilter final : public Filter {
  public:
   static std::unique_ptr<Filter> make(const FilterSetup& setup);
-  explicit GuardrailFilter(const guardrails::Policies& policies) : policies_(policies) {}
+  GuardrailFilter(const guardrails::Policies& input, const guardrails::Policies& output);
 
   std::string_view name() const override { return "guardrails"; }
-  FilterHooks hooks() const override {
-    return {FilterHook::kAfterDecode, FilterHook::kResponseHead};
-  }
+  FilterHooks hooks() const override;
   FilterStatus after_decode(CallContext& call) override;
   FilterStatus on_response_head(CallContext& call, ResponseHead& head) override;
+  FilterStatus on_response_body(CallContext& call, std::string& body) override;
+  FilterStatus on_stream_data(CallContext& call, std::string& data) override;
+  void on_end(CallContext& call) override;
 
  private:
-  const guardrails::Policies& policies_;  // the route's, in the snapshot the chain was built on
+  struct Call;
+  // The route's, in the snapshot the chain was built on.
+  const guardrails::Policies& input_;
+  const guardrails::Policies& output_;
+  std::size_t hold_back_ = 0;  // the output policies' largest hold_back_chars
 };
 
 }  // namespace sluice::pipeline

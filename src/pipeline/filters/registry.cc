@@ -8,6 +8,7 @@
 #include "pipeline/filters/local_answer_filter.h"
 #include "pipeline/filters/output_cap_filter.h"
 #include "pipeline/filters/provider_capacity_filter.h"
+#include "pipeline/filters/pseudonym_filter.h"
 #include "pipeline/filters/rate_limit_filter.h"
 
 namespace sluice::pipeline {
@@ -22,7 +23,8 @@ namespace {
 // then the answer cache (a hit counts as a request but takes no tokens, and nothing after it runs;
 // on the way back it reads the answer after every filter before it). Before each attempt: a local
 // answer instead of a translated count_tokens, then the provider's capacity for the attempts that
-// do go out.
+// do go out. Last, on the way back only: pseudonymised values put back in the caller's answer,
+// after everything that stores or shares an answer has seen it with its placeholders.
 constexpr FilterRegistration kFilters[] = {
     {"guardrails", &GuardrailFilter::make},
     {"max_output_tokens", &OutputCapFilter::make},
@@ -33,6 +35,7 @@ constexpr FilterRegistration kFilters[] = {
     {"cache", &CacheFilter::make},
     {"local_answer", &LocalAnswerFilter::make},
     {"provider_capacity", &ProviderCapacityFilter::make},
+    {"pseudonyms", &PseudonymFilter::make},
 };
 
 }  // namespace

@@ -32,6 +32,8 @@ TEST(GuardrailsConfigTest, PoliciesAndWhereTheyApply) {
       "    - name: secrets\n"
       "      detectors: [{ builtin: secrets }]\n"
       "    - name: pii\n"
+      "      direction: both\n"
+      "      hold_back_chars: 32\n"
       "      block_status: 446\n"
       "      uninspected: block\n"
       "      detectors:\n"
@@ -46,6 +48,12 @@ TEST(GuardrailsConfigTest, PoliciesAndWhereTheyApply) {
   EXPECT_EQ(g.policies[0].detectors[0].action, GuardrailAction::kBlock) << "the default";
   const GuardrailPolicy& pii = g.policies[1];
   EXPECT_EQ(pii.block_status, 446);
+  EXPECT_TRUE(pii.input && pii.output);
+  EXPECT_EQ(pii.hold_back_chars, 32u);
+  EXPECT_TRUE(g.policies[0].input && !g.policies[0].output) << "input by default";
+  EXPECT_TRUE(pii.input && pii.output);
+  EXPECT_EQ(pii.hold_back_chars, 32u);
+  EXPECT_TRUE(g.policies[0].input && !g.policies[0].output) << "input by default";
   EXPECT_EQ(pii.uninspected, GuardrailAction::kBlock);
   ASSERT_EQ(pii.detectors.size(), 3u);
   EXPECT_EQ(pii.detectors[1].kind, GuardrailDetector::Kind::kRegex);
@@ -65,7 +73,7 @@ TEST(GuardrailsConfigTest, MistakesAreRefusedWhereTheyAre) {
   EXPECT_NE(error_of(policies + "{ regex: x }] }\n", "").find("needs a `name:`"),
             std::string::npos);
   EXPECT_NE(error_of(policies + "{ builtin: email, action: mask }] }\n", "")
-                .find("expected \"block\", \"redact\" or \"flag\""),
+                .find("expected \"block\", \"redact\", \"pseudonymise\" or \"flag\""),
             std::string::npos);
   EXPECT_NE(
       error_of(policies + "{ builtin: email }], block_status: 500 }\n", "").find("test.yaml:"),
@@ -78,6 +86,16 @@ TEST(GuardrailsConfigTest, MistakesAreRefusedWhereTheyAre) {
                 .find("a second policy named \"p\""),
             std::string::npos);
   EXPECT_NE(error_of("guardrails: { apply: [missing] }\n", "").find("missing"), std::string::npos);
+  EXPECT_NE(error_of(policies + "{ builtin: email }], direction: out }\n", "")
+                .find("expected \"input\", \"output\" or \"both\""),
+            std::string::npos);
+  EXPECT_NE(
+      error_of(policies + "{ builtin: email, action: pseudonymise }], direction: both }\n", "")
+          .find("pseudonymise works on requests"),
+      std::string::npos);
+  EXPECT_NE(error_of(policies + "{ builtin: email }], uninspected: pseudonymize }\n", "")
+                .find("images and files cannot be redacted"),
+            std::string::npos);
 }
 
 }  // namespace

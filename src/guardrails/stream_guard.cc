@@ -1,0 +1,104 @@
+#include "guardrails/stream_guard.h"
+
+#include <algorithm>
+
+#include "guardrails/body.h"
+#include "guardrails/sse_events.h"
+
+namespace sluice::guardrails {
+namespace {
+
+bool starts_with(std::string_view s, std::string_view prefix) {
+  return s.substr(0, prefix.size()) == prefix;
+}
+
+}  // namespace
+
+StreamGuard::StreamGuard(const Policies& policies, std::size_t hold_back)
+    : inspector_(policies), hold_back_(hold_back) {}
+
+// The model's text of one event: its data lines' JSON as append_answer_text reads it. A
+// Responses stream repeats the whole text in its *.done and response.completed events: only
+// its deltas count, or every find would be counted five times.
+void StreamGuard::add_event(std::string_view event) {
+  std::string_view name;
+  scratch_.clear();
+  std::size_t at = 0;
+  while (at < event.size()) {
+    std::size_t eol = event.find('\n', at);
+    if (eol == std::string_view::npos) eol = event.size();
+    std::string_view line = event.substr(at, eol - at);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (starts_with(line, "event:")) {
+      name = line.substr(6);
+      while (!name.empty() && name.front() == ' ') name.remove_prefix(1);
+    } else if (starts_with(line, "data:")) {
+      line.remove_prefix(5);
+      if (!line.empty() && line.front() == ' ') line.remove_prefix(1);
+      if (!scratch_.empty()) scratch_ += '\n';
+      scratch_ += line;
+    }
+    at = eol + 1;
+  }
+  const bool repeats = repeats_deltas(name);
+  if (!repeats && !scratch_.empty() && scratch_ != "[DONE]") {
+    append_answer_text(scratch_, text_);
+  }
+  held_ += event;
+  events_.push_back(Held{held_.size(), base_ + text_.size()});
+}
+
+bool StreamGuard::pass(std::string& data, bool ending) {
+  std::size_t at = 0;
+  while (at < data.size()) {
+    std::size_t end = sse_event_end(data, at);
+    if (end == std::string_view::npos) end = data.size();  // a last event without its blank line
+    add_event(std::string_view(data).substr(at, end - at));
+    at = end;
+  }
+  data.clear();
+  for (const Inspector::Find& f : inspector_.find(text_)) {
+    // A find at the newest character may be undone by the next one ("falcon" of "falconry", a
+    // card number with a seventeenth digit): it waits for more text, or the end.
+    if (!ending && f.end == text_.size()) continue;
+    // One that ends in text already released was judged when that text came in, with more
+    // context than the window keeps (the window may have cut a digit run in two, or a word from
+    // the letter before it); so was one at the window's first character.
+    if (base_ + f.end <= released_ || (base_ > 0 && f.begin == 0)) continue;
+    const Action action = f.action == Action::kFlag ? Action::kFlag : Action::kBlock;
+    if (action == Action::kBlock) {
+      inspector_.record(f, action);
+      held_.clear();
+      events_.clear();
+      return false;
+    }
+    if (base_ + f.begin >= counted_) {  // a find seen growing over several writes counts once
+      inspector_.record(f, action);
+      counted_ = base_ + f.end;
+    }
+  }
+  // Release every event whose text is hold_back characters behind the newest (all of them at
+  // the end); the others wait for more text.
+  const std::size_t newest = base_ + text_.size();
+  std::size_t count = 0;
+  while (count < events_.size() && (ending || events_[count].text_end + hold_back_ <= newest)) {
+    ++count;
+  }
+  if (count > 0) {
+    const std::size_t release = events_[count - 1].bytes_end;
+    released_ = events_[count - 1].text_end;
+    data.assign(held_, 0, release);
+    held_.erase(0, release);
+    events_.erase(events_.begin(), events_.begin() + static_cast<std::ptrdiff_t>(count));
+    for (Held& e : events_) e.bytes_end -= release;
+  }
+  // Keep hold_back characters of released text as context, drop the rest.
+  const std::size_t keep_from = released_ > hold_back_ ? released_ - hold_back_ : 0;
+  if (keep_from > base_) {
+    text_.erase(0, keep_from - base_);
+    base_ = keep_from;
+  }
+  return true;
+}
+
+}  // namespace sluice::guardrails

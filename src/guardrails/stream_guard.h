@@ -1,0 +1,54 @@
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "guardrails/policy.h"
+
+namespace sluice::guardrails {
+
+// Output guardrails on a stream (docs/guardrails.md#streams): SSE events on their way to the
+// caller, in the caller's protocol, are held back until the model's text has moved at least
+// `hold_back` characters past them, so that a match that crosses events (a card number split
+// over five deltas) is seen whole before any byte of it is released. A `block` (and a
+// `redact`, which a stream cannot take back: it blocks) ends the stream: nothing from the event
+// the match starts in onwards is released. Flags are counted once each. One per stream.
+class StreamGuard {
+ public:
+  StreamGuard(const Policies& policies, std::size_t hold_back);
+  StreamGuard(Policies&&, std::size_t) = delete;  // it keeps a reference
+
+  // `data`: whole SSE events about to be written; on return, the events that may go out now
+  // (all of them when `ending`: the stream's last write). False when a block was found: `data`
+  // is empty then, the held events are dropped, and verdict() says which policy and detector.
+  bool pass(std::string& data, bool ending);
+
+  const Verdict& verdict() const { return inspector_.verdict(); }
+  // Bytes held back right now (bounded by hold_back characters of text, plus events without
+  // text in between).
+  std::size_t held_bytes() const { return held_.size(); }
+
+ private:
+  void add_event(std::string_view event);
+
+  Inspector inspector_;
+  const std::size_t hold_back_;
+  std::string held_;  // SSE bytes not released yet
+  // Per held event: where its bytes end in held_, and where its text ends (absolute).
+  struct Held {
+    std::size_t bytes_end;
+    std::size_t text_end;
+  };
+  std::vector<Held> events_;
+  // The text of the held events, after up to hold_back characters already released (context
+  // for a match that starts there); text_[0] is at absolute offset base_.
+  std::string text_;
+  std::size_t base_ = 0;
+  std::size_t released_ = 0;  // absolute: the text before it went out
+  std::size_t counted_ = 0;   // absolute: finds that begin before it were counted
+  std::string scratch_;
+};
+
+}  // namespace sluice::guardrails

@@ -1,0 +1,132 @@
+#include "guardrails/stream_guard.h"
+
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "../support/chat_deltas.h"
+
+// Output guardrails on streams: held-back events are released once the text has moved on, a
+// block is found before any byte of its match went out wherever the match was split, the end
+// releases what is held, and a find is counted once however often it is seen.
+namespace sluice::guardrails {
+namespace {
+
+using config::GuardrailAction;
+
+Policies output_policy(GuardrailAction card, GuardrailAction email) {
+  config::GuardrailPolicy p;
+  p.name = "out";
+  p.output = true;
+  config::GuardrailDetector c;
+  c.name = "payment_card";
+  c.action = card;
+  config::GuardrailDetector e;
+  e.name = "email";
+  e.action = email;
+  p.detectors = {c, e};
+  return Policies{*Policy::compile(p)};
+}
+
+using testing::chat_delta;
+using testing::content_of;
+
+TEST(StreamGuard, ACardSplitAtEveryPlaceIsBlockedBeforeAnyOfItGoesOut) {
+  const std::string answer = "Sure, the number is 4111 1111 1111 1111 as requested.";
+  const std::size_t card = answer.find("4111");
+  const Policies policies = output_policy(GuardrailAction::kBlock, GuardrailAction::kFlag);
+  for (std::size_t piece = 1; piece <= 7; ++piece) {
+    StreamGuard guard(policies, 32);
+    std::string out;
+    bool stopped = false;
+    for (std::size_t at = 0; at < answer.size() && !stopped; at += piece) {
+      std::string data = chat_delta(answer.substr(at, piece));
+      stopped = !guard.pass(data, false);
+      out += data;
+    }
+    ASSERT_TRUE(stopped) << "piece " << piece;
+    EXPECT_LE(content_of(out).size(), card) << "piece " << piece << ": " << content_of(out);
+    EXPECT_EQ(guard.verdict().summary(), "out/payment_card:block=1");
+    EXPECT_EQ(guard.held_bytes(), 0u);
+  }
+}
+
+TEST(StreamGuard, TextGoesOutOnceItIsHoldBackBehind_AndAllOfItAtTheEnd) {
+  const Policies policies = output_policy(GuardrailAction::kBlock, GuardrailAction::kFlag);
+  StreamGuard guard(policies, 10);
+  std::string data = chat_delta("hello ");
+  ASSERT_TRUE(guard.pass(data, false));
+  EXPECT_EQ(data, "") << "6 characters: less than the hold-back behind it";
+  data = chat_delta("world, how are you");
+  ASSERT_TRUE(guard.pass(data, false));
+  EXPECT_EQ(content_of(data), "hello ");
+  data = "data: [DONE]\n\n";
+  ASSERT_TRUE(guard.pass(data, true));
+  EXPECT_EQ(content_of(data), "world, how are you");
+  EXPECT_NE(data.find("[DONE]"), std::string::npos);
+  EXPECT_TRUE(guard.verdict().empty());
+}
+
+TEST(StreamGuard, AFlagIsCountedOnceWhileItGrows_ARedactionBlocks) {
+  {
+    const Policies flag = output_policy(GuardrailAction::kBlock, GuardrailAction::kFlag);
+    StreamGuard guard(flag, 8);
+    std::string all;
+    for (std::string_view piece : {"mail ann@exa", "mple.co", "m and bob", "@b.example!"}) {
+      std::string data = chat_delta(piece);
+      ASSERT_TRUE(guard.pass(data, false));
+      all += data;
+    }
+    std::string end;
+    ASSERT_TRUE(guard.pass(end, true));
+    all += end;
+    EXPECT_EQ(content_of(all), "mail ann@example.com and bob@b.example!");
+    EXPECT_EQ(guard.verdict().summary(), "out/email:flag=2");
+  }
+  {
+    // A stream cannot take back a redaction: it blocks.
+    const Policies redact = output_policy(GuardrailAction::kBlock, GuardrailAction::kRedact);
+    StreamGuard guard(redact, 8);
+    std::string data = chat_delta("write to ann@example.com today");
+    EXPECT_FALSE(guard.pass(data, false));
+    EXPECT_EQ(data, "");
+    EXPECT_EQ(guard.verdict().summary(), "out/email:block=1");
+  }
+}
+
+// A match at the newest character may not be one once the next arrives: sixteen digits that
+// turn out to run into a part number's letters are not a card.
+TEST(StreamGuard, AFindAtTheNewestCharacterWaitsForTheNext) {
+  const Policies policies = output_policy(GuardrailAction::kBlock, GuardrailAction::kFlag);
+  StreamGuard guard(policies, 32);
+  std::string out;
+  for (std::string_view piece : {"part 4111111111111111", "XB was shipped, see the log"}) {
+    std::string data = chat_delta(piece);
+    ASSERT_TRUE(guard.pass(data, false)) << "blocked on a prefix of a longer number";
+    out += data;
+  }
+  std::string end;
+  ASSERT_TRUE(guard.pass(end, true));
+  out += end;
+  EXPECT_EQ(content_of(out), "part 4111111111111111XB was shipped, see the log");
+  EXPECT_TRUE(guard.verdict().empty()) << guard.verdict().summary();
+}
+
+TEST(StreamGuard, AResponsesStreamIsReadFromItsDeltasOnly) {
+  const Policies policies = output_policy(GuardrailAction::kBlock, GuardrailAction::kFlag);
+  StreamGuard guard(policies, 4);
+  std::string data =
+      "event: response.created\ndata: {\"type\":\"response.created\",\"response\":"
+      "{\"instructions\":\"mail ops@corp.example\"}}\n\n"
+      "event: response.output_text.delta\ndata: {\"type\":\"response.output_text.delta\","
+      "\"delta\":\"ask ann@example.com\"}\n\n"
+      "event: response.output_text.done\ndata: {\"type\":\"response.output_text.done\","
+      "\"text\":\"ask ann@example.com\"}\n\n";
+  ASSERT_TRUE(guard.pass(data, true));
+  EXPECT_EQ(guard.verdict().summary(), "out/email:flag=1")
+      << "the instructions are the request's; the done event repeats the delta";
+}
+
+}  // namespace
+}  // namespace sluice::guardrails
