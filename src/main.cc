@@ -17,6 +17,7 @@
 #include "metering/estimate_command.h"
 #include "metering/usage_command.h"
 #include "providers/registry.h"
+#include "server/guardrails_command.h"
 #include "server/serve_command.h"
 #include "spdlog/sinks/stdout_color_sinks.h"
 #include "spdlog/spdlog.h"
@@ -47,6 +48,7 @@ int main(int argc, char** argv) {
       sluice::metering::add_usage_command(app, load_config),
       sluice::admin::add_tenancy_commands(app),
       sluice::admin::add_cache_commands(app),
+      sluice::server::add_guardrails_command(app, sluice::server::check_config_file),
   };
 
   CLI11_PARSE(app, argc, argv);

@@ -8,7 +8,10 @@
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, test } from 'node:test';
 
-import { GATEWAY_KEY, PROVIDER_KEY, startMock, startSluice } from '../support/harness.mjs';
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
+
+import { GATEWAY_KEY, PROVIDER_KEY, makeTempDir, removeTempDir, runBinary, sluiceBin, startMock, startSluice } from '../support/harness.mjs';
 
 let mock;
 let gw;
@@ -434,5 +437,45 @@ describe('pseudonymise', () => {
       assert.deepEqual(JSON.parse(args), { to: 'carl@x.example', cc: 'dora@y.example' });
     }
     assert.equal(await upstreamCalls(), 1);
+  });
+});
+
+describe('sluice guardrails test', () => {
+  const dir = makeTempDir('sluice-guardrails-');
+  after(() => removeTempDir(dir));
+  const file = path.join(dir, 'sluice.yaml');
+  writeFileSync(
+    file,
+    `version: 1
+auth: none
+guardrails:
+  policies:
+    - name: pii
+      detectors: [{ builtin: pii, action: redact }]
+    - name: secrets
+      detectors: [{ builtin: secrets, action: block }]
+providers: [{ id: m, adapter: mock }]
+routes: [{ alias: chat, provider: m, model: m }]
+`,
+  );
+
+  test('shows the verdict and the text as it would be sent, never for a policy it lacks', async () => {
+    const r = await runBinary(sluiceBin, ['guardrails', 'test', file, '--policy', 'pii', '--text', 'mail jane@example.org, card 4111 1111 1111 1111']);
+    assert.equal(r.code, 0, r.stderr);
+    const out = JSON.parse(r.stdout);
+    assert.equal(out.blocked, false);
+    assert.equal(out.sent, 'mail [EMAIL_1], card [CARD_1]');
+    assert.deepEqual(out.finds.map((f) => `${f.detector}:${f.action}=${f.count}`), ['email:redact=1', 'payment_card:redact=1']);
+
+    const blocked = await runBinary(sluiceBin, ['guardrails', 'test', file, '--policy', 'pii', '--policy', 'secrets', '--text', `key ${SECRET}`]);
+    assert.equal(blocked.code, 0, blocked.stderr);
+    const verdict = JSON.parse(blocked.stdout);
+    assert.equal(verdict.blocked, true);
+    assert.deepEqual(verdict.blocked_by, { policy: 'secrets', detector: 'openai_key' });
+    assert.ok(!blocked.stdout.includes(SECRET), 'the matched text is not echoed');
+
+    const unknown = await runBinary(sluiceBin, ['guardrails', 'test', file, '--policy', 'nope', '--text', 'x']);
+    assert.equal(unknown.code, 1);
+    assert.match(unknown.stderr, /no policy named "nope"/);
   });
 });
