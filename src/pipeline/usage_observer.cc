@@ -194,6 +194,11 @@ void fill_usage_record(const RequestContext& ctx, std::string_view record_id,
   r.model.assign(answered != nullptr ? std::string_view(answered->model) : ctx.cached_model);
   fill_timings(ctx, fill_attempts(ctx, r), r);
   fill_charge(ctx, r);
+  if (ctx.guardrails.empty()) {
+    r.guardrails.clear();
+  } else {
+    r.guardrails = guardrails_summary(ctx.guardrails);
+  }
 }
 
 store::UsageRecord build_usage_record(const RequestContext& ctx, std::string_view record_id) {

@@ -231,7 +231,8 @@ Result<void> SqliteLedger::move_from_usage_records() {
           "ALTER TABLE usage_records ADD COLUMN key_id TEXT NOT NULL DEFAULT ''; "
           "ALTER TABLE usage_records ADD COLUMN saved_input_tokens INTEGER NOT NULL DEFAULT 0; "
           "ALTER TABLE usage_records ADD COLUMN saved_output_tokens INTEGER NOT NULL DEFAULT 0; "
-          "ALTER TABLE usage_records ADD COLUMN saved_cost_micros INTEGER NOT NULL DEFAULT 0");
+          "ALTER TABLE usage_records ADD COLUMN saved_cost_micros INTEGER NOT NULL DEFAULT 0; "
+          "ALTER TABLE usage_records ADD COLUMN guardrails TEXT NOT NULL DEFAULT ''");
       !r) {
     return r;
   }

@@ -57,6 +57,7 @@ void visit_usage_fields(Record& r, Visitor&& v) {
   v("saved_input_tokens", r.saved_input_tokens);
   v("saved_output_tokens", r.saved_output_tokens);
   v("saved_cost_micros", r.saved_cost_micros);
+  v("guardrails", r.guardrails);
 }
 
 // The stored fields of one attempt, in order (the attempts JSON and the segment bytes use

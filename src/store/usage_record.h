@@ -83,6 +83,11 @@ struct UsageRecord {
   std::uint64_t saved_input_tokens = 0;
   std::uint64_t saved_output_tokens = 0;
   std::int64_t saved_cost_micros = 0;
+
+  // What the guardrails found and did (docs/guardrails.md#observability): counts per policy,
+  // detector and action, "pii/email:redact=2,out:no-cards/payment_card:block=1"; "" when
+  // nothing was found. Never a matched text.
+  std::string guardrails;
 };
 
 }  // namespace sluice::store

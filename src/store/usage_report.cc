@@ -290,6 +290,9 @@ std::string render_record_text(const UsageRecord& r) {
                        r.saved_input_tokens, r.saved_output_tokens,
                        format_micros(r.saved_cost_micros), or_dash(r.currency));
   }
+  if (!r.guardrails.empty()) {
+    out += fmt::format("guardrails {}\n", printable(r.guardrails));
+  }
   out += fmt::format("timings    total {}  gateway overhead {}  queueing {}\n",
                      format_us(r.total_us), format_us(r.overhead_us), format_us(r.queue_us));
   out += fmt::format("           upstream first byte {}  first token {}  output {}\n",

@@ -11,7 +11,7 @@ import { after, before, beforeEach, describe, test } from 'node:test';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 
-import { GATEWAY_KEY, PROVIDER_KEY, makeTempDir, removeTempDir, runBinary, sluiceBin, startMock, startSluice } from '../support/harness.mjs';
+import { GATEWAY_KEY, PROVIDER_KEY, makeTempDir, removeTempDir, runBinary, sluiceBin, startMock, startSluice, usageRecord } from '../support/harness.mjs';
 
 let mock;
 let gw;
@@ -27,6 +27,8 @@ function config() {
     listen: '127.0.0.1:0',
     server: { workers: 1, drain_timeout_ms: 3000 },
     admin: { listen: '127.0.0.1:0', key: ADMIN_KEY },
+    store: { sqlite: path.join(storeDir, 'usage.db') },
+    metering: { flush_interval_ms: 20 },
     guardrails: {
       apply: ['network'],
       policies: [
@@ -86,6 +88,7 @@ function config() {
   };
 }
 
+const storeDir = makeTempDir('sluice-guardrails-store-');
 before(async () => {
   mock = await startMock();
   gw = await startSluice(config());
@@ -93,7 +96,9 @@ before(async () => {
 after(async () => {
   await gw?.stop();
   await mock?.stop();
+  removeTempDir(storeDir);
 });
+const recordOf = (res) => usageRecord(`http://127.0.0.1:${gw.listening.admin_port}`, ADMIN_KEY, res.headers.get('x-request-id'));
 beforeEach(async () => {
   await mock.reset();
 });
@@ -285,6 +290,9 @@ describe('output checks', () => {
     assert.equal(line.guardrails, 'out:no-cards-out/payment_card:block=1');
     assert.equal(line.error_code, 'guardrail_blocked');
     assert.ok(line.usage?.input_tokens > 0, 'the generation was paid: its usage is kept');
+    const record = await recordOf(res);
+    assert.equal(record.guardrails, 'out:no-cards-out/payment_card:block=1');
+    assert.ok(record.input_tokens > 0 && record.outcome === 'upstream_error', JSON.stringify(record));
   });
 
   test('a stream ends with the error event before any byte of the card, in each protocol', async () => {
@@ -390,6 +398,9 @@ describe('pseudonymise', () => {
     assert.match(upstream, /mail \[EMAIL_1\] and copy \[EMAIL_2\]; card \[CARD_1\]/);
     assert.deepEqual(JSON.parse(body.choices[0].message.tool_calls[0].function.arguments), { to: 'ann@corp.example', cc: 'bob@mail.example' });
     assert.equal(res.headers.get('x-sluice-guardrails'), 'pseudo/email:pseudonymise=2,pseudo/payment_card:redact=1');
+    const record = await recordOf(res);
+    assert.equal(record.guardrails, 'pseudo/email:pseudonymise=2,pseudo/payment_card:redact=1');
+    assert.ok(!JSON.stringify(record).includes('ann@corp'), 'no value in the record');
 
     const stream = await ask('pseudo', people('ann@corp.example', 'bob@mail.example'), { stream: true });
     const events = await stream.text();

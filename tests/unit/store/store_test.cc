@@ -322,6 +322,7 @@ TEST_P(StoreTest, EveryFieldRoundTrips) {
   r.saved_input_tokens = 6'000'000'000ULL;
   r.saved_output_tokens = 8;
   r.saved_cost_micros = 123'456;
+  r.guardrails = "pii/email:redact=2,out:no-cards/payment_card:block=1";
   AttemptRecord a1;
   a1.provider = "openai";
   a1.model = "gpt-4o";
@@ -381,6 +382,7 @@ TEST_P(StoreTest, EveryFieldRoundTrips) {
   EXPECT_EQ(g.currency, r.currency);
   EXPECT_EQ(g.cost_micros, r.cost_micros);
   EXPECT_EQ(g.cost_items, r.cost_items) << "cost items are kept byte for byte";
+  EXPECT_EQ(g.guardrails, r.guardrails);
   ASSERT_EQ(g.attempts.size(), 2u);
   for (std::size_t i = 0; i < 2; ++i) {
     const AttemptRecord& want = r.attempts[i];
@@ -1318,8 +1320,8 @@ std::string legacy_row_sql(const UsageRecord& r) {
   };
   visit_usage_fields(r, [&](std::string_view name, const auto& v) {
     using T = std::decay_t<decltype(v)>;
-    if (name == "key_id" || name.starts_with("saved_")) {
-      return;  // fields of sqlite/006 and 007, after the segments
+    if (name == "key_id" || name.starts_with("saved_") || name == "guardrails") {
+      return;  // fields added after the segments (sqlite/006, 007; guardrails)
     }
     columns += (columns.empty() ? "" : ", ") + std::string(name);
     values += values.empty() ? "" : ", ";
