@@ -89,7 +89,8 @@ void load_matcher(const YamlField& field, Condition& c, bool numeric) {
 }
 
 std::vector<Condition> load_conditions(const YamlField& field) {
-  const YamlMap m = field.map({"key", "key_group", "stream", "max_tokens", "headers"});
+  const YamlMap m =
+      field.map({"key", "key_group", "stream", "max_tokens", "headers", "guardrails"});
   std::vector<Condition> out;
   if (auto f = m.get("key")) {
     Condition c;
@@ -129,8 +130,16 @@ std::vector<Condition> load_conditions(const YamlField& field) {
       out.push_back(std::move(c));
     }
   }
+  if (auto f = m.get("guardrails")) {
+    Condition c;
+    c.field = Condition::Field::kGuardrails;
+    load_matcher(*f, c, /*numeric=*/false);
+    out.push_back(std::move(c));
+  }
   if (out.empty()) {
-    field.fail("at least one test is required (key, stream, max_tokens, headers)");
+    field.fail(
+        "at least one test is required (key, key_group, stream, max_tokens, headers, "
+        "guardrails)");
   }
   return out;
 }

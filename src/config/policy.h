@@ -30,11 +30,12 @@ struct Target {
 // One test a `conditional` node makes on a request (docs/routing.md "conditional").
 struct Condition {
   enum class Field : std::uint8_t {
-    kKey,        // the gateway key's name
-    kKeyGroup,   // the gateway key's group ("" when it has none)
-    kHeader,     // a request header (`header`, lower case)
-    kStream,     // whether the caller asked for a stream
-    kMaxTokens,  // the request's output token limit (absent: no numeric test matches)
+    kKey,         // the gateway key's name
+    kKeyGroup,    // the gateway key's group ("" when it has none)
+    kHeader,      // a request header (`header`, lower case)
+    kStream,      // whether the caller asked for a stream
+    kMaxTokens,   // the request's output token limit (absent: no numeric test matches)
+    kGuardrails,  // what the input guardrails found: "policy" or "policy/detector"
   };
   enum class Op : std::uint8_t { kEq, kIn, kGt, kGte, kLt, kLte, kExists };
   Field field = Field::kKey;

@@ -1,5 +1,7 @@
 #include "config/routes.h"
 
+#include <algorithm>
+
 #include "config/loader.h"
 #include "config/policy.h"
 #include "config/providers.h"
@@ -8,6 +10,36 @@
 
 namespace sluice::config {
 namespace {
+
+// A rule that tests what a guardrail policy found can only match when the route applies that
+// policy to its input (config-wide `apply` or the route's own list).
+void check_guardrail_tests(const PolicyNode& node, const Route& route,
+                           const GuardrailsConfig& guardrails, const YamlField& at) {
+  const auto applied = [&](std::string_view policy) {
+    const auto in = [&](const std::vector<std::string>& names) {
+      return std::find(names.begin(), names.end(), policy) != names.end();
+    };
+    const GuardrailPolicy* p = guardrails.find(std::string(policy));
+    return p != nullptr && p->input && (in(guardrails.apply) || in(route.guardrails));
+  };
+  for (const std::vector<Condition>& tests : node.when) {
+    for (const Condition& c : tests) {
+      if (c.field != Condition::Field::kGuardrails) continue;
+      for (const std::string& name : c.values) {
+        const std::string_view policy = std::string_view(name).substr(0, name.find('/'));
+        if (!applied(policy)) {
+          at.fail("a rule at " + node.source + " tests guardrail policy " +
+                  in_quotes(std::string(policy)) +
+                  ", which this route does not apply to its requests (guardrails.apply or the "
+                  "route's guardrails:)");
+        }
+      }
+    }
+  }
+  for (const PolicyNode& child : node.children) {
+    check_guardrail_tests(child, route, guardrails, at);
+  }
+}
 
 // `max_output_tokens: N` (capped) or `{ limit: N, action: cap | refuse }`.
 OutputCap load_output_cap(const YamlField& field) {
@@ -203,6 +235,9 @@ std::optional<Route> load_route(const YamlField& field, const RetrySettings& ret
   }
   if (auto f = m.get("guardrails")) {
     route.guardrails = load_route_guardrails(*f, guardrails);
+  }
+  if (auto policy = m.get("policy")) {
+    check_guardrail_tests(route.policy, route, guardrails, *policy);
   }
 
   // Targets whose provider is disabled (an unset key) leave the tree; the route is skipped

@@ -175,6 +175,9 @@ std::string describe(const std::vector<Condition>& tests) {
       case Condition::Field::kMaxTokens:
         out += "max_tokens";
         break;
+      case Condition::Field::kGuardrails:
+        out += "guardrails";
+        break;
     }
     switch (c.op) {
       case Condition::Op::kExists:

@@ -111,6 +111,20 @@ std::optional<std::uint64_t> CallContext::output_limit() const {
 
 std::optional<std::uint64_t> CallContext::max_tokens() const { return output_limit(); }
 
+bool CallContext::guardrails_found(std::string_view name) const {
+  for (const GuardrailFind& f : ctx_.guardrails) {
+    if (f.output) {
+      continue;
+    }
+    if (name.empty() || name == f.policy ||
+        (name.size() == f.policy.size() + 1 + f.detector.size() && name.starts_with(f.policy) &&
+         name[f.policy.size()] == '/' && name.ends_with(f.detector))) {
+      return true;
+    }
+  }
+  return false;
+}
+
 namespace {
 
 void hash_parts(std::uint64_t& h, std::span<const ir::ContentPart> parts) {

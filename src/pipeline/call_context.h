@@ -186,6 +186,7 @@ class CallContext final : public routing::RequestFacts {
   bool stream() const override { return request_.stream; }
   std::optional<std::uint64_t> max_tokens() const override;
   std::uint64_t affinity() const override;
+  bool guardrails_found(std::string_view name) const override;
 
  private:
   const Pipeline& pipeline_;

@@ -117,6 +117,14 @@ bool matches(std::span<const config::Condition> tests, const RequestFacts& facts
         }
         break;
       }
+      case Condition::Field::kGuardrails:
+        if (c.op == Condition::Op::kExists) {
+          ok = facts.guardrails_found({}) == c.flag;
+        } else {
+          ok = std::any_of(c.values.begin(), c.values.end(),
+                           [&](const std::string& name) { return facts.guardrails_found(name); });
+        }
+        break;
     }
     if (!ok) {
       return false;

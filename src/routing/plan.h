@@ -52,6 +52,13 @@ class RequestFacts {
   // affinity key when it gives one, else system prompt, tools and first message), the same on
   // every instance. 0: none (the node falls back to weighted).
   virtual std::uint64_t affinity() const { return 0; }
+  // What the input guardrails found (the chain's first filter ran before the plan): whether
+  // `name`, a policy ("health") or one of its detectors ("health/us_ssn"), found anything; with
+  // an empty name, whether any did.
+  virtual bool guardrails_found(std::string_view name) const {
+    (void)name;
+    return false;
+  }
 };
 
 // A stable 64-bit hash (FNV-1a): affinity keys must agree across instances and builds, which

@@ -44,6 +44,7 @@ function config() {
         { name: 'strict', block_status: 446, uninspected: 'block', detectors: [{ builtin: 'us_ssn', action: 'block' }] },
         { name: 'no-cards-out', direction: 'output', hold_back_chars: 48, detectors: [{ builtin: 'payment_card', action: 'block' }, { builtin: 'email', action: 'flag' }] },
         { name: 'emails-out', direction: 'output', detectors: [{ builtin: 'email', action: 'flag' }] },
+        { name: 'health', detectors: [{ keywords: ['diagnosis', 'prescription'], name: 'medical', case_insensitive: true, action: 'flag' }] },
         { name: 'pseudo', detectors: [{ builtin: 'email', action: 'pseudonymise' }, { builtin: 'payment_card', action: 'redact' }] },
       ],
     },
@@ -65,6 +66,8 @@ function config() {
         api_key: PROVIDER_KEY,
         headers: { 'x-mock-tool-arguments': JSON.stringify({ note: 'write to ops@example.com today' }) },
       },
+      { id: 'zero-retention', adapter: 'openai', base_url: mock.baseUrl, api_key: PROVIDER_KEY, headers: { 'x-mock-count-key': 'zdr' } },
+      { id: 'zero-retention-down', adapter: 'openai', base_url: mock.baseUrl, api_key: PROVIDER_KEY, headers: { 'x-mock-count-key': 'zdr-down', 'x-mock-status': '503' } },
       // The model answers with the placeholders it was sent; the mock cuts [EMAIL_1] over two
       // stream fragments.
       { id: 'placeholders', adapter: 'openai', base_url: mock.baseUrl, api_key: PROVIDER_KEY, headers: { 'x-mock-tool-arguments': PLACEHOLDER_ARGS } },
@@ -80,6 +83,26 @@ function config() {
       { alias: 'checked', provider: 'leaky', model: 'mock-model', guardrails: ['no-cards-out'] },
       { alias: 'checked-cached', provider: 'leaky', model: 'mock-model', guardrails: ['no-cards-out'], cache: true },
       { alias: 'flagged', provider: 'chatty', model: 'mock-model', guardrails: ['emails-out'] },
+      {
+        alias: 'medical',
+        guardrails: ['health'],
+        policy: {
+          conditional: {
+            rules: [{ when: { guardrails: 'health' }, then: { fallback: { targets: [{ provider: 'zero-retention', model: 'm' }, { provider: 'zero-retention', model: 'm2' }] } } }],
+            default: { provider: 'up', model: 'mock-model' },
+          },
+        },
+      },
+      {
+        alias: 'medical-strict',
+        guardrails: ['health'],
+        policy: {
+          conditional: {
+            rules: [{ when: { guardrails: 'health/medical' }, then: { provider: 'zero-retention-down', model: 'm' } }],
+            default: { provider: 'up', model: 'mock-model' },
+          },
+        },
+      },
       { alias: 'pseudo', provider: 'placeholders', model: 'mock-model', guardrails: ['pseudo'] },
       { alias: 'pseudo-claude', provider: 'placeholders-claude', model: 'claude-x', guardrails: ['pseudo'] },
       { alias: 'pseudo-cached', provider: 'placeholders', model: 'mock-model', guardrails: ['pseudo'], cache: true },
@@ -488,5 +511,30 @@ routes: [{ alias: chat, provider: m, model: m }]
     const unknown = await runBinary(sluiceBin, ['guardrails', 'test', file, '--policy', 'nope', '--text', 'x']);
     assert.equal(unknown.code, 1);
     assert.match(unknown.stderr, /no policy named "nope"/);
+  });
+});
+
+describe('routing on a verdict', () => {
+  const calls = async (key) => (await mock.stats()).requests_by_header?.[key] ?? 0;
+  const chat = (model, content) => post('/v1/chat/completions', { model, messages: [{ role: 'user', content }] });
+
+  test('health data goes to the zero-retention target, the rest to the default', async () => {
+    const plain = await chat('medical', 'summarise this meeting');
+    assert.equal(plain.status, 200);
+    await plain.text();
+    const health = await chat('medical', 'explain this Diagnosis to me');
+    assert.equal(health.status, 200);
+    await health.text();
+    assert.equal(health.headers.get('x-sluice-guardrails'), 'health/medical:flag=1');
+    assert.equal(await calls('up'), 1);
+    assert.equal(await calls('zdr'), 1);
+  });
+
+  test('when the zero-retention target fails, the request is refused, never sent elsewhere', async () => {
+    const res = await chat('medical-strict', 'a prescription for my mother');
+    const text = await res.text();
+    assert.equal(res.status, 503, text);
+    assert.ok((await calls('zdr-down')) >= 1);
+    assert.equal(await calls('up'), 0, 'the default branch is not a fallback');
   });
 });

@@ -792,7 +792,7 @@ routes:
         default: { provider: mock, model: b }
 )y",
      "test.yaml:11:21: routes[0].policy.conditional.rules[0].when.temperature: unknown field "
-     "(expected one of: key, key_group, stream, max_tokens, headers)"},
+     "(expected one of: key, key_group, stream, max_tokens, headers, guardrails)"},
     {"RouteConditionalCredentialHeader", R"y(version: 1
 auth: none
 providers:

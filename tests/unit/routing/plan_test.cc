@@ -3,10 +3,12 @@
 
 #include "routing/plan.h"
 
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -476,7 +478,67 @@ struct Facts final : RequestFacts {
   }
   bool stream() const override { return streaming; }
   std::optional<std::uint64_t> max_tokens() const override { return limit; }
+  std::vector<std::string> found;  // "policy" and "policy/detector" of each input find
+  bool guardrails_found(std::string_view name) const override {
+    return name.empty() ? !found.empty()
+                        : std::find(found.begin(), found.end(), name) != found.end();
+  }
 };
+
+TEST_F(PlanTest, ConditionalTestsWhatTheGuardrailsFound) {
+  load(
+      "  - alias: x\n"
+      "    guardrails: [health, pii]\n"
+      "    policy:\n"
+      "      conditional:\n"
+      "        rules:\n"
+      "          - when: { guardrails: health }\n"
+      "            then: { provider: a, model: m }\n"
+      "          - when: { guardrails: { in: [pii/us_ssn] } }\n"
+      "            then: { provider: b, model: m }\n"
+      "          - when: { guardrails: { exists: true } }\n"
+      "            then: { provider: c, model: m }\n"
+      "        default: { provider: d, model: m }\n",
+      "guardrails:\n"
+      "  policies:\n"
+      "    - { name: health, detectors: [{ keywords: [diagnosis], name: medical, action: flag }] "
+      "}\n"
+      "    - { name: pii, detectors: [{ builtin: pii, action: redact }] }\n");
+  auto plan_for = [&](const Facts& f) {
+    AttemptPlan plan(policy_, clock_.now(), 1, &f);
+    return order(plan);
+  };
+  Facts f;
+  EXPECT_EQ(plan_for(f), "d") << "nothing found";
+  f.found = {"pii", "pii/email"};
+  EXPECT_EQ(plan_for(f), "c");
+  f.found = {"pii", "pii/us_ssn"};
+  EXPECT_EQ(plan_for(f), "b");
+  f.found = {"pii", "pii/us_ssn", "health", "health/medical"};
+  EXPECT_EQ(plan_for(f), "a") << "the first rule that matches, and only its branch";
+}
+
+TEST(PlanConfig, ARuleOnAGuardrailPolicyTheRouteDoesNotApplyIsRefused) {
+  const std::string yaml =
+      "version: 1\nauth: none\n"
+      "guardrails:\n"
+      "  policies:\n"
+      "    - { name: health, detectors: [{ keywords: [diagnosis], name: medical, action: flag }] "
+      "}\n"
+      "providers: [{ id: a, adapter: mock }, { id: b, adapter: mock }]\n"
+      "routes:\n"
+      "  - alias: x\n"
+      "    policy:\n"
+      "      conditional:\n"
+      "        rules: [{ when: { guardrails: health/medical }, then: { provider: a, model: m } }]\n"
+      "        default: { provider: b, model: m }\n";
+  auto loaded = providers::load_config_string(yaml, "test.yaml");
+  ASSERT_FALSE(loaded);
+  EXPECT_NE(loaded.error().message().find(
+                "tests guardrail policy \"health\", which this route does not apply"),
+            std::string::npos)
+      << loaded.error().message();
+}
 
 TEST_F(PlanTest, ConditionalTestsTheKeysGroup) {
   load(
