@@ -104,7 +104,7 @@ GuardrailPolicy load_policy(const YamlField& field) {
 }  // namespace
 
 GuardrailsConfig load_guardrails(const YamlField& field) {
-  const YamlMap m = field.map({"policies", "apply"});
+  const YamlMap m = field.map({"policies", "apply", "key_groups"});
   GuardrailsConfig config;
   if (auto f = m.get("policies")) {
     for (const YamlField& item : f->items()) {
@@ -115,6 +115,13 @@ GuardrailsConfig load_guardrails(const YamlField& field) {
   }
   if (auto f = m.get("apply")) {
     config.apply = load_route_guardrails(*f, config);
+  }
+  if (auto f = m.get("key_groups")) {
+    for (auto& [group, names] : f->entries()) {
+      std::string name = group.literal_text();
+      if (name.empty()) group.fail("a key group needs a name");
+      config.key_groups.emplace_back(std::move(name), load_route_guardrails(names, config));
+    }
   }
   return config;
 }

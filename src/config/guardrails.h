@@ -55,6 +55,9 @@ struct GuardrailPolicy {
 struct GuardrailsConfig {
   std::vector<GuardrailPolicy> policies;
   std::vector<std::string> apply;
+  // `key_groups: { research: [pii] }`: policies the requests of a key group's keys go through
+  // on every route, in addition to `apply` and the route's own.
+  std::vector<std::pair<std::string, std::vector<std::string>>> key_groups;
   const GuardrailPolicy* find(std::string_view name) const {
     for (const GuardrailPolicy& p : policies) {
       if (p.name == name) return &p;

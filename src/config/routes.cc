@@ -20,7 +20,9 @@ void check_guardrail_tests(const PolicyNode& node, const Route& route,
       return std::find(names.begin(), names.end(), policy) != names.end();
     };
     const GuardrailPolicy* p = guardrails.find(std::string(policy));
-    return p != nullptr && p->input && (in(guardrails.apply) || in(route.guardrails));
+    bool by_group = false;
+    for (const auto& [group, names] : guardrails.key_groups) by_group = by_group || in(names);
+    return p != nullptr && p->input && (in(guardrails.apply) || in(route.guardrails) || by_group);
   };
   for (const std::vector<Condition>& tests : node.when) {
     for (const Condition& c : tests) {
@@ -30,8 +32,8 @@ void check_guardrail_tests(const PolicyNode& node, const Route& route,
         if (!applied(policy)) {
           at.fail("a rule at " + node.source + " tests guardrail policy " +
                   in_quotes(std::string(policy)) +
-                  ", which this route does not apply to its requests (guardrails.apply or the "
-                  "route's guardrails:)");
+                  ", which this route does not apply to its requests (guardrails.apply, "
+                  "guardrails.key_groups or the route's guardrails:)");
         }
       }
     }

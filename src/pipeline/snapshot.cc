@@ -59,6 +59,20 @@ Result<std::shared_ptr<const metering::PriceBook>> load_prices(const config::Con
 
 }  // namespace
 
+const guardrails::Policies& RouteRuntime::input_guardrails_for(std::string_view key_group) const {
+  for (const GroupGuardrails& g : group_guardrails) {
+    if (!key_group.empty() && g.group == key_group) return g.input;
+  }
+  return input_guardrails;
+}
+
+const guardrails::Policies& RouteRuntime::output_guardrails_for(std::string_view key_group) const {
+  for (const GroupGuardrails& g : group_guardrails) {
+    if (!key_group.empty() && g.group == key_group) return g.output;
+  }
+  return output_guardrails;
+}
+
 Result<std::shared_ptr<const Snapshot>> Snapshot::build(
     std::shared_ptr<const config::Config> cfg, std::shared_ptr<routing::HealthRegistry> health) {
   auto snap = std::make_shared<Snapshot>();
@@ -100,16 +114,26 @@ Result<std::shared_ptr<const Snapshot>> Snapshot::build(
     rr->operation = r.kind == config::RouteKind::kEmbeddings ? protocol::Operation::kEmbeddings
                                                              : protocol::Operation::kChat;
     rr->policy.compile(r, cfg->routing, *snap->health_);
-    for (const auto* names : {&cfg->guardrails.apply, &r.guardrails}) {
-      for (const std::string& name : *names) {
+    const auto add = [&](const std::vector<std::string>& names, guardrails::Policies& input,
+                         guardrails::Policies& output) {
+      for (const std::string& name : names) {
         const auto& policy = policies.at(name);  // the config checked the names
-        for (auto [wanted, list] : {std::pair{policy->input(), &rr->input_guardrails},
-                                    std::pair{policy->output(), &rr->output_guardrails}}) {
+        for (auto [wanted, list] :
+             {std::pair{policy->input(), &input}, std::pair{policy->output(), &output}}) {
           if (wanted && std::find(list->begin(), list->end(), policy) == list->end()) {
             list->push_back(policy);
           }
         }
       }
+    };
+    add(cfg->guardrails.apply, rr->input_guardrails, rr->output_guardrails);
+    add(r.guardrails, rr->input_guardrails, rr->output_guardrails);
+    for (const auto& [group, names] : cfg->guardrails.key_groups) {
+      RouteRuntime::GroupGuardrails& g = rr->group_guardrails.emplace_back();
+      g.group = group;
+      g.input = rr->input_guardrails;
+      g.output = rr->output_guardrails;
+      add(names, g.input, g.output);
     }
     for (std::size_t i = 0; i < r.targets.size(); ++i) {
       const config::Target& t = r.targets[i];

@@ -44,6 +44,17 @@ struct RouteRuntime {
   // those that look at what is sent and those that look at the answers.
   guardrails::Policies input_guardrails;
   guardrails::Policies output_guardrails;
+  // For each key group with policies of its own (`guardrails.key_groups`): the route's, then
+  // the group's. A request whose key is in none of them gets the route's.
+  struct GroupGuardrails {
+    std::string group;
+    guardrails::Policies input;
+    guardrails::Policies output;
+  };
+  std::vector<GroupGuardrails> group_guardrails;
+
+  const guardrails::Policies& input_guardrails_for(std::string_view key_group) const;
+  const guardrails::Policies& output_guardrails_for(std::string_view key_group) const;
 };
 
 // The immutable, compiled form of one config version that the data plane serves from. Built

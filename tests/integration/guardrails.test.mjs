@@ -19,6 +19,7 @@ let gw;
 const SECRET = 'sk-proj-Zq8vN3kLm2Xc9Rt5Yw1Bp7Hd4Fg6Js0A';
 const CARD = '4111 1111 1111 1111';
 const ADMIN_KEY = 'sk-sluice-guardrails-admin-key-01';
+const CONTRACTOR_KEY = 'sk-sluice-test-key-contractor-01';
 const PLACEHOLDER_ARGS = JSON.stringify({ to: '[EMAIL_1]', cc: '[EMAIL_2]' });
 
 function config() {
@@ -31,6 +32,7 @@ function config() {
     metering: { flush_interval_ms: 20 },
     guardrails: {
       apply: ['network'],
+      key_groups: { contractors: ['no-ssn'] },
       policies: [
         { name: 'network', detectors: [{ builtin: 'ipv4', action: 'flag' }] },
         {
@@ -44,6 +46,7 @@ function config() {
         { name: 'strict', block_status: 446, uninspected: 'block', detectors: [{ builtin: 'us_ssn', action: 'block' }] },
         { name: 'no-cards-out', direction: 'output', hold_back_chars: 48, detectors: [{ builtin: 'payment_card', action: 'block' }, { builtin: 'email', action: 'flag' }] },
         { name: 'emails-out', direction: 'output', detectors: [{ builtin: 'email', action: 'flag' }] },
+        { name: 'no-ssn', detectors: [{ builtin: 'us_ssn', action: 'block' }] },
         { name: 'health', detectors: [{ keywords: ['diagnosis', 'prescription'], name: 'medical', case_insensitive: true, action: 'flag' }] },
         { name: 'pseudo', detectors: [{ builtin: 'email', action: 'pseudonymise' }, { builtin: 'payment_card', action: 'redact' }] },
       ],
@@ -107,7 +110,10 @@ function config() {
       { alias: 'pseudo-claude', provider: 'placeholders-claude', model: 'claude-x', guardrails: ['pseudo'] },
       { alias: 'pseudo-cached', provider: 'placeholders', model: 'mock-model', guardrails: ['pseudo'], cache: true },
     ],
-    keys: [{ name: 'a', key: GATEWAY_KEY }],
+    keys: [
+      { name: 'a', key: GATEWAY_KEY },
+      { name: 'contractor', group: 'contractors', key: CONTRACTOR_KEY },
+    ],
   };
 }
 
@@ -536,5 +542,22 @@ describe('routing on a verdict', () => {
     assert.equal(res.status, 503, text);
     assert.ok((await calls('zdr-down')) >= 1);
     assert.equal(await calls('up'), 0, 'the default branch is not a fallback');
+  });
+});
+
+describe('policies of a key group', () => {
+  test("a group's policies add to the route's for its keys only", async () => {
+    const body = { model: 'open', messages: [{ role: 'user', content: 'my SSN is 123-45-6789, from 10.1.2.3' }] };
+    const staff = await post('/v1/chat/completions', body);
+    assert.equal(staff.status, 200);
+    await staff.text();
+    assert.equal(staff.headers.get('x-sluice-guardrails'), 'network/ipv4:flag=1');
+
+    const contractor = await post('/v1/chat/completions', body, { authorization: `Bearer ${CONTRACTOR_KEY}` });
+    const text = await contractor.text();
+    assert.equal(contractor.status, 400, text);
+    assert.match(JSON.parse(text).error.message, /guardrail policy "no-ssn": it contains "us_ssn"/);
+    assert.ok(!text.includes('123-45-6789'));
+    assert.equal(await upstreamCalls(), 1, "the contractor's request went nowhere");
   });
 });

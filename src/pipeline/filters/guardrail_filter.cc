@@ -37,37 +37,65 @@ void note(RequestContext& ctx, const guardrails::Verdict& verdict, bool output) 
   }
 }
 
+bool any_input(const RouteRuntime& route) {
+  bool any = !route.input_guardrails.empty();
+  for (const RouteRuntime::GroupGuardrails& g : route.group_guardrails)
+    any = any || !g.input.empty();
+  return any;
+}
+
+bool any_output(const RouteRuntime& route) {
+  bool any = !route.output_guardrails.empty();
+  for (const RouteRuntime::GroupGuardrails& g : route.group_guardrails) {
+    any = any || !g.output.empty();
+  }
+  return any;
+}
+
 }  // namespace
 
 std::unique_ptr<Filter> GuardrailFilter::make(const FilterSetup& setup) {
-  if (setup.route.input_guardrails.empty() && setup.route.output_guardrails.empty()) {
+  if (!any_input(setup.route) && !any_output(setup.route)) {
     return nullptr;
   }
-  return std::make_unique<GuardrailFilter>(setup.route.input_guardrails,
-                                           setup.route.output_guardrails);
+  return std::make_unique<GuardrailFilter>(setup.route);
 }
 
-GuardrailFilter::GuardrailFilter(const guardrails::Policies& input,
-                                 const guardrails::Policies& output)
-    : input_(input), output_(output) {
-  for (const auto& policy : output_) {
-    hold_back_ = std::max(hold_back_, policy->hold_back_chars());
-  }
+GuardrailFilter::GuardrailFilter(const RouteRuntime& route) : route_(route) {
+  const auto widen = [&](const guardrails::Policies& policies) {
+    for (const auto& policy : policies) {
+      hold_back_ = std::max(hold_back_, policy->hold_back_chars());
+    }
+  };
+  widen(route_.output_guardrails);
+  for (const RouteRuntime::GroupGuardrails& g : route_.group_guardrails) widen(g.output);
+}
+
+const guardrails::Policies& GuardrailFilter::input(const CallContext& call) const {
+  return route_.input_guardrails_for(call.key_group());
+}
+
+const guardrails::Policies& GuardrailFilter::output(const CallContext& call) const {
+  return route_.output_guardrails_for(call.key_group());
 }
 
 FilterHooks GuardrailFilter::hooks() const {
   FilterHooks hooks;
-  if (!input_.empty()) {
+  if (any_input(route_)) {
     hooks.add(FilterHook::kAfterDecode).add(FilterHook::kResponseHead);
   }
-  if (!output_.empty()) {
+  if (any_output(route_)) {
     hooks.add(FilterHook::kResponseBody).add(FilterHook::kStreamData).add(FilterHook::kEnd);
   }
   return hooks;
 }
 
 FilterStatus GuardrailFilter::after_decode(CallContext& call) {
-  guardrails::Inspector inspector(input_);
+  const guardrails::Policies& policies = input(call);
+  if (policies.empty()) {
+    return FilterStatus::proceed();
+  }
+  guardrails::Inspector inspector(policies);
   std::optional<std::string> redacted = guardrails::inspect_body(call.request().body, inspector);
   const guardrails::Verdict& verdict = inspector.verdict();
   if (verdict.empty()) {
@@ -97,7 +125,11 @@ FilterStatus GuardrailFilter::on_response_head(CallContext& call, ResponseHead& 
 }
 
 FilterStatus GuardrailFilter::on_response_body(CallContext& call, std::string& body) {
-  guardrails::Inspector inspector(output_);
+  const guardrails::Policies& policies = output(call);
+  if (policies.empty()) {
+    return FilterStatus::proceed();
+  }
+  guardrails::Inspector inspector(policies);
   std::optional<std::string> redacted =
       guardrails::inspect_body(body, inspector, guardrails::Side::kAnswer);
   const guardrails::Verdict& verdict = inspector.verdict();
@@ -115,9 +147,13 @@ FilterStatus GuardrailFilter::on_response_body(CallContext& call, std::string& b
 }
 
 FilterStatus GuardrailFilter::on_stream_data(CallContext& call, std::string& data) {
+  const guardrails::Policies& policies = output(call);
+  if (policies.empty()) {
+    return FilterStatus::proceed();
+  }
   Call& state = call.state<Call>(*this);
   if (!state.stream) {
-    state.stream.emplace(output_, hold_back_);
+    state.stream.emplace(policies, hold_back_);
   }
   const bool clean = state.stream->pass(data, call.stream_ending());
   if (!clean) {

@@ -24,12 +24,15 @@ namespace sluice::pipeline {
 // chain order, so the cache and the single-flight fan-out, after this filter, only ever see
 // what the output policies let through: a blocked answer is never stored or fanned out.
 //
+// The policies are the route's (config-wide `apply`, then its own), plus those of the caller's
+// key group when `guardrails.key_groups` gives it some.
+//
 // What was found is in ctx.guardrails (the access log's `guardrails`; output finds prefixed
 // `out:`) and, for the input, the `x-sluice-guardrails` response header.
 class GuardrailFilter final : public Filter {
  public:
   static std::unique_ptr<Filter> make(const FilterSetup& setup);
-  GuardrailFilter(const guardrails::Policies& input, const guardrails::Policies& output);
+  explicit GuardrailFilter(const RouteRuntime& route);
 
   std::string_view name() const override { return "guardrails"; }
   FilterHooks hooks() const override;
@@ -41,10 +44,12 @@ class GuardrailFilter final : public Filter {
 
  private:
   struct Call;
-  // The route's, in the snapshot the chain was built on.
-  const guardrails::Policies& input_;
-  const guardrails::Policies& output_;
-  std::size_t hold_back_ = 0;  // the output policies' largest hold_back_chars
+  // The policies of this request: the route's, or its key group's (RouteRuntime).
+  const guardrails::Policies& input(const CallContext& call) const;
+  const guardrails::Policies& output(const CallContext& call) const;
+
+  const RouteRuntime& route_;  // in the snapshot the chain was built on
+  std::size_t hold_back_ = 0;  // the largest hold_back_chars of any output policy it may apply
 };
 
 }  // namespace sluice::pipeline

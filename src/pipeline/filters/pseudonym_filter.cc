@@ -7,15 +7,25 @@ namespace sluice::pipeline {
 
 const char PseudonymState::kKey = 0;
 
-std::unique_ptr<Filter> PseudonymFilter::make(const FilterSetup& setup) {
-  for (const auto& policy : setup.route.input_guardrails) {
+namespace {
+
+bool pseudonymises(const guardrails::Policies& policies) {
+  for (const auto& policy : policies) {
     for (const guardrails::Policy::Rule& rule : policy->rules()) {
-      if (rule.action == guardrails::Action::kPseudonymise) {
-        return std::make_unique<PseudonymFilter>();
-      }
+      if (rule.action == guardrails::Action::kPseudonymise) return true;
     }
   }
-  return nullptr;
+  return false;
+}
+
+}  // namespace
+
+std::unique_ptr<Filter> PseudonymFilter::make(const FilterSetup& setup) {
+  bool any = pseudonymises(setup.route.input_guardrails);
+  for (const RouteRuntime::GroupGuardrails& g : setup.route.group_guardrails) {
+    any = any || pseudonymises(g.input);
+  }
+  return any ? std::make_unique<PseudonymFilter>() : nullptr;
 }
 
 FilterStatus PseudonymFilter::on_response_body(CallContext& call, std::string& body) {

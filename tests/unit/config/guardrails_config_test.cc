@@ -28,6 +28,7 @@ TEST(GuardrailsConfigTest, PoliciesAndWhereTheyApply) {
   auto config = load(
       "guardrails:\n"
       "  apply: [secrets]\n"
+      "  key_groups: { contractors: [pii, secrets] }\n"
       "  policies:\n"
       "    - name: secrets\n"
       "      detectors: [{ builtin: secrets }]\n"
@@ -61,6 +62,9 @@ TEST(GuardrailsConfigTest, PoliciesAndWhereTheyApply) {
   EXPECT_TRUE(pii.detectors[1].case_insensitive);
   EXPECT_EQ(pii.detectors[2].words, (std::vector<std::string>{"falcon", "project x"}));
   EXPECT_EQ((*config)->routes[0].guardrails, std::vector<std::string>{"pii"});
+  ASSERT_EQ(g.key_groups.size(), 1u);
+  EXPECT_EQ(g.key_groups[0].first, "contractors");
+  EXPECT_EQ(g.key_groups[0].second, (std::vector<std::string>{"pii", "secrets"}));
 }
 
 TEST(GuardrailsConfigTest, MistakesAreRefusedWhereTheyAre) {
@@ -86,6 +90,9 @@ TEST(GuardrailsConfigTest, MistakesAreRefusedWhereTheyAre) {
                 .find("a second policy named \"p\""),
             std::string::npos);
   EXPECT_NE(error_of("guardrails: { apply: [missing] }\n", "").find("missing"), std::string::npos);
+  EXPECT_NE(error_of("guardrails: { key_groups: { g: [missing] } }\n", "")
+                .find("no guardrail policy named \"missing\""),
+            std::string::npos);
   EXPECT_NE(error_of(policies + "{ builtin: email }], direction: out }\n", "")
                 .find("expected \"input\", \"output\" or \"both\""),
             std::string::npos);
