@@ -6,7 +6,8 @@
 // a blocking policy: a clean stream goes out whole, and when the whole text holds a match no
 // longer than the hold-back window, the stream blocks before any byte of it went out. (The
 // window may block a text whose match only its cut context made, a digit run cut in two; it
-// never lets one through.)
+// never lets one through.) Last, the stream restorer over the same cut: what goes out reads as
+// the whole text with its placeholders put back, wherever a delta cut one.
 
 #include <cstddef>
 #include <cstdint>
@@ -22,6 +23,7 @@
 #include "guardrails/detector.h"
 #include "guardrails/policy.h"
 #include "guardrails/stream_guard.h"
+#include "guardrails/stream_restore.h"
 
 namespace {
 
@@ -113,6 +115,33 @@ void check_stream(std::string_view input) {
   }
 }
 
+void check_restore(std::string_view input) {
+  if (input.empty()) return;
+  static const g::Pseudonyms pseudonyms = [] {
+    g::Pseudonyms p;
+    p.add("[EMAIL_1]", "ann@corp.example");
+    p.add("[EMAIL_2]", "bob@mail.example");
+    p.add("[NAME_12]", "Ann Smith");
+    return p;
+  }();
+  const std::size_t piece = static_cast<unsigned char>(input[0]) % 7 + 1;
+  const std::string text = plain_text(input.substr(1));
+  g::StreamRestorer restorer(pseudonyms);
+  std::string out;
+  for (std::size_t at = 0; at < text.size(); at += piece) {
+    std::string data = sluice::guardrails::testing::chat_delta(text.substr(at, piece));
+    restorer.pass(data, false);
+    out += data;
+  }
+  std::string end = "data: [DONE]\n\n";
+  restorer.pass(end, true);
+  out += end;
+  const std::string expected = pseudonyms.restore(text, false).value_or(text);
+  check(sluice::guardrails::testing::content_of(out) == expected,
+        "a streamed answer restored differently from the whole", out);
+  check(out.ends_with("data: [DONE]\n\n"), "the stream's end did not go out last", out);
+}
+
 void check_spans(std::string_view text) {
   std::vector<g::Span> spans;
   for (std::string_view name : g::builtin_detector_names()) {
@@ -135,6 +164,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::string_view input(reinterpret_cast<const char*>(data), size);
   check_spans(input);
   check_stream(input);
+  check_restore(input);
 
   g::Inspector text_inspector(redact_all());
   if (std::optional<std::string> out = text_inspector.inspect(input)) {
