@@ -7,7 +7,7 @@ PRESET ?= release
 CONFIG ?= examples/quickstart.yaml
 JOBS ?= $(shell nproc)
 
-.PHONY: run build test test-asan test-tsan fuzz deps deps-test bench bench-limits bench-metering bench-affinity gameday check-config format clean
+.PHONY: run build test test-asan test-tsan fuzz deps deps-test bench bench-limits bench-metering bench-affinity bench-guardrails gameday check-config format clean
 
 deps:
 	scripts/install-deps.sh
@@ -63,6 +63,13 @@ bench-affinity:
 	cmake --preset release >/dev/null
 	cmake --build --preset release -j $(JOBS)
 	node bench/prefix_affinity.mjs
+
+# Added time to first token of output guardrails on streams: hold-back windows of 16, 64 and 256
+# characters against no output policy, 64 deltas 20 ms apart (~30 s).
+bench-guardrails:
+	cmake --preset release >/dev/null
+	cmake --build --preset release -j $(JOBS)
+	node bench/guardrails_ttft.mjs
 
 # Game day (bench/README.md): a provider returns 429, then 503, then stalls, then heals under
 # steady load; Sluice vs Portkey with fallback. About 16 minutes; GAMEDAY_ARGS=--quick for a
