@@ -97,9 +97,17 @@ std::optional<std::string> restore_body(std::string_view json, const Pseudonyms&
   });
 }
 
-void append_answer_text(std::string_view json, std::string& out) {
+bool delta_text_member(std::string_view key) {
+  static constexpr std::array<std::string_view, 9> kMembers = {
+      "content",  "text",    "arguments", "partial_json",     "delta",
+      "thinking", "refusal", "reasoning", "reasoning_content"};
+  return one_of(key, kMembers);
+}
+
+void append_stream_text(std::string_view json, std::string& out) {
   rewrite_strings(json, [&](const JsonString& s) -> std::optional<std::string> {
-    if (!one_of(s.key, kStructural) && !echoed(s) && !one_of(s.key, kUninspected)) {
+    const bool in_args = !s.within.empty() && one_of("args", s.within);
+    if (delta_text_member(s.key) || in_args) {
       out += s.text;
     }
     return std::nullopt;

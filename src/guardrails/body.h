@@ -23,10 +23,17 @@ enum class Side : std::uint8_t { kRequest, kAnswer };
 std::optional<std::string> inspect_body(std::string_view json, Inspector& inspector,
                                         Side side = Side::kRequest);
 
-// Appends the model's text in one answer event's JSON (a stream chunk of any protocol) to
-// `out`, the strings inspect_body(kAnswer) would read, without separators: text a model wrote
-// over several events reads as one.
-void append_answer_text(std::string_view json, std::string& out);
+// Appends the model's new text in one stream event's JSON (any protocol) to `out`, without
+// separators, so that text a model wrote over several events reads as one: the strings of the
+// members deltas carry it in (delta_text_member) and of a Gemini function call's `args`. Not
+// ids, types or anything else an event carries between two deltas (a Responses `item_id`, an
+// `obfuscation` pad), which would cut a match in two.
+void append_stream_text(std::string_view json, std::string& out);
+
+// The members a stream's deltas carry the model's text in, across the protocols: Chat's
+// `content`, `refusal`, `reasoning_content` and tool calls' `arguments`; Anthropic's `text`,
+// `thinking` and `partial_json`; Gemini's parts' `text`; Responses' `delta`.
+bool delta_text_member(std::string_view key);
 
 // An answer body (or one stream event's JSON) with the request's pseudonyms put back in every
 // string but the structural ones (names, ids, types): the model's text, its tool calls'

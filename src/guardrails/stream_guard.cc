@@ -17,7 +17,7 @@ bool starts_with(std::string_view s, std::string_view prefix) {
 StreamGuard::StreamGuard(const Policies& policies, std::size_t hold_back)
     : inspector_(policies), hold_back_(hold_back) {}
 
-// The model's text of one event: its data lines' JSON as append_answer_text reads it. A
+// The model's text of one event: its data lines' JSON as append_stream_text reads it. A
 // Responses stream repeats the whole text in its *.done and response.completed events: only
 // its deltas count, or every find would be counted five times.
 void StreamGuard::add_event(std::string_view event) {
@@ -42,7 +42,7 @@ void StreamGuard::add_event(std::string_view event) {
   }
   const bool repeats = repeats_deltas(name);
   if (!repeats && !scratch_.empty() && scratch_ != "[DONE]") {
-    append_answer_text(scratch_, text_);
+    append_stream_text(scratch_, text_);
   }
   held_ += event;
   events_.push_back(Held{held_.size(), base_ + text_.size()});

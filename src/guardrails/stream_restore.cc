@@ -1,7 +1,5 @@
 #include "guardrails/stream_restore.h"
 
-#include <array>
-
 #include "guardrails/body.h"
 #include "guardrails/json_strings.h"
 #include "guardrails/sse_events.h"
@@ -9,20 +7,8 @@
 namespace sluice::guardrails {
 namespace {
 
-// The members a stream's deltas carry the model's text in, across the protocols: Chat's
-// `content` and tool calls' `arguments`, Anthropic's `text`, `partial_json` and `thinking`,
-// Gemini's parts' `text`, Responses' `delta`.
-constexpr std::array<std::string_view, 6> kDeltaMembers = {"content",      "text",  "arguments",
-                                                           "partial_json", "delta", "thinking"};
-
 bool delta_member(std::string_view key, std::string_view event_name) {
-  if (repeats_deltas(event_name)) {
-    return false;
-  }
-  for (std::string_view m : kDeltaMembers) {
-    if (key == m) return true;
-  }
-  return false;
+  return !repeats_deltas(event_name) && delta_text_member(key);
 }
 
 // A Responses function call's argument deltas are JSON text under `delta`.

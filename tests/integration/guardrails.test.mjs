@@ -11,6 +11,9 @@ import { after, before, beforeEach, describe, test } from 'node:test';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 
+import Anthropic from '@anthropic-ai/sdk';
+import OpenAI from 'openai';
+
 import { GATEWAY_KEY, PROVIDER_KEY, makeTempDir, removeTempDir, runBinary, sluiceBin, startMock, startSluice, usageRecord } from '../support/harness.mjs';
 
 let mock;
@@ -559,5 +562,74 @@ describe('policies of a key group', () => {
     assert.match(JSON.parse(text).error.message, /guardrail policy "no-ssn": it contains "us_ssn"/);
     assert.ok(!text.includes('123-45-6789'));
     assert.equal(await upstreamCalls(), 1, "the contractor's request went nowhere");
+  });
+});
+
+describe('official SDKs on a blocked stream', () => {
+  test('the OpenAI SDK raises its APIError, having yielded no byte of the card', async () => {
+    const client = new OpenAI({ apiKey: GATEWAY_KEY, baseURL: gw.baseUrl, maxRetries: 0, timeout: 15000 });
+    const stream = await client.chat.completions.create({
+      model: 'checked',
+      stream: true,
+      messages: [{ role: 'user', content: 'pay the bill' }],
+      tools: [{ type: 'function', function: { name: 'pay', parameters: { type: 'object', properties: { note: { type: 'string' } } } } }],
+      tool_choice: 'required',
+    });
+    let seen = '';
+    await assert.rejects(
+      (async () => {
+        for await (const chunk of stream) seen += JSON.stringify(chunk);
+      })(),
+      (e) => e instanceof OpenAI.APIError && /guardrail policy "no-cards-out"/.test(e.message),
+    );
+    assert.ok(!seen.includes('4111'), seen);
+  });
+
+  test('the Anthropic SDK raises its APIError, having yielded no byte of the card', async () => {
+    const client = new Anthropic({ apiKey: GATEWAY_KEY, baseURL: gw.url, maxRetries: 0, timeout: 15000 });
+    const stream = client.messages.stream({
+      model: 'checked',
+      max_tokens: 64,
+      messages: [{ role: 'user', content: 'pay the bill' }],
+      tools: [{ name: 'pay', input_schema: { type: 'object', properties: { note: { type: 'string' } } } }],
+      tool_choice: { type: 'any' },
+    });
+    let seen = '';
+    await assert.rejects(
+      (async () => {
+        for await (const event of stream) seen += JSON.stringify(event);
+      })(),
+      (e) => e instanceof Anthropic.APIError && /guardrail policy \\?"no-cards-out/.test(e.message),
+    );
+    assert.ok(!seen.includes('4111'), seen);
+  });
+});
+
+describe('output checks in Responses and Gemini streams', () => {
+  test('a Responses stream ends with its error event before the card', async () => {
+    const res = await post('/v1/responses', {
+      model: 'checked',
+      stream: true,
+      input: 'pay the bill',
+      tools: [{ type: 'function', name: 'pay', parameters: { type: 'object', properties: { note: { type: 'string' } } } }],
+      tool_choice: 'required',
+    });
+    const events = await res.text();
+    assert.equal(res.status, 200);
+    assert.ok(!events.includes('4111'), events);
+    assert.match(events, /event: error\ndata: \{"type":"error","code":"guardrail_blocked"/);
+    assert.ok(!events.includes('response.completed'));
+  });
+
+  test('a Gemini stream ends with its error object before the card', async () => {
+    const res = await post('/v1beta/models/checked:streamGenerateContent?alt=sse', {
+      contents: [{ role: 'user', parts: [{ text: 'pay the bill' }] }],
+      tools: [{ functionDeclarations: [{ name: 'pay', parameters: { type: 'object', properties: { note: { type: 'string' } } } }] }],
+      toolConfig: { functionCallingConfig: { mode: 'ANY' } },
+    });
+    const events = await res.text();
+    assert.equal(res.status, 200);
+    assert.ok(!events.includes('4111'), events);
+    assert.match(events, /"error":\{[^}]*guardrail policy \\"no-cards-out\\"/);
   });
 });

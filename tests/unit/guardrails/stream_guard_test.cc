@@ -113,6 +113,24 @@ TEST(StreamGuard, AFindAtTheNewestCharacterWaitsForTheNext) {
   EXPECT_TRUE(guard.verdict().empty()) << guard.verdict().summary();
 }
 
+// The ids and pads an event carries beside its delta are not the model's text: read as text,
+// a Responses item_id between two argument fragments cut the card in two and it went out.
+TEST(StreamGuard, OnlyTheDeltasTextIsRead_NotTheIdsBetweenThem) {
+  const Policies policies = output_policy(GuardrailAction::kBlock, GuardrailAction::kFlag);
+  StreamGuard guard(policies, 32);
+  bool stopped = false;
+  for (std::string_view piece : {R"({\"note\": \"pay with 4111 1111)", R"( 1111 1111 now\"})"}) {
+    std::string data =
+        "event: response.function_call_arguments.delta\ndata: {\"type\":\"response.function_"
+        "call_arguments.delta\",\"item_id\":\"fc_68a1\",\"obfuscation\":\"Xq9z\",\"output_index\""
+        ":0,\"delta\":\"" +
+        std::string(piece) + "\"}\n\n";
+    stopped = stopped || !guard.pass(data, false);
+  }
+  EXPECT_TRUE(stopped);
+  EXPECT_EQ(guard.verdict().summary(), "out/payment_card:block=1");
+}
+
 TEST(StreamGuard, AResponsesStreamIsReadFromItsDeltasOnly) {
   const Policies policies = output_policy(GuardrailAction::kBlock, GuardrailAction::kFlag);
   StreamGuard guard(policies, 4);
