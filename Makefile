@@ -64,11 +64,14 @@ bench-affinity:
 	cmake --build --preset release -j $(JOBS)
 	node bench/prefix_affinity.mjs
 
-# Added time to first token of output guardrails on streams: hold-back windows of 16, 64 and 256
-# characters against no output policy, 64 deltas 20 ms apart (~30 s).
+# What input guardrails cost a whole request (4 KB and 100 KB prompts, passthrough and
+# translated, against none), then the added time to first token of output guardrails on
+# streams: hold-back windows of 16, 64 and 256 characters against none (~6 minutes).
 bench-guardrails:
 	cmake --preset release >/dev/null
 	cmake --build --preset release -j $(JOBS)
+	scripts/install-deps.sh --bench
+	bench/guardrails.sh
 	node bench/guardrails_ttft.mjs
 
 # Game day (bench/README.md): a provider returns 429, then 503, then stalls, then heals under

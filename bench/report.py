@@ -649,14 +649,15 @@ except OSError:
 w("```")
 w("")
 
-# The "Game day" section is written by bench/gameday.sh (gameday_report.py) and the "Admission
-# by rate limits" and "Metering and access log" ones by bench/limits.sh and bench/metering.sh,
-# not by this run: keep the ones already in the file.
+# The "Game day" section is written by bench/gameday.sh (gameday_report.py), the "Admission by
+# rate limits", "Metering and access log" and "Guardrails, ..." ones by bench/limits.sh,
+# bench/metering.sh and bench/guardrails.sh, not by this run: keep the ones already in the file.
 try:
     import re
     with open(results_file) as f:
         previous = f.read()
-    for title in ("Game day", "Admission by rate limits", "Metering and access log"):
+    for title in ("Game day", "Admission by rate limits", "Metering and access log",
+                  "Guardrails, 4 KB prompt", "Guardrails, 100 KB prompt"):
         m = re.search(r"^## " + re.escape(title) + r"\n.*?(?=^## |\Z)", previous,
                       flags=re.S | re.M)
         if m:
