@@ -20,6 +20,7 @@ import {
   GEMINI_MODEL,
   MOCK_TEXT,
   OPENAI_MODEL,
+  PRIVATE_MODEL,
   PROVIDER_KEY,
   assertToolLoopUsage,
   gatewayEntries,
@@ -42,18 +43,22 @@ const WORDS = 3;
  * the upstream told by headers to call `Read` on that file. Returns the parsed output, the file's
  * secret line, stderr and the exit code. Killed after 30 s.
  */
-async function runClaude({ model, format = 'json', extraHeaders = {} }) {
+async function runClaude({ model, format = 'json', extraHeaders = {}, pseudonymised = false }) {
   const home = makeTempDir('sluice-claude-home-');
   const secret = `sluice-client-test-${Math.random().toString(36).slice(2)}`;
   const file = path.join(home, 'notes.txt');
   writeFileSync(file, `${secret}\n`);
+  // Pseudonymised: the upstream only ever sees the home directory as [HOME_1], so it asks for
+  // the file by that name; the gateway puts the real name back before Claude Code reads it.
+  const asked = pseudonymised ? path.join(path.dirname(home), '[HOME_1]', 'notes.txt') : file;
   const headers = {
     'x-mock-events': String(WORDS),
     'x-mock-tool-name': 'Read',
-    'x-mock-tool-arguments': JSON.stringify({ file_path: file }),
+    'x-mock-tool-arguments': JSON.stringify({ file_path: asked }),
     ...extraHeaders,
   };
-  const args = ['-p', 'Read notes.txt and tell me what it says.', '--model', model, '--max-turns', '4', '--output-format', format];
+  const prompt = pseudonymised ? `Read ${file} and tell me what it says.` : 'Read notes.txt and tell me what it says.';
+  const args = ['-p', prompt, '--model', model, '--max-turns', '4', '--output-format', format];
   if (format === 'stream-json') {
     args.push('--verbose');
   }
@@ -89,7 +94,7 @@ async function runClaude({ model, format = 'json', extraHeaders = {} }) {
   }
   const result = parsed.find((m) => m.type === 'result');
   assert.ok(result, `no result from Claude Code (exit ${code}); stdout: ${stdout.slice(0, 2000)}; stderr: ${stderr.slice(0, 2000)}`);
-  return { code, result, messages: parsed, secret, stderr };
+  return { code, result, messages: parsed, secret, stderr, home };
 }
 
 /** The checks every case makes: the result, the tool round trip upstream, the access log. */
@@ -156,6 +161,20 @@ describe('Claude Code through Sluice', () => {
     assert.equal(call.function.name, 'Read');
     assert.equal(last.tool_call_id, call.id, 'the result answers the call');
     assert.ok(sent.tools.some((t) => t.function?.name === 'Read'));
+  });
+
+  test('guardrails: a pseudonymised path comes back whole in the stream, the upstream never sees it', async () => {
+    const run = await runClaude({ model: PRIVATE_MODEL, format: 'stream-json', pseudonymised: true });
+    await assertAgentTurn(run, { alias: PRIVATE_MODEL });
+    const toolUse = run.messages
+      .filter((m) => m.type === 'assistant')
+      .flatMap((m) => m.message.content)
+      .find((b) => b.type === 'tool_use');
+    assert.equal(toolUse?.input?.file_path, path.join(run.home, 'notes.txt'), 'Claude Code got the real path back');
+    const { json: sent } = await lastUpstreamBody(stack);
+    const upstream = JSON.stringify(sent);
+    assert.ok(!upstream.includes(path.basename(run.home)), 'the home directory never reached the upstream');
+    assert.ok(upstream.includes('[HOME_1]'), upstream.slice(0, 500));
   });
 
   test('Gemini upstream (translation): a Read tool turn', requires('geminiAdapter'), async () => {

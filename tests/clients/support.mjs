@@ -33,6 +33,10 @@ export const ANTHROPIC_MODEL = 'claude-sonnet-4-5';
 export const OPENAI_MODEL = 'gpt-4o-mini';
 export const GEMINI_MODEL = 'gemini-2.5-flash';
 export const RESPONSES_MOCK_MODEL = 'gpt-4.1-resp';
+// The Anthropic alias behind guardrails (docs/guardrails.md): the name of a claude-code test
+// home directory is pseudonymised on the way up and restored on the way back, and an output
+// policy holds the answer's stream back 32 characters.
+export const PRIVATE_MODEL = 'claude-private';
 
 // What each alias's upstream speaks, as the access log's `passthrough` will tell.
 export const UPSTREAM_PROTOCOL = {
@@ -40,6 +44,7 @@ export const UPSTREAM_PROTOCOL = {
   [OPENAI_MODEL]: 'openai_chat',
   [GEMINI_MODEL]: 'gemini',
   [RESPONSES_MOCK_MODEL]: 'openai_responses',
+  [PRIVATE_MODEL]: 'anthropic',
 };
 
 function config(mock, { gemini }) {
@@ -59,6 +64,7 @@ function config(mock, { gemini }) {
     { alias: ANTHROPIC_MODEL, provider: 'anthropic', model: 'claude-sonnet-4-5-20250929' },
     { alias: OPENAI_MODEL, provider: 'openai', model: 'gpt-4o-mini-2024-07-18' },
     { alias: RESPONSES_MOCK_MODEL, provider: 'responses-mock', model: 'mock-1' },
+    { alias: PRIVATE_MODEL, provider: 'anthropic', model: 'claude-sonnet-4-5-20250929', guardrails: ['private-homes', 'no-cards-out'] },
   ];
   if (gemini) {
     providers.push(net('gemini', 'gemini', `${mock.url}/v1beta`));
@@ -70,6 +76,12 @@ function config(mock, { gemini }) {
     server: { workers: 1, drain_timeout_ms: 2000 },
     providers,
     routes,
+    guardrails: {
+      policies: [
+        { name: 'private-homes', detectors: [{ regex: 'sluice-claude-home-[A-Za-z0-9]+', name: 'home', action: 'pseudonymise' }] },
+        { name: 'no-cards-out', direction: 'output', hold_back_chars: 32, detectors: [{ builtin: 'payment_card', action: 'block' }] },
+      ],
+    },
     keys: [{ name: 'clients', key: GATEWAY_KEY }],
   };
 }
