@@ -16,17 +16,71 @@ GuardrailAction load_action(const YamlField& field) {
              in_quotes(action));
 }
 
+ExternalChecker load_external(const YamlField& field) {
+  const YamlMap m = field.map(
+      {"provider", "format", "path", "model", "language", "min_score", "timeout_ms", "on_error"});
+  ExternalChecker c;
+  c.provider = m.required("provider").text();
+  if (auto f = m.get("format")) {
+    const std::string format = f->text();
+    if (format == "presidio") {
+      c.format = ExternalChecker::Format::kPresidio;
+    } else if (format == "openai_moderation") {
+      c.format = ExternalChecker::Format::kModeration;
+    } else if (format == "generic") {
+      c.format = ExternalChecker::Format::kGeneric;
+    } else {
+      f->fail("expected \"presidio\", \"openai_moderation\" or \"generic\", got " +
+              in_quotes(format));
+    }
+  }
+  switch (c.format) {
+    case ExternalChecker::Format::kPresidio:
+      c.path = "/analyze";
+      break;
+    case ExternalChecker::Format::kModeration:
+      c.path = "/moderations";
+      break;
+    case ExternalChecker::Format::kGeneric:
+      c.path = "/check";
+      break;
+  }
+  if (auto f = m.get("path")) {
+    c.path = f->text();
+    if (c.path.empty() || c.path.front() != '/') f->fail("a path starts with '/'");
+    for (const char ch : c.path) {
+      if (static_cast<unsigned char>(ch) <= 0x20 || ch == 0x7f) f->fail("a path has no spaces");
+    }
+  }
+  if (auto f = m.get("model")) c.model = f->text();
+  if (auto f = m.get("language")) c.language = f->text();
+  if (auto f = m.get("min_score")) {
+    c.min_score = static_cast<double>(f->unsigned_in(0, 100)) / 100.0;
+  }
+  if (auto f = m.get("timeout_ms")) {
+    c.timeout = std::chrono::milliseconds(f->unsigned_in(1, 60000));
+  }
+  if (auto f = m.get("on_error")) {
+    const std::string mode = f->text();
+    if (mode != "block" && mode != "allow") {
+      f->fail("expected \"block\" (fail closed) or \"allow\" (fail open), got " + in_quotes(mode));
+    }
+    c.fail_open = mode == "allow";
+  }
+  return c;
+}
+
 GuardrailDetector load_detector(const YamlField& field) {
   const YamlMap m =
-      field.map({"builtin", "regex", "keywords", "name", "action", "case_insensitive"});
+      field.map({"builtin", "regex", "keywords", "external", "name", "action", "case_insensitive"});
   GuardrailDetector d;
   d.source = field.where();
   const int kinds = static_cast<int>(m.has("builtin")) + static_cast<int>(m.has("regex")) +
-                    static_cast<int>(m.has("keywords"));
+                    static_cast<int>(m.has("keywords")) + static_cast<int>(m.has("external"));
   if (kinds != 1) {
     field.fail(
-        "a detector is exactly one of `builtin: <name>`, `regex: <pattern>` or "
-        "`keywords: [words]`");
+        "a detector is exactly one of `builtin: <name>`, `regex: <pattern>`, "
+        "`keywords: [words]` or `external: {provider, format}`");
   }
   if (auto f = m.get("builtin")) {
     d.kind = GuardrailDetector::Kind::kBuiltin;
@@ -42,6 +96,9 @@ GuardrailDetector load_detector(const YamlField& field) {
       if (d.words.back().empty()) word.fail("an empty word matches everything");
     }
     if (d.words.empty()) f->fail("the word list is empty");
+  } else if (auto f = m.get("external")) {
+    d.kind = GuardrailDetector::Kind::kExternal;
+    d.external = load_external(*f);
   }
   if (auto f = m.get("name")) {
     if (d.kind == GuardrailDetector::Kind::kBuiltin) {
@@ -49,9 +106,16 @@ GuardrailDetector load_detector(const YamlField& field) {
     }
     d.name = f->text();
   } else if (d.kind != GuardrailDetector::Kind::kBuiltin) {
-    m.self().fail("a regex or keywords detector needs a `name:` (reports and placeholders use it)");
+    m.self().fail(
+        "a regex, keywords or external detector needs a `name:` (reports and placeholders use "
+        "it)");
   }
   if (auto f = m.get("action")) d.action = load_action(*f);
+  if (d.kind == GuardrailDetector::Kind::kExternal && d.action != GuardrailAction::kBlock &&
+      d.action != GuardrailAction::kFlag) {
+    m.required("action").fail(
+        "an external checker flags or blocks (it reports no places in the text to rewrite)");
+  }
   if (auto f = m.get("case_insensitive")) d.case_insensitive = f->boolean();
   return d;
 }
@@ -81,6 +145,11 @@ GuardrailPolicy load_policy(const YamlField& field) {
   }
   if (p.output) {
     for (const GuardrailDetector& d : p.detectors) {
+      if (d.kind == GuardrailDetector::Kind::kExternal) {
+        detectors.fail("detector " + in_quotes(d.name) +
+                       ": external checkers look at requests; a policy with `direction: " +
+                       std::string(p.input ? "both" : "output") + "` cannot use one");
+      }
       if (d.action == GuardrailAction::kPseudonymise) {
         detectors.fail("detector " + in_quotes(d.name) +
                        ": pseudonymise works on requests (its placeholders are put back in the "

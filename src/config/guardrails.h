@@ -1,5 +1,6 @@
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -17,15 +18,34 @@ enum class GuardrailAction : std::uint8_t {
   kBlock,         // the request is refused with the policy's status; nothing goes upstream
 };
 
+// An HTTP service that judges a request's text (docs/guardrails.md#external-checkers), reached
+// through a `providers:` entry (its base URL, TLS, pool and api_key).
+struct ExternalChecker {
+  enum class Format : std::uint8_t {
+    kPresidio,    // a Presidio analyzer: POST {text, language} -> [{entity_type, score, ...}]
+    kModeration,  // OpenAI's moderation API: POST {input[, model]} -> {results: [{flagged}]}
+    kGeneric,     // POST {text, direction} -> {verdict: allow | flag | block, reason}
+  };
+  std::string provider;
+  Format format = Format::kGeneric;
+  std::string path;             // after the provider's base URL; default per format
+  std::string model;            // kModeration: the moderation model, when the service wants one
+  std::string language = "en";  // kPresidio
+  double min_score = 0.5;       // kPresidio: the lowest score that counts
+  std::chrono::milliseconds timeout{1000};  // the whole exchange
+  bool fail_open = false;  // a checker that fails or is skipped lets the request go (flagged)
+};
+
 // One detector of a policy: a built-in (`email`, `payment_card`, ... or the sets `pii` and
-// `secrets`), a regular expression, or a word list.
+// `secrets`), a regular expression, a word list, or an external checker.
 struct GuardrailDetector {
-  enum class Kind : std::uint8_t { kBuiltin, kRegex, kKeywords };
+  enum class Kind : std::uint8_t { kBuiltin, kRegex, kKeywords, kExternal };
   Kind kind = Kind::kBuiltin;
   std::string name;                // kBuiltin: the detector (or set); else the name reports use
   std::string pattern;             // kRegex (RE2 syntax)
   std::vector<std::string> words;  // kKeywords
   bool case_insensitive = false;
+  ExternalChecker external;  // kExternal
   GuardrailAction action = GuardrailAction::kBlock;
   std::string source;  // "<file>:<line>", for messages
 };

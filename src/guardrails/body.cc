@@ -81,6 +81,18 @@ std::optional<std::string> inspect_body(std::string_view json, Inspector& inspec
   });
 }
 
+std::string request_text(std::string_view json) {
+  std::string text;
+  rewrite_strings(json, [&](const JsonString& s) -> std::optional<std::string> {
+    if (!one_of(s.key, kStructural) && !one_of(s.key, kUninspected) && !s.text.empty()) {
+      if (!text.empty()) text += '\n';
+      text += s.text;
+    }
+    return std::nullopt;
+  });
+  return text;
+}
+
 bool structural_member(std::string_view key) { return one_of(key, kStructural); }
 
 bool json_text_member(std::string_view key) { return key == "arguments" || key == "partial_json"; }

@@ -66,6 +66,9 @@ Result<std::shared_ptr<const Policy>> Policy::compile(const config::GuardrailPol
         policy->rules_.push_back(Rule{std::move(detector), d.action});
         break;
       }
+      case config::GuardrailDetector::Kind::kExternal:
+        policy->externals_.push_back(External{d.name, d.external, d.action});
+        break;
       case config::GuardrailDetector::Kind::kRegex: {
         std::unique_ptr<Detector> detector =
             regex_detector(d.name, d.pattern, d.case_insensitive, error);

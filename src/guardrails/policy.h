@@ -40,9 +40,19 @@ class Policy {
   bool output() const { return output_; }
   std::size_t hold_back_chars() const { return hold_back_chars_; }
 
+  // Its external checkers (pipeline/filters/guardrail_checks.h runs them; the detectors above
+  // are the in-process ones).
+  struct External {
+    std::string name;
+    config::ExternalChecker checker;
+    Action action = Action::kBlock;
+  };
+  std::span<const External> externals() const { return externals_; }
+
  private:
   std::string name_;
   std::vector<Rule> rules_;
+  std::vector<External> externals_;
   std::uint16_t block_status_ = 400;
   Action uninspected_ = Action::kFlag;
   bool input_ = true;

@@ -106,6 +106,8 @@ class Pipeline {
 
   const Clock& clock() const { return *parts_.clock; }
   InternalCalls* internal_calls() const { return parts_.internal_calls; }
+  // Opens exchanges over this worker's pools (the guardrails' external checkers use it too).
+  UpstreamConnector* connector() const { return parts_.connector; }
   // The filter chains of `snapshot`'s routes on this worker, built when the worker first serves
   // a request of that version.
   std::shared_ptr<const RouteChains> chains(const std::shared_ptr<const Snapshot>& snapshot) const;

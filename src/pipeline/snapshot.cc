@@ -104,6 +104,18 @@ Result<std::shared_ptr<const Snapshot>> Snapshot::build(
     by_id[p.id] = rt.get();
     snap->providers_.push_back(std::move(rt));
   }
+  // An external checker reaches its service through a provider entry (its base URL, TLS, pool).
+  for (const auto& [name, policy] : policies) {
+    for (const guardrails::Policy::External& e : policy->externals()) {
+      const auto it = by_id.find(e.checker.provider);
+      if (it == by_id.end() || it->second->adapter->endpoint() == nullptr) {
+        return Error(ErrorKind::kBadRequest, "guardrail policy \"" + policy->name() +
+                                                 "\": external checker \"" + e.name +
+                                                 "\" needs a network provider \"" +
+                                                 e.checker.provider + "\" (providers:), enabled");
+      }
+    }
+  }
   for (const config::Route& r : cfg->routes) {
     if (r.targets.empty()) {
       continue;

@@ -58,10 +58,11 @@ std::unique_ptr<Filter> GuardrailFilter::make(const FilterSetup& setup) {
   if (!any_input(setup.route) && !any_output(setup.route)) {
     return nullptr;
   }
-  return std::make_unique<GuardrailFilter>(setup.route);
+  return std::make_unique<GuardrailFilter>(setup.snapshot, setup.route);
 }
 
-GuardrailFilter::GuardrailFilter(const RouteRuntime& route) : route_(route) {
+GuardrailFilter::GuardrailFilter(const Snapshot& snapshot, const RouteRuntime& route)
+    : route_(route), checks_(snapshot, route) {
   const auto widen = [&](const guardrails::Policies& policies) {
     for (const auto& policy : policies) {
       hold_back_ = std::max(hold_back_, policy->hold_back_chars());
@@ -83,6 +84,9 @@ FilterHooks GuardrailFilter::hooks() const {
   FilterHooks hooks;
   if (any_input(route_)) {
     hooks.add(FilterHook::kAfterDecode).add(FilterHook::kResponseHead);
+  }
+  if (!checks_.empty()) {
+    hooks.add(FilterHook::kBeforePlan);
   }
   if (any_output(route_)) {
     hooks.add(FilterHook::kResponseBody).add(FilterHook::kStreamData).add(FilterHook::kEnd);
@@ -115,6 +119,18 @@ FilterStatus GuardrailFilter::after_decode(CallContext& call) {
     call.shared_state<PseudonymState>(&PseudonymState::kKey).table = std::move(pseudonyms);
   }
   return FilterStatus::proceed();
+}
+
+Awaitable<FilterStatus> GuardrailFilter::before_plan(CallContext& call) {
+  const std::size_t before = call.ctx().guardrails.size();
+  std::optional<Error> refused = co_await checks_.run(call, input(call));
+  if (call.ctx().guardrails.size() != before) {
+    call.state<Call>(*this).header = guardrails_summary(call.ctx().guardrails);
+  }
+  if (refused) {
+    co_return FilterStatus::stop(std::move(*refused));
+  }
+  co_return FilterStatus::proceed();
 }
 
 FilterStatus GuardrailFilter::on_response_head(CallContext& call, ResponseHead& head) {

@@ -5,10 +5,14 @@
 #include "guardrails/policy.h"
 #include "pipeline/filter.h"
 #include "pipeline/filter_chain.h"
+#include "pipeline/filters/guardrail_checks.h"
 
 namespace sluice::pipeline {
 
 // The guardrails of a route (docs/guardrails.md), first in its chain.
+//
+// External checkers (guardrail_checks.h) run before the plan, after the in-process detectors,
+// on the text those left.
 //
 // Input: right after decode, before anything is charged, looked up or sent, the caller's body
 // goes through the route's input policies (guardrails/body.h). A block answers the policy's
@@ -32,11 +36,12 @@ namespace sluice::pipeline {
 class GuardrailFilter final : public Filter {
  public:
   static std::unique_ptr<Filter> make(const FilterSetup& setup);
-  explicit GuardrailFilter(const RouteRuntime& route);
+  GuardrailFilter(const Snapshot& snapshot, const RouteRuntime& route);
 
   std::string_view name() const override { return "guardrails"; }
   FilterHooks hooks() const override;
   FilterStatus after_decode(CallContext& call) override;
+  Awaitable<FilterStatus> before_plan(CallContext& call) override;
   FilterStatus on_response_head(CallContext& call, ResponseHead& head) override;
   FilterStatus on_response_body(CallContext& call, std::string& body) override;
   FilterStatus on_stream_data(CallContext& call, std::string& data) override;
@@ -49,6 +54,7 @@ class GuardrailFilter final : public Filter {
   const guardrails::Policies& output(const CallContext& call) const;
 
   const RouteRuntime& route_;  // in the snapshot the chain was built on
+  GuardrailChecks checks_;     // the external checkers of its input policies
   std::size_t hold_back_ = 0;  // the largest hold_back_chars of any output policy it may apply
 };
 

@@ -63,6 +63,26 @@ TEST(GuardrailsConfigTest, PoliciesAndWhereTheyApply) {
   EXPECT_EQ(pii.detectors[2].words, (std::vector<std::string>{"falcon", "project x"}));
   EXPECT_EQ((*config)->routes[0].guardrails, std::vector<std::string>{"pii"});
   ASSERT_EQ(g.key_groups.size(), 1u);
+  auto checked = load(
+      "guardrails:\n"
+      "  policies:\n"
+      "    - name: ext\n"
+      "      detectors:\n"
+      "        - name: presidio\n"
+      "          external: { provider: p, format: presidio, path: /v2/analyze, min_score: 70,\n"
+      "                      timeout_ms: 250, on_error: allow, language: de }\n",
+      "");
+  ASSERT_TRUE(checked) << checked.error().message();
+  const GuardrailDetector& ext = (*checked)->guardrails.policies[0].detectors[0];
+  EXPECT_EQ(ext.kind, GuardrailDetector::Kind::kExternal);
+  EXPECT_EQ(ext.external.provider, "p");
+  EXPECT_EQ(ext.external.format, ExternalChecker::Format::kPresidio);
+  EXPECT_EQ(ext.external.path, "/v2/analyze");
+  EXPECT_DOUBLE_EQ(ext.external.min_score, 0.7);
+  EXPECT_EQ(ext.external.timeout, std::chrono::milliseconds(250));
+  EXPECT_TRUE(ext.external.fail_open);
+  EXPECT_EQ(ext.external.language, "de");
+  EXPECT_EQ(ext.action, GuardrailAction::kBlock);
   EXPECT_EQ(g.key_groups[0].first, "contractors");
   EXPECT_EQ(g.key_groups[0].second, (std::vector<std::string>{"pii", "secrets"}));
 }
@@ -99,6 +119,19 @@ TEST(GuardrailsConfigTest, MistakesAreRefusedWhereTheyAre) {
   EXPECT_NE(
       error_of(policies + "{ builtin: email, action: pseudonymise }], direction: both }\n", "")
           .find("pseudonymise works on requests"),
+      std::string::npos);
+  EXPECT_NE(error_of(policies + "{ external: { provider: x }, name: c, action: redact }] }\n", "")
+                .find("an external checker flags or blocks"),
+            std::string::npos);
+  EXPECT_NE(error_of(policies + "{ external: { provider: x, format: lakera }, name: c }] }\n", "")
+                .find("expected \"presidio\", \"openai_moderation\" or \"generic\""),
+            std::string::npos);
+  EXPECT_NE(
+      error_of(policies + "{ external: { provider: x }, name: c }], direction: output }\n", "")
+          .find("external checkers look at requests"),
+      std::string::npos);
+  EXPECT_NE(
+      error_of(policies + "{ external: { format: generic }, name: c }] }\n", "").find("provider"),
       std::string::npos);
   EXPECT_NE(error_of(policies + "{ builtin: email }], uninspected: pseudonymize }\n", "")
                 .find("images and files cannot be redacted"),

@@ -1,0 +1,163 @@
+#include "pipeline/filters/guardrail_checks.h"
+
+#include <algorithm>
+#include <string>
+
+#include "codec/http_head.h"
+#include "guardrails/body.h"
+#include "pipeline/call_context.h"
+#include "pipeline/pipeline.h"
+#include "pipeline/snapshot.h"
+#include "pipeline/upstream_connector.h"
+#include "spdlog/spdlog.h"
+
+namespace sluice::pipeline {
+namespace {
+
+constexpr std::size_t kMaxAnswerBytes = 256 * 1024;
+
+void collect(const guardrails::Policies& policies,
+             std::vector<const guardrails::Policy::External*>& out) {
+  for (const auto& policy : policies) {
+    for (const guardrails::Policy::External& e : policy->externals()) {
+      if (std::find(out.begin(), out.end(), &e) == out.end()) out.push_back(&e);
+    }
+  }
+}
+
+const ProviderRuntime* provider_named(const Snapshot& snapshot, std::string_view id) {
+  for (const auto& p : snapshot.providers()) {
+    if (p->config->id == id) return p.get();
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+GuardrailChecks::GuardrailChecks(const Snapshot& snapshot, const RouteRuntime& route) {
+  std::vector<const guardrails::Policy::External*> externals;
+  collect(route.input_guardrails, externals);
+  for (const RouteRuntime::GroupGuardrails& g : route.group_guardrails) collect(g.input, externals);
+  for (const guardrails::Policy::External* e : externals) {
+    auto checker = std::make_unique<Checker>();
+    checker->external = e;
+    checker->provider = provider_named(snapshot, e->checker.provider);  // the snapshot checked it
+    if (checker->provider != nullptr) {
+      if (auto url = providers::parse_base_url(checker->provider->config->base_url)) {
+        checker->url = std::move(*url);
+      }
+    }
+    checkers_.push_back(std::move(checker));
+  }
+}
+
+Awaitable<std::optional<guardrails::CheckerVerdict>> GuardrailChecks::ask(CallContext& call,
+                                                                          Checker& checker,
+                                                                          std::string_view text) {
+  const guardrails::Policy::External& e = *checker.external;
+  UpstreamConnector* connector = call.pipeline().connector();
+  if (checker.provider == nullptr || connector == nullptr ||
+      !checker.breaker.allow(call.clock().now())) {
+    co_return std::nullopt;
+  }
+  FramedRequest request;
+  request.provider = checker.provider;
+  request.body = guardrails::checker_request(e.checker, text);
+  codec::HeadWriter head(request.head);
+  head.request_line("POST", checker.url.path_prefix, e.checker.path)
+      .field("Host", checker.url.host_header)
+      .field("User-Agent", "sluice")
+      .field("Content-Type", "application/json")
+      .field("Accept", "application/json")
+      .field("x-request-id", call.ctx().request_id);
+  // The checker's own credential, from its provider entry; never the caller's.
+  if (const std::string& key = checker.provider->config->api_key; !key.empty()) {
+    head.field("Authorization", "Bearer " + key);
+  }
+  head.field("Content-Length", static_cast<std::uint64_t>(request.body.size()));
+  head.end();
+  const config::Millis timeout = e.checker.timeout;
+  request.timeouts.connect = std::min(timeout, checker.provider->config->timeout.connect);
+  request.timeouts.first_byte = timeout;
+  request.timeouts.idle = timeout;
+  request.timeouts.total = timeout;
+  providers::Cancellation cancel;
+  std::string why;
+  std::optional<guardrails::CheckerVerdict> verdict;
+  auto exchange = co_await connector->open(request, cancel);
+  if (!exchange) {
+    why = exchange.error().message();
+  } else {
+    const int status = (*exchange)->status();
+    auto body = co_await (*exchange)->read_all(kMaxAnswerBytes);
+    if (status < 200 || status > 299) {
+      why = "answered " + std::to_string(status);
+    } else if (!body) {
+      why = body.error().message();
+    } else {
+      verdict = guardrails::read_checker_answer(e.checker, *body);
+      if (verdict->kind == guardrails::CheckerVerdict::Kind::kUnusable) {
+        why = "answered something that is not a verdict";
+        verdict.reset();
+      }
+    }
+  }
+  if (!verdict) {
+    if (checker.breaker.failure(call.clock().now())) {
+      spdlog::warn("guardrails: checker '{}' (provider {}) {}; skipped for 30 s", e.name,
+                   e.checker.provider, why);
+    }
+    co_return std::nullopt;
+  }
+  if (checker.breaker.success()) {
+    spdlog::info("guardrails: checker '{}' answers again", e.name);
+  }
+  co_return verdict;
+}
+
+Awaitable<std::optional<Error>> GuardrailChecks::run(CallContext& call,
+                                                     const guardrails::Policies& policies) {
+  std::string text;
+  bool have_text = false;
+  for (const auto& policy : policies) {
+    for (const guardrails::Policy::External& e : policy->externals()) {
+      auto it = std::find_if(checkers_.begin(), checkers_.end(),
+                             [&](const auto& c) { return c->external == &e; });
+      if (it == checkers_.end()) continue;
+      if (!have_text) {
+        text = guardrails::request_text(call.request().body);
+        have_text = true;
+      }
+      const std::optional<guardrails::CheckerVerdict> verdict = co_await ask(call, **it, text);
+      RequestContext& ctx = call.ctx();
+      if (!verdict) {
+        if (e.checker.fail_open) {
+          ctx.guardrails.push_back(GuardrailFind{policy->name(), e.name, "unchecked", false, 1});
+          continue;
+        }
+        ctx.guardrails.push_back(GuardrailFind{policy->name(), e.name, "unavailable", false, 1});
+        co_return Error(ErrorKind::kUnavailable, 503,
+                        "The request could not be checked by guardrail policy \"" + policy->name() +
+                            "\" (its checker \"" + e.name +
+                            "\" did not answer), so it was not sent.")
+            .with_code("guardrail_unavailable");
+      }
+      if (verdict->kind != guardrails::CheckerVerdict::Kind::kFound) continue;
+      const bool generic = e.checker.format == config::ExternalChecker::Format::kGeneric;
+      const guardrails::Action action =
+          generic ? (verdict->block ? guardrails::Action::kBlock : guardrails::Action::kFlag)
+                  : e.action;
+      ctx.guardrails.push_back(GuardrailFind{policy->name(), e.name, guardrails::to_string(action),
+                                             false, verdict->count});
+      if (action == guardrails::Action::kBlock) {
+        co_return Error(ErrorKind::kBadRequest, policy->block_status(),
+                        "The request was blocked by guardrail policy \"" + policy->name() +
+                            "\": its checker \"" + e.name + "\" found it unacceptable.")
+            .with_code("guardrail_blocked");
+      }
+    }
+  }
+  co_return std::nullopt;
+}
+
+}  // namespace sluice::pipeline

@@ -1,0 +1,194 @@
+// External guardrail checkers (docs/guardrails.md#external-checkers) against a checker server of
+// our own on loopback: a generic JSON contract, a Presidio analyzer and an OpenAI-moderation
+// endpoint that answer from the text they get, a slow one, a broken one and a closed port.
+// Checks what each verdict does to the request, fail closed and fail open, the breaker, that
+// the checker gets its own credential and the redacted text, and that a refused request never
+// reaches the upstream.
+
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import net from 'node:net';
+import { after, before, beforeEach, describe, test } from 'node:test';
+
+import { GATEWAY_KEY, PROVIDER_KEY, startMock, startSluice } from '../support/harness.mjs';
+
+const CHECKER_KEY = 'sk-checker-own-key-000000000001';
+let mock;
+let gw;
+let checker;
+let downPort;
+const seen = []; // { path, body, authorization }
+
+function startChecker() {
+  const server = http.createServer((req, res) => {
+    let raw = '';
+    req.setEncoding('utf8');
+    req.on('data', (d) => (raw += d));
+    req.on('end', () => {
+      const body = JSON.parse(raw || '{}');
+      seen.push({ path: req.url, body, authorization: req.headers.authorization });
+      const text = body.text ?? body.input ?? '';
+      const reply = (status, value) => {
+        res.writeHead(status, { 'content-type': 'application/json' });
+        res.end(JSON.stringify(value));
+      };
+      if (req.url === '/slow/check') {
+        setTimeout(() => reply(200, { verdict: 'allow' }), 5000).unref();
+      } else if (req.url === '/broken/check') {
+        reply(500, { error: 'down for maintenance' });
+      } else if (req.url === '/check') {
+        const verdict = text.includes('forbidden') ? 'block' : text.includes('suspicious') ? 'flag' : 'allow';
+        reply(200, { verdict, reason: 'test' });
+      } else if (req.url === '/analyze') {
+        const at = text.indexOf('Jane Doe');
+        reply(200, at < 0 ? [] : [{ entity_type: 'PERSON', start: at, end: at + 8, score: 0.85 }, { entity_type: 'LOCATION', start: 0, end: 1, score: 0.2 }]);
+      } else if (req.url === '/v1/moderations') {
+        reply(200, { id: 'modr-1', model: 'omni-moderation-latest', results: [{ flagged: text.includes('violence'), categories: {} }] });
+      } else {
+        reply(404, { error: 'no such path' });
+      }
+    });
+  });
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
+}
+
+async function closedPort() {
+  const s = net.createServer();
+  await new Promise((resolve) => s.listen(0, '127.0.0.1', resolve));
+  const { port } = s.address();
+  await new Promise((resolve) => s.close(resolve));
+  return port;
+}
+
+before(async () => {
+  mock = await startMock();
+  checker = await startChecker();
+  downPort = await closedPort();
+  const base = `http://127.0.0.1:${checker.address().port}`;
+  const svc = (id, url) => ({ id, adapter: 'openai', base_url: url, api_key: CHECKER_KEY });
+  const ext = (name, external, action) => ({ name, external, ...(action ? { action } : {}) });
+  gw = await startSluice({
+    version: 1,
+    listen: '127.0.0.1:0',
+    server: { workers: 1, drain_timeout_ms: 2000 },
+    guardrails: {
+      policies: [
+        { name: 'house', detectors: [ext('house-rules', { provider: 'checker', format: 'generic' })] },
+        { name: 'people', detectors: [ext('presidio', { provider: 'checker', format: 'presidio', min_score: 50 }, 'block')] },
+        { name: 'safety', detectors: [ext('moderation', { provider: 'checker-v1', format: 'openai_moderation' }, 'flag')] },
+        { name: 'slow-closed', detectors: [ext('slow', { provider: 'slow', format: 'generic', timeout_ms: 200 })] },
+        { name: 'slow-open', detectors: [ext('slow', { provider: 'slow', format: 'generic', timeout_ms: 200, on_error: 'allow' })] },
+        { name: 'broken', detectors: [ext('broken', { provider: 'broken', format: 'generic' })] },
+        { name: 'down', detectors: [ext('down', { provider: 'down', format: 'generic', timeout_ms: 500 })] },
+        { name: 'pii', detectors: [{ builtin: 'email', action: 'redact' }] },
+      ],
+    },
+    providers: [
+      { id: 'up', adapter: 'openai', base_url: mock.baseUrl, api_key: PROVIDER_KEY, headers: { 'x-mock-count-key': 'up' } },
+      svc('checker', base),
+      svc('checker-v1', `${base}/v1`),
+      svc('slow', `${base}/slow`),
+      svc('broken', `${base}/broken`),
+      svc('down', `http://127.0.0.1:${downPort}`),
+    ],
+    routes: [
+      { alias: 'house', provider: 'up', model: 'm', guardrails: ['house'] },
+      { alias: 'people', provider: 'up', model: 'm', guardrails: ['people'] },
+      { alias: 'safety', provider: 'up', model: 'm', guardrails: ['safety'] },
+      { alias: 'slow-closed', provider: 'up', model: 'm', guardrails: ['slow-closed'] },
+      { alias: 'slow-open', provider: 'up', model: 'm', guardrails: ['slow-open'] },
+      { alias: 'broken', provider: 'up', model: 'm', guardrails: ['broken'] },
+      { alias: 'down', provider: 'up', model: 'm', guardrails: ['down'] },
+      { alias: 'redacted-then-checked', provider: 'up', model: 'm', guardrails: ['pii', 'house'] },
+    ],
+    keys: [{ name: 'a', key: GATEWAY_KEY }],
+  });
+});
+after(async () => {
+  await gw?.stop();
+  await mock?.stop();
+  await new Promise((resolve) => (checker ? checker.close(resolve) : resolve()));
+});
+beforeEach(async () => {
+  await mock.reset();
+  seen.length = 0;
+});
+
+const chat = (model, content) =>
+  fetch(`${gw.url}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${GATEWAY_KEY}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ model, messages: [{ role: 'system', content: 'Be brief.' }, { role: 'user', content }] }),
+  });
+const upstreamCalls = async () => (await mock.stats()).requests_total ?? 0;
+
+describe('external checkers', () => {
+  test('a generic checker allows, flags or blocks; it gets its own key, never the caller\'s', async () => {
+    const ok = await chat('house', 'hello there');
+    assert.equal(ok.status, 200, await ok.text());
+    assert.equal(seen.length, 1);
+    assert.deepEqual(seen[0].body, { text: 'Be brief.\nhello there', direction: 'input' });
+    assert.equal(seen[0].authorization, `Bearer ${CHECKER_KEY}`);
+
+    const flagged = await chat('house', 'something suspicious');
+    assert.equal(flagged.status, 200);
+    await flagged.text();
+    assert.equal(flagged.headers.get('x-sluice-guardrails'), 'house/house-rules:flag=1');
+
+    const blocked = await chat('house', 'a forbidden topic');
+    const text = await blocked.text();
+    assert.equal(blocked.status, 400, text);
+    const error = JSON.parse(text).error;
+    assert.equal(error.code, 'guardrail_blocked');
+    assert.match(error.message, /guardrail policy "house": its checker "house-rules"/);
+    assert.equal(await upstreamCalls(), 2, 'the blocked request never went upstream');
+    assert.ok(!JSON.stringify(seen).includes(GATEWAY_KEY));
+  });
+
+  test('a Presidio analyzer blocks on an entity at or over min_score', async () => {
+    const res = await chat('people', 'write to Jane Doe');
+    assert.equal(res.status, 400, await res.text());
+    assert.deepEqual(seen[0].body, { text: 'Be brief.\nwrite to Jane Doe', language: 'en' });
+    const clean = await chat('people', 'write to the team');
+    assert.equal(clean.status, 200, await clean.text());
+  });
+
+  test('an OpenAI moderation endpoint flags', async () => {
+    const res = await chat('safety', 'a story about violence');
+    assert.equal(res.status, 200, await res.text());
+    assert.equal(res.headers.get('x-sluice-guardrails'), 'safety/moderation:flag=1');
+    assert.equal(seen[0].path, '/v1/moderations');
+    assert.deepEqual(seen[0].body, { input: 'Be brief.\na story about violence' });
+  });
+
+  test('a slow checker fails closed within its timeout, or lets the request go when open', async () => {
+    const started = Date.now();
+    const closed = await chat('slow-closed', 'hello');
+    const text = await closed.text();
+    assert.equal(closed.status, 503, text);
+    assert.equal(JSON.parse(text).error.code, 'guardrail_unavailable');
+    assert.ok(Date.now() - started < 4000, 'answered at the checker timeout, not at the checker');
+    assert.equal(await upstreamCalls(), 0);
+
+    const open = await chat('slow-open', 'hello');
+    assert.equal(open.status, 200, await open.text());
+    assert.equal(open.headers.get('x-sluice-guardrails'), 'slow-open/slow:unchecked=1');
+  });
+
+  test('a checker that is down fails closed; three failures open its breaker', async () => {
+    const down = await chat('down', 'hello');
+    assert.equal(down.status, 503, await down.text());
+    for (let i = 0; i < 5; i++) {
+      const res = await chat('broken', 'hello');
+      assert.equal(res.status, 503, await res.text());
+    }
+    assert.equal(seen.filter((s) => s.path === '/broken/check').length, 3, 'after three failures it is skipped');
+    assert.equal(await upstreamCalls(), 0);
+  });
+
+  test('the checker sees the redacted text only', async () => {
+    const res = await chat('redacted-then-checked', 'mail jane.roe@example.org today');
+    assert.equal(res.status, 200, await res.text());
+    assert.equal(seen[0].body.text, 'Be brief.\nmail [EMAIL_1] today');
+  });
+});
