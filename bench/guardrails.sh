@@ -6,8 +6,8 @@
 #   *-tr-*                    the same with an Anthropic upstream (the request is translated)
 # over a 4 KB and a 100 KB chat body of prose with an e-mail address, a phone number or a card
 # number every ~500 bytes (bench/out/guardrails-<run>/body-*.json). wrk with bench/lua/chat.lua:
-# c=1 for latency, c=64 for throughput; at c=64 the worker's core is saturated, so 1 / req/s is
-# the gateway's CPU per request.
+# c=1 for latency, c=64 for throughput; with the 4 KB body c=64 saturates the worker's core, so
+# 1 / req/s is the gateway's CPU per request (with 100 KB the load side's core saturates first).
 #
 #   bench/guardrails.sh [--duration S] [--rounds N] [--build DIR] [--results FILE | --no-results]
 #
@@ -81,6 +81,8 @@ for size in 4k 100k; do
 One Sluice worker on core 1 in front of \`sluice-mock-upstream\` on core 0, API-key auth, a $label \
 chat body of prose with an e-mail address, a phone number or a card number every ~500 bytes. \
 \`pii\` = a route policy with every built-in detector of \`pii\` and \`secrets\`, redacting; \
-\`tr\` = an Anthropic upstream (the redacted request is translated). Ratios against \`off-$size\`; \
-at c=64 the worker's core is saturated, so 1 / req/s is its CPU per request."
+\`tr\` = an Anthropic upstream (the redacted request is translated). Added and ratio columns are against \`off-$size\`: compare the \`tr\` rows with \`off-tr-$size\`. \
+With the 4 KB body c=64 saturates the worker's core, so 1 / req/s is its CPU per request; with \
+100 KB the load side's core (wrk and the mock parsing every body) saturates first, so read the \
+c=1 latency there."
 done
