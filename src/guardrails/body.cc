@@ -118,7 +118,7 @@ bool delta_text_member(std::string_view key) {
 
 void append_stream_text(std::string_view json, std::string& out) {
   rewrite_strings(json, [&](const JsonString& s) -> std::optional<std::string> {
-    const bool in_args = !s.within.empty() && one_of("args", s.within);
+    const bool in_args = one_of("args", s.within);
     if (delta_text_member(s.key) || in_args) {
       out += s.text;
     }

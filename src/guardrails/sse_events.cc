@@ -22,7 +22,7 @@ bool repeats_deltas(std::string_view name) {
   return starts_with(name, "response.") && !name.ends_with(".delta");
 }
 
-SseEvent read_sse_event(std::string_view event) {
+SseEvent read_sse_event(std::string_view event, std::string* data) {
   SseEvent out;
   std::size_t at = 0;
   while (at < event.size()) {
@@ -40,6 +40,10 @@ SseEvent read_sse_event(std::string_view event) {
       if (begin < end && event[begin] == ' ') ++begin;
       out.data_begin = begin;
       out.data_end = end;
+      if (data != nullptr) {
+        if (out.data_lines > 0) *data += '\n';
+        data->append(event.substr(begin, end - begin));
+      }
       ++out.data_lines;
     }
     at = eol + 1;

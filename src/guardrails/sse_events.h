@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstddef>
+#include <string>
 #include <string_view>
 
 namespace sluice::guardrails {
@@ -17,7 +18,9 @@ struct SseEvent {
   std::size_t data_end = 0;
   int data_lines = 0;
 };
-SseEvent read_sse_event(std::string_view event);
+// With `data`: every data line's payload is also appended to it, joined by '\n' (an event may
+// spread its data over several lines).
+SseEvent read_sse_event(std::string_view event, std::string* data = nullptr);
 
 // Whether an event of this name repeats text earlier events carried as deltas: a Responses
 // stream's *.done events and response.completed (its deltas are *.delta).

@@ -6,13 +6,6 @@
 #include "guardrails/sse_events.h"
 
 namespace sluice::guardrails {
-namespace {
-
-bool starts_with(std::string_view s, std::string_view prefix) {
-  return s.substr(0, prefix.size()) == prefix;
-}
-
-}  // namespace
 
 StreamGuard::StreamGuard(const Policies& policies, std::size_t hold_back)
     : inspector_(policies), hold_back_(hold_back) {}
@@ -21,27 +14,9 @@ StreamGuard::StreamGuard(const Policies& policies, std::size_t hold_back)
 // Responses stream repeats the whole text in its *.done and response.completed events: only
 // its deltas count, or every find would be counted five times.
 void StreamGuard::add_event(std::string_view event) {
-  std::string_view name;
   scratch_.clear();
-  std::size_t at = 0;
-  while (at < event.size()) {
-    std::size_t eol = event.find('\n', at);
-    if (eol == std::string_view::npos) eol = event.size();
-    std::string_view line = event.substr(at, eol - at);
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    if (starts_with(line, "event:")) {
-      name = line.substr(6);
-      while (!name.empty() && name.front() == ' ') name.remove_prefix(1);
-    } else if (starts_with(line, "data:")) {
-      line.remove_prefix(5);
-      if (!line.empty() && line.front() == ' ') line.remove_prefix(1);
-      if (!scratch_.empty()) scratch_ += '\n';
-      scratch_ += line;
-    }
-    at = eol + 1;
-  }
-  const bool repeats = repeats_deltas(name);
-  if (!repeats && !scratch_.empty() && scratch_ != "[DONE]") {
+  const SseEvent e = read_sse_event(event, &scratch_);
+  if (!repeats_deltas(e.name) && !scratch_.empty() && scratch_ != "[DONE]") {
     append_stream_text(scratch_, text_);
   }
   held_ += event;

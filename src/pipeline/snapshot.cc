@@ -59,18 +59,27 @@ Result<std::shared_ptr<const metering::PriceBook>> load_prices(const config::Con
 
 }  // namespace
 
-const guardrails::Policies& RouteRuntime::input_guardrails_for(std::string_view key_group) const {
+const RouteRuntime::GroupGuardrails* RouteRuntime::group(std::string_view key_group) const {
   for (const GroupGuardrails& g : group_guardrails) {
-    if (!key_group.empty() && g.group == key_group) return g.input;
+    if (!key_group.empty() && g.group == key_group) return &g;
   }
-  return input_guardrails;
+  return nullptr;
+}
+
+const guardrails::Policies& RouteRuntime::input_guardrails_for(std::string_view key_group) const {
+  const GroupGuardrails* g = group(key_group);
+  return g != nullptr ? g->input : input_guardrails;
 }
 
 const guardrails::Policies& RouteRuntime::output_guardrails_for(std::string_view key_group) const {
-  for (const GroupGuardrails& g : group_guardrails) {
-    if (!key_group.empty() && g.group == key_group) return g.output;
-  }
-  return output_guardrails;
+  const GroupGuardrails* g = group(key_group);
+  return g != nullptr ? g->output : output_guardrails;
+}
+
+std::vector<const guardrails::Policies*> RouteRuntime::guardrail_sets(bool input) const {
+  std::vector<const guardrails::Policies*> sets{input ? &input_guardrails : &output_guardrails};
+  for (const GroupGuardrails& g : group_guardrails) sets.push_back(input ? &g.input : &g.output);
+  return sets;
 }
 
 Result<std::shared_ptr<const Snapshot>> Snapshot::build(

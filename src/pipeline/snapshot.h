@@ -55,6 +55,12 @@ struct RouteRuntime {
 
   const guardrails::Policies& input_guardrails_for(std::string_view key_group) const;
   const guardrails::Policies& output_guardrails_for(std::string_view key_group) const;
+  // Every set its requests may go through, the route's and each key group's (for a filter's
+  // factory: whether it is needed, what to prepare).
+  std::vector<const guardrails::Policies*> guardrail_sets(bool input) const;
+
+ private:
+  const GroupGuardrails* group(std::string_view key_group) const;
 };
 
 // The immutable, compiled form of one config version that the data plane serves from. Built

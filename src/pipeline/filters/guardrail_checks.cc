@@ -36,8 +36,9 @@ const ProviderRuntime* provider_named(const Snapshot& snapshot, std::string_view
 
 GuardrailChecks::GuardrailChecks(const Snapshot& snapshot, const RouteRuntime& route) {
   std::vector<const guardrails::Policy::External*> externals;
-  collect(route.input_guardrails, externals);
-  for (const RouteRuntime::GroupGuardrails& g : route.group_guardrails) collect(g.input, externals);
+  for (const guardrails::Policies* set : route.guardrail_sets(/*input=*/true)) {
+    collect(*set, externals);
+  }
   for (const guardrails::Policy::External* e : externals) {
     auto checker = std::make_unique<Checker>();
     checker->external = e;

@@ -37,25 +37,18 @@ void note(RequestContext& ctx, const guardrails::Verdict& verdict, bool output) 
   }
 }
 
-bool any_input(const RouteRuntime& route) {
-  bool any = !route.input_guardrails.empty();
-  for (const RouteRuntime::GroupGuardrails& g : route.group_guardrails)
-    any = any || !g.input.empty();
-  return any;
-}
-
-bool any_output(const RouteRuntime& route) {
-  bool any = !route.output_guardrails.empty();
-  for (const RouteRuntime::GroupGuardrails& g : route.group_guardrails) {
-    any = any || !g.output.empty();
+// Whether any request of the route may go through a policy of that side.
+bool any_policy(const RouteRuntime& route, bool input) {
+  for (const guardrails::Policies* set : route.guardrail_sets(input)) {
+    if (!set->empty()) return true;
   }
-  return any;
+  return false;
 }
 
 }  // namespace
 
 std::unique_ptr<Filter> GuardrailFilter::make(const FilterSetup& setup) {
-  if (!any_input(setup.route) && !any_output(setup.route)) {
+  if (!any_policy(setup.route, true) && !any_policy(setup.route, false)) {
     return nullptr;
   }
   return std::make_unique<GuardrailFilter>(setup.snapshot, setup.route);
@@ -68,8 +61,7 @@ GuardrailFilter::GuardrailFilter(const Snapshot& snapshot, const RouteRuntime& r
       hold_back_ = std::max(hold_back_, policy->hold_back_chars());
     }
   };
-  widen(route_.output_guardrails);
-  for (const RouteRuntime::GroupGuardrails& g : route_.group_guardrails) widen(g.output);
+  for (const guardrails::Policies* set : route_.guardrail_sets(/*input=*/false)) widen(*set);
 }
 
 const guardrails::Policies& GuardrailFilter::input(const CallContext& call) const {
@@ -82,13 +74,13 @@ const guardrails::Policies& GuardrailFilter::output(const CallContext& call) con
 
 FilterHooks GuardrailFilter::hooks() const {
   FilterHooks hooks;
-  if (any_input(route_)) {
+  if (any_policy(route_, /*input=*/true)) {
     hooks.add(FilterHook::kAfterDecode).add(FilterHook::kResponseHead);
   }
   if (!checks_.empty()) {
     hooks.add(FilterHook::kBeforePlan);
   }
-  if (any_output(route_)) {
+  if (any_policy(route_, /*input=*/false)) {
     hooks.add(FilterHook::kResponseBody).add(FilterHook::kStreamData).add(FilterHook::kEnd);
   }
   return hooks;

@@ -21,11 +21,10 @@ bool pseudonymises(const guardrails::Policies& policies) {
 }  // namespace
 
 std::unique_ptr<Filter> PseudonymFilter::make(const FilterSetup& setup) {
-  bool any = pseudonymises(setup.route.input_guardrails);
-  for (const RouteRuntime::GroupGuardrails& g : setup.route.group_guardrails) {
-    any = any || pseudonymises(g.input);
+  for (const guardrails::Policies* set : setup.route.guardrail_sets(/*input=*/true)) {
+    if (pseudonymises(*set)) return std::make_unique<PseudonymFilter>();
   }
-  return any ? std::make_unique<PseudonymFilter>() : nullptr;
+  return nullptr;
 }
 
 FilterStatus PseudonymFilter::on_response_body(CallContext& call, std::string& body) {
