@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "cache/flight.h"
+#include "cache/key_aliases.h"
 #include "cache/memory_store.h"
 #include "cache/semantic_index.h"
 
@@ -18,7 +19,10 @@ namespace sluice::cache {
 struct CacheState {
   CacheState(std::uint64_t memory_bytes, std::uint64_t replay_bytes,
              std::uint64_t semantic_bytes = 64 * 1024 * 1024)
-      : answers(memory_bytes), replays(replay_bytes), semantic(semantic_bytes) {}
+      : answers(memory_bytes),
+        key_aliases(memory_bytes / 64 / KeyAliases::kBytesPerAlias),
+        replays(replay_bytes),
+        semantic(semantic_bytes) {}
 
   // The breaker of the embeddings route `alias` (a semantic cache skips a route that keeps
   // failing); one per alias for the process's life. Taken when a chain is built, not per
@@ -33,6 +37,9 @@ struct CacheState {
   }
 
   MemoryStore answers;
+  // The answer keys of request bodies already seen (1/64 of the answers' memory bound): a
+  // repeated body finds its entry without being decoded into IR.
+  KeyAliases key_aliases;
   Flights flights;
   // Answers kept for retries under an Idempotency-Key, and such calls in the air: apart from
   // the cache (other keys, other lifetimes, a different bound).

@@ -8,12 +8,27 @@ namespace sluice::cache {
 namespace {
 
 // Tagged, length-prefixed fields: a field's bytes can never be read as the start of the next.
+// Hashed as they are written: small fields gather in a buffer, a long value (a 100k-token
+// prompt) goes to the digest where it lies, never copied.
 class Canonical {
  public:
+  Canonical() : md_(EVP_MD_CTX_new()) { EVP_DigestInit_ex(md_, EVP_sha256(), nullptr); }
+  ~Canonical() { EVP_MD_CTX_free(md_); }
+  Canonical(const Canonical&) = delete;
+  Canonical& operator=(const Canonical&) = delete;
+
   void text(char tag, std::string_view value) {
     out_.push_back(tag);
     number(value.size());
+    if (value.size() > kDirectBytes) {
+      flush();
+      EVP_DigestUpdate(md_, value.data(), value.size());
+      return;
+    }
     out_.append(value);
+    if (out_.size() > kBufferBytes) {
+      flush();
+    }
   }
   void flag(char tag, bool value) {
     out_.push_back(tag);
@@ -32,14 +47,27 @@ class Canonical {
   // Opens and closes a list of `count` items, so that moving an item between neighbouring
   // lists changes the form.
   void list(char tag, std::size_t count) { unsigned_value(tag, count); }
-  const std::string& bytes() const { return out_; }
+  Key digest() {
+    flush();
+    Key key{};
+    unsigned int length = 0;
+    EVP_DigestFinal_ex(md_, key.data(), &length);
+    return key;
+  }
 
  private:
+  static constexpr std::size_t kDirectBytes = 1024;
+  static constexpr std::size_t kBufferBytes = 4096;
   void number(std::uint64_t value) {
     char digits[8];
     std::memcpy(digits, &value, sizeof digits);  // fixed width: no separator needed
     out_.append(digits, sizeof digits);
   }
+  void flush() {
+    EVP_DigestUpdate(md_, out_.data(), out_.size());
+    out_.clear();
+  }
+  EVP_MD_CTX* md_;
   std::string out_;
 };
 
@@ -113,13 +141,6 @@ void write_request(Canonical& c, const ir::Request& r, std::size_t messages) {
   c.flag('F', r.response_format.strict.value_or(false));
 }
 
-Key digest_of(const Canonical& c) {
-  Key key{};
-  unsigned int length = 0;
-  EVP_Digest(c.bytes().data(), c.bytes().size(), key.data(), &length, EVP_sha256(), nullptr);
-  return key;
-}
-
 void write_scope(Canonical& c, const KeyScope& scope) {
   c.text('R', scope.route);
   c.text('O', scope.tenant);
@@ -137,7 +158,18 @@ Key answer_key(const ir::Request& request, const KeyScope& scope) {
   c.text('V', "sluice-answer-cache-1");
   write_scope(c, scope);
   write_request(c, request, request.messages.size());
-  return digest_of(c);
+  return c.digest();
+}
+
+Key body_alias(const KeyScope& scope, std::string_view api, std::string_view path,
+               std::string_view body) {
+  Canonical c;
+  c.text('V', "sluice-body-alias-1");
+  write_scope(c, scope);
+  c.text('A', api);
+  c.text('U', path);
+  c.text('B', body);
+  return c.digest();
 }
 
 std::optional<SemanticQuestion> semantic_question(const ir::Request& request, const KeyScope& scope,
@@ -176,7 +208,7 @@ std::optional<SemanticQuestion> semantic_question(const ir::Request& request, co
   c.text('E', embedder);
   c.text('n', last.name);
   write_request(c, request, request.messages.size() - 1);
-  question.bucket = digest_of(c);
+  question.bucket = c.digest();
   return question;
 }
 
@@ -186,7 +218,7 @@ Key idempotency_key(std::string_view tenant, std::string_view alias, std::string
   c.text('O', tenant);
   c.text('R', alias);
   c.text('K', key);
-  return digest_of(c);
+  return c.digest();
 }
 
 Key request_digest(std::string_view protocol, std::string_view path, std::string_view body) {
@@ -195,7 +227,7 @@ Key request_digest(std::string_view protocol, std::string_view path, std::string
   c.text('P', protocol);
   c.text('U', path);
   c.text('B', body);
-  return digest_of(c);
+  return c.digest();
 }
 
 std::string to_hex(const Key& key) {

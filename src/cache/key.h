@@ -49,6 +49,13 @@ struct KeyScope {
 // breakpoints (a provider's billing hint).
 Key answer_key(const ir::Request& request, const KeyScope& scope);
 
+// The digest a request's bytes are known by in cache/key_aliases.h: its caller protocol's api
+// (`api`: ingress api_name, which names the operation too), its path (a Gemini path names the
+// model and the method) and its body, within `scope`. Requests with one alias decode to one IR,
+// so they have one answer_key. The query is left out: it carries a Gemini caller's API key.
+Key body_alias(const KeyScope& scope, std::string_view api, std::string_view path,
+               std::string_view body);
+
 // What the semantic cache compares by meaning, and what it requires to be equal.
 struct SemanticQuestion {
   // The text of the request's last message: the caller's, text parts only, joined by '\n'.

@@ -171,6 +171,7 @@ CacheFilter::CacheFilter(config::CacheSettings settings, cache::CacheState& cach
                          std::unique_ptr<SemanticLookup> semantic)
     : settings_(std::move(settings)),
       store_(cache.answers),
+      key_aliases_(cache.key_aliases),
       flights_(cache.flights),
       shared_(shared),
       alias_(std::move(alias)),
@@ -184,15 +185,24 @@ CacheFilter::Call* CacheFilter::keyed(CallContext& call, const Directives& direc
   if (directives.no_store || !call.request().continues.empty()) {
     return nullptr;
   }
-  Result<ir::Request*> request = call.ir();
-  if (!request || call.request().ignored_fields > 0) {
-    return nullptr;  // the IR is not the whole request: no key for it
+  std::string tenant = tenant_of(call, settings_.scope);
+  const VaryValues vary = vary_values(call, settings_.vary_headers);
+  const cache::KeyScope scope{route_scope_, tenant, {vary.data(), vary.size()}};
+  // Bytes seen before have their key remembered: a hit on a long prompt is then not decoded.
+  const cache::Key alias =
+      cache::body_alias(scope, call.ingress().api_name(), call.head().path(), call.request().body);
+  std::optional<cache::Key> key = key_aliases_.find(alias);
+  if (!key) {
+    Result<ir::Request*> request = call.ir();
+    if (!request || call.request().ignored_fields > 0) {
+      return nullptr;  // the IR is not the whole request: no key for it
+    }
+    key = cache::answer_key(**request, scope);
+    key_aliases_.remember(alias, *key);
   }
   Call& state = call.state<Call>(*this);
-  state.tenant = tenant_of(call, settings_.scope);
-  const VaryValues vary = vary_values(call, settings_.vary_headers);
-  state.key =
-      cache::answer_key(**request, {route_scope_, state.tenant, {vary.data(), vary.size()}});
+  state.tenant = std::move(tenant);
+  state.key = *key;
   state.semantic = semantic_ != nullptr && !directives.no_cache;
   state.ttl = std::min(directives.ttl.value_or(settings_.ttl), settings_.ttl);
   ctx.cache = "miss";

@@ -107,6 +107,7 @@ class CacheFilter final : public Filter {
 
   const config::CacheSettings settings_;
   cache::MemoryStore& store_;
+  cache::KeyAliases& key_aliases_;
   cache::Flights& flights_;
   const Shared shared_;
   const std::string alias_;  // the route's first alias: purges name it

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "cache/key_aliases.h"
+
 namespace sluice::cache {
 namespace {
 
@@ -73,6 +75,62 @@ TEST(CacheKeyTest, FieldBoundariesCannotBeShifted) {
   // A tenant name that swallows the route's separator is still another scope.
   EXPECT_NE(answer_key(question("x"), {"r|a", "b", {}}),
             answer_key(question("x"), {"r", "a|b", {}}));
+}
+
+// Keys are shared through Redis between instances of different builds: the canonical form,
+// hashed as it is written, must not change (values from the form hashed in one piece).
+TEST(CacheKeyTest, KeysAreStableAcrossBuilds) {
+  EXPECT_EQ(to_hex(answer_key(question("hello"), kScope)),
+            "0f6a5c3d9c7dbef88c11d1e228c7832adb89767b521e8a4d81bf8aa0ab4aefe8");
+  ir::Request long_prompt = question(std::string(300'000, 'x'));
+  long_prompt.system = {ir::ContentPart::make_text(std::string(5000, 's'))};
+  long_prompt.temperature = 0.5;
+  EXPECT_EQ(to_hex(answer_key(long_prompt, kScope)),
+            "a712996648f8177e262150f5894597c704a3f65190a9d4e9f41446d2a15c8d4d");
+}
+
+TEST(CacheKeyTest, BodyAliasesAreApartByEverythingThatDecidesTheKey) {
+  const std::string_view body = R"({"model":"m","messages":[{"role":"user","content":"hi"}]})";
+  const Key base = body_alias(kScope, "openai", "/v1/chat/completions", body);
+  EXPECT_EQ(body_alias(kScope, "openai", "/v1/chat/completions", body), base);
+  EXPECT_NE(body_alias(kScope, "openai", "/v1/chat/completions",
+                       R"({"model":"m","messages":[{"role":"user","content":"ho"}]})"),
+            base);
+  EXPECT_NE(body_alias(kScope, "openai_responses", "/v1/chat/completions", body), base);
+  EXPECT_NE(body_alias(kScope, "openai", "/v1/responses", body), base);
+  EXPECT_NE(body_alias({kScope.route, "g:team-b", {}}, "openai", "/v1/chat/completions", body),
+            base);
+  EXPECT_NE(body_alias({"chat|anthropic/claude", kScope.tenant, {}}, "openai",
+                       "/v1/chat/completions", body),
+            base);
+  const std::pair<std::string_view, std::string_view> fr[] = {{"accept-language", "fr"}};
+  EXPECT_NE(body_alias({kScope.route, kScope.tenant, fr}, "openai", "/v1/chat/completions", body),
+            base);
+  // Never an answer key of any request: the two forms are tagged apart.
+  EXPECT_NE(base, answer_key(question("hi"), kScope));
+}
+
+TEST(KeyAliasesTest, RemembersAndForgetsTheOldestWhenFull) {
+  KeyAliases aliases(16);  // one per shard
+  auto key_of = [](std::uint8_t n, std::uint8_t shard) {
+    Key k{};
+    k[0] = n;
+    k[31] = shard;
+    return k;
+  };
+  const Key first = key_of(1, 0), second = key_of(2, 16), target = key_of(9, 9);
+  EXPECT_FALSE(aliases.find(first));
+  aliases.remember(first, target);
+  ASSERT_TRUE(aliases.find(first));
+  EXPECT_EQ(*aliases.find(first), target);
+  aliases.remember(second, target);  // the same shard (16 % 16): the first goes
+  EXPECT_FALSE(aliases.find(first));
+  EXPECT_TRUE(aliases.find(second));
+  aliases.remember(key_of(3, 1), target);  // another shard: the second stays
+  EXPECT_TRUE(aliases.find(second));
+  aliases.remember(second, first);  // known: updated in place, nothing forgotten
+  EXPECT_EQ(*aliases.find(second), first);
+  EXPECT_TRUE(aliases.find(key_of(3, 1)));
 }
 
 TEST(CacheKeyTest, HexIsSixtyFourDigits) {
