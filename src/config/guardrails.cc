@@ -17,8 +17,8 @@ GuardrailAction load_action(const YamlField& field) {
 }
 
 ExternalChecker load_external(const YamlField& field) {
-  const YamlMap m = field.map(
-      {"provider", "format", "path", "model", "language", "min_score", "timeout_ms", "on_error"});
+  const YamlMap m = field.map({"provider", "format", "path", "model", "language", "min_score",
+                               "timeout_ms", "on_error", "mode"});
   ExternalChecker c;
   c.provider = m.required("provider").text();
   if (auto f = m.get("format")) {
@@ -66,6 +66,16 @@ ExternalChecker load_external(const YamlField& field) {
       f->fail("expected \"block\" (fail closed) or \"allow\" (fail open), got " + in_quotes(mode));
     }
     c.fail_open = mode == "allow";
+  }
+  if (auto f = m.get("mode")) {
+    const std::string mode = f->text();
+    if (mode != "sequential" && mode != "parallel") {
+      f->fail(
+          "expected \"sequential\" (checked before the request is sent) or \"parallel\" "
+          "(checked while the upstream answers), got " +
+          in_quotes(mode));
+    }
+    c.parallel = mode == "parallel";
   }
   return c;
 }
@@ -145,10 +155,12 @@ GuardrailPolicy load_policy(const YamlField& field) {
   }
   if (p.output) {
     for (const GuardrailDetector& d : p.detectors) {
-      if (d.kind == GuardrailDetector::Kind::kExternal) {
+      if (d.kind == GuardrailDetector::Kind::kExternal && d.external.parallel) {
         detectors.fail("detector " + in_quotes(d.name) +
-                       ": external checkers look at requests; a policy with `direction: " +
-                       std::string(p.input ? "both" : "output") + "` cannot use one");
+                       ": `mode: parallel` runs beside the upstream call, on the request; a "
+                       "policy with `direction: " +
+                       std::string(p.input ? "both" : "output") +
+                       "` checks answers too: make it a policy of its own");
       }
       if (d.action == GuardrailAction::kPseudonymise) {
         detectors.fail("detector " + in_quotes(d.name) +

@@ -34,6 +34,9 @@ struct ExternalChecker {
   double min_score = 0.5;       // kPresidio: the lowest score that counts
   std::chrono::milliseconds timeout{1000};  // the whole exchange
   bool fail_open = false;  // a checker that fails or is skipped lets the request go (flagged)
+  // On a request: asked before the request is sent (the default), or at the same time as the
+  // upstream, whose answer then waits for the verdict (a block cancels the upstream call).
+  bool parallel = false;
 };
 
 // One detector of a policy: a built-in (`email`, `payment_card`, ... or the sets `pii` and

@@ -81,10 +81,11 @@ std::optional<std::string> inspect_body(std::string_view json, Inspector& inspec
   });
 }
 
-std::string request_text(std::string_view json) {
+std::string body_text(std::string_view json, Side side) {
   std::string text;
   rewrite_strings(json, [&](const JsonString& s) -> std::optional<std::string> {
-    if (!one_of(s.key, kStructural) && !one_of(s.key, kUninspected) && !s.text.empty()) {
+    if (!one_of(s.key, kStructural) && !one_of(s.key, kUninspected) && !s.text.empty() &&
+        !(side == Side::kAnswer && echoed(s))) {
       if (!text.empty()) text += '\n';
       text += s.text;
     }

@@ -23,9 +23,9 @@ enum class Side : std::uint8_t { kRequest, kAnswer };
 std::optional<std::string> inspect_body(std::string_view json, Inspector& inspector,
                                         Side side = Side::kRequest);
 
-// The text of a request body that inspect_body reads, its strings joined by newlines: what an
-// external checker is asked about.
-std::string request_text(std::string_view json);
+// The text of a request or answer body that inspect_body reads, its strings joined by
+// newlines: what an external checker is asked about.
+std::string body_text(std::string_view json, Side side = Side::kRequest);
 
 // Appends the model's new text in one stream event's JSON (any protocol) to `out`, without
 // separators, so that text a model wrote over several events reads as one: the strings of the

@@ -9,7 +9,8 @@ namespace sluice::guardrails {
 
 using Format = config::ExternalChecker::Format;
 
-std::string checker_request(const config::ExternalChecker& checker, std::string_view text) {
+std::string checker_request(const config::ExternalChecker& checker, std::string_view text,
+                            Direction direction) {
   std::string body;
   codec::JsonWriter w(body);
   switch (checker.format) {
@@ -22,7 +23,12 @@ std::string checker_request(const config::ExternalChecker& checker, std::string_
       w.ch('}');
       break;
     case Format::kGeneric:
-      w.ch('{').key("text").string(text).next_key("direction").string("input").ch('}');
+      w.ch('{')
+          .key("text")
+          .string(text)
+          .next_key("direction")
+          .string(direction == Direction::kInput ? "input" : "output")
+          .ch('}');
       break;
   }
   return body;

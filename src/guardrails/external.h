@@ -12,9 +12,13 @@ namespace sluice::guardrails {
 // the body it is sent and what its answer says. The exchange itself runs in the chain
 // (pipeline/filters/guardrail_checks.h).
 
-// The JSON body asking `checker` about `text` (a request's text, its strings joined by
-// newlines).
-std::string checker_request(const config::ExternalChecker& checker, std::string_view text);
+// Which text a checker is asked about: a request's, or a model's answer.
+enum class Direction : std::uint8_t { kInput, kOutput };
+
+// The JSON body asking `checker` about `text` (a request's or an answer's text, its strings
+// joined by newlines). A generic checker is told which (`direction`).
+std::string checker_request(const config::ExternalChecker& checker, std::string_view text,
+                            Direction direction = Direction::kInput);
 
 // What a checker's answer said.
 struct CheckerVerdict {

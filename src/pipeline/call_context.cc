@@ -199,9 +199,26 @@ CallerStream& CallContext::open_stream(std::chrono::milliseconds heartbeat) {
   return *stream_;
 }
 
+Awaitable<std::optional<Error>> CallContext::release(const std::string* answer) {
+  released_ = true;
+  for (Filter* filter : chain_->at(FilterHook::kBeforeRelease)) {
+    const FilterStatus status = co_await filter->before_release(*this, answer);
+    if (status.action() == FilterStatus::Action::kStop) {
+      co_return status.error();
+    }
+  }
+  co_return std::nullopt;
+}
+
 Awaitable<void> CallContext::send_answer(ResponseHead& head, std::string body) {
   std::optional<Error> stopped;
+  if (must_release()) {
+    stopped = co_await release(&body);
+  }
   for (Filter* filter : chain_->at(FilterHook::kResponseHead)) {
+    if (stopped) {
+      break;
+    }
     const FilterStatus status = filter->on_response_head(*this, head);
     if (!status.proceeds()) {
       stopped = status.action() == FilterStatus::Action::kStop ? std::optional(status.error())
@@ -236,6 +253,13 @@ Awaitable<void> CallContext::send_answer(ResponseHead& head, std::string body) {
 }
 
 Awaitable<bool> CallContext::begin_own_stream(ResponseHead& head) {
+  if (must_release()) {
+    std::optional<Error> stopped = co_await release(nullptr);
+    if (stopped) {
+      co_await fail(*stopped, Outcome::kUpstreamError);
+      co_return false;
+    }
+  }
   for (Filter* filter : chain_->at(FilterHook::kResponseHead)) {
     const FilterStatus status = filter->on_response_head(*this, head);
     if (status.action() == FilterStatus::Action::kStop) {
@@ -294,6 +318,13 @@ bool CallContext::caller_left() const {
 }
 
 Awaitable<void> CallContext::send_upstream_error(ResponseHead& head, std::string_view body) {
+  if (must_release()) {
+    std::optional<Error> stopped = co_await release(nullptr);
+    if (stopped) {
+      co_await fail(*stopped, Outcome::kUpstreamError);
+      co_return;
+    }
+  }
   for (Filter* filter : chain_->at(FilterHook::kResponseHead)) {
     const FilterStatus status = filter->on_response_head(*this, head);
     if (status.action() == FilterStatus::Action::kStop) {
@@ -311,7 +342,13 @@ Awaitable<bool> CallContext::plain_answer() {
   co_return co_await stream_->claim_plain();
 }
 
-Awaitable<void> CallContext::fail(const Error& error, Outcome outcome, UpstreamRequest* upstream) {
+Awaitable<void> CallContext::fail(const Error& failure, Outcome outcome,
+                                  UpstreamRequest* upstream) {
+  std::optional<Error> stopped;
+  if (must_release()) {
+    stopped = co_await release(nullptr);  // a verdict still to come outranks the failure
+  }
+  const Error& error = stopped ? *stopped : failure;
   ctx_.outcome = outcome;
   ctx_.error = error;
   bool plain = true;

@@ -178,6 +178,18 @@ class CallContext final : public routing::RequestFacts {
   bool stream_ending() const { return stream_ending_; }
   // Runs every on_end hook (once; the driver calls it on every way out).
   void end_filters();
+  // Whether the before_release hooks are still to run: each way of answering the caller
+  // checks this before it awaits release() (so a chain without such hooks pays no coroutine).
+  bool must_release() const {
+    return !released_ && chain_ != nullptr && !chain_->at(FilterHook::kBeforeRelease).empty();
+  }
+  // Runs the before_release hooks (once per call) before the first byte of `answer` (a
+  // complete answer's body; null for a stream's head or an error): the error a filter stopped
+  // the release with, to be answered instead.
+  Awaitable<std::optional<Error>> release(const std::string* answer);
+  // The alongside hooks run (ModelCall): a before_release hook may wait for what they find.
+  bool alongside_running() const { return alongside_running_; }
+  void set_alongside_running(bool running) { alongside_running_ = running; }
 
   // routing::RequestFacts, for conditional policy nodes.
   std::string_view key() const override;
@@ -211,6 +223,8 @@ class CallContext final : public routing::RequestFacts {
   std::optional<CallerStream> stream_;
   bool ended_filters_ = false;
   bool stream_ending_ = false;  // filter_stream_data's `ending`, while the filters run
+  bool released_ = false;       // release() ran
+  bool alongside_running_ = false;
   boost::container::small_vector<std::pair<const void*, std::unique_ptr<FilterState>>, 2> states_;
 };
 

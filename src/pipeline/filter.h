@@ -52,8 +52,11 @@ enum class FilterHook : std::uint8_t {
   kResponseBody,   // a complete (non-stream) answer about to be written
   kStreamData,     // stream bytes about to be written
   kEnd,            // the call is over, whatever its outcome
+  // Out of line with the rest:
+  kAlongside,      // runs beside the call, from after decode until the call is over
+  kBeforeRelease,  // once, before the first byte of an answer or error goes to the caller
 };
-inline constexpr std::size_t kFilterHookCount = 7;
+inline constexpr std::size_t kFilterHookCount = 9;
 
 // A set of FilterHook values.
 class FilterHooks {
@@ -71,10 +74,10 @@ class FilterHooks {
   }
 
  private:
-  static constexpr std::uint8_t bit(FilterHook h) {
-    return static_cast<std::uint8_t>(1u << static_cast<unsigned>(h));
+  static constexpr std::uint16_t bit(FilterHook h) {
+    return static_cast<std::uint16_t>(1u << static_cast<unsigned>(h));
   }
-  std::uint8_t bits_ = 0;
+  std::uint16_t bits_ = 0;
 };
 
 // One concern of the model call (a budget check, the output cap, Responses affinity, ...) as a
@@ -124,6 +127,18 @@ class Filter {
   // The call is over: answered, refused, failed or abandoned by the caller; the context holds
   // the outcome, usage and charge. The end-of-request observers run after it.
   virtual void on_end(CallContext& call);
+
+  // Beside the call: started after the after_decode hooks let it through, run concurrently
+  // with everything after (before_plan, the attempts, the answer), and awaited before the call
+  // ends. Work whose result the call needs only before it answers (a guardrail check made
+  // while the upstream generates): it may end the upstream call (CallContext::cancel) and
+  // leaves its verdict for before_release.
+  virtual Awaitable<void> alongside(CallContext& call);
+  // Once per call, before the first byte of whatever the caller is sent: an answer (`answer`:
+  // a complete one's body in the caller's protocol, before the response hooks see it; null for
+  // a stream's head), a relayed upstream error or the gateway's own error (`answer` null).
+  // kStop answers that error instead (its head not yet sent). The caller waits meanwhile.
+  virtual Awaitable<FilterStatus> before_release(CallContext& call, const std::string* answer);
 };
 
 // What a filter keeps for one request (CallContext::state creates it on first use).

@@ -22,6 +22,11 @@ FilterStatus Filter::on_stream_data(CallContext& /*call*/, std::string& /*data*/
   return FilterStatus::proceed();
 }
 void Filter::on_end(CallContext& /*call*/) {}
+Awaitable<void> Filter::alongside(CallContext& /*call*/) { co_return; }
+Awaitable<FilterStatus> Filter::before_release(CallContext& /*call*/,
+                                               const std::string* /*answer*/) {
+  co_return FilterStatus::proceed();
+}
 
 FilterChain::FilterChain(std::span<const FilterRegistration> registry, const FilterSetup& setup,
                          std::span<Filter* const> extra) {

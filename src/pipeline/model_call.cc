@@ -32,6 +32,11 @@ Awaitable<void> ModelCall::run(std::string_view body) {
     co_return;
   }
   const FilterChain& chain = call_.chain();
+  if (!chain.at(FilterHook::kAlongside).empty()) {
+    co_await with_alongside();
+    end();
+    co_return;
+  }
   bool admitted = true;
   if (!chain.at(FilterHook::kAfterDecode).empty() || !chain.at(FilterHook::kBeforePlan).empty()) {
     admitted = co_await request_filters();
@@ -40,6 +45,47 @@ Awaitable<void> ModelCall::run(std::string_view body) {
     co_await attempts();
   }
   end();
+}
+
+// A chain with work beside the call (a guardrail checker asked while the upstream answers):
+// once after_decode lets the request through, that work and the rest of the call run at once,
+// and the call ends when both have. If the call's attempts ended without a word to the caller
+// (the work cancelled them: a block), the caller is answered now, with what it found.
+Awaitable<void> ModelCall::with_alongside() {
+  if (std::optional<FilterStatus> ended = after_decode_filters()) {
+    if (ended->action() == FilterStatus::Action::kStop) {
+      co_await call_.fail(ended->error(), Outcome::kNone);
+    }
+    co_return;
+  }
+  using boost::asio::experimental::awaitable_operators::operator&&;
+  call_.set_alongside_running(true);
+  co_await (planned_call() && alongside_filters());
+  call_.set_alongside_running(false);
+  if (call_.must_release() && !call_.caller_left()) {
+    std::optional<Error> stopped = co_await call_.release(nullptr);
+    if (stopped) {
+      co_await call_.fail(*stopped, Outcome::kNone);
+    }
+  }
+}
+
+Awaitable<void> ModelCall::planned_call() {
+  std::optional<FilterStatus> ended;
+  if (!call_.chain().at(FilterHook::kBeforePlan).empty()) {
+    ended = co_await before_plan_filters();
+  }
+  if (!ended) {
+    co_await attempts();
+  } else if (ended->action() == FilterStatus::Action::kStop) {
+    co_await call_.fail(ended->error(), Outcome::kNone);
+  }
+}
+
+Awaitable<void> ModelCall::alongside_filters() {
+  for (Filter* filter : call_.chain().at(FilterHook::kAlongside)) {
+    co_await filter->alongside(call_);
+  }
 }
 
 std::optional<FilterStatus> ModelCall::after_decode_filters() {

@@ -49,6 +49,11 @@ class ModelCall final {
   Awaitable<void> attempts();
   // The attempt loop, then the keep-alive's end (for awaitable operator &&).
   Awaitable<void> attempts_then_quiet();
+  // A chain with alongside hooks: the call from after decode, beside them.
+  Awaitable<void> with_alongside();
+  // The before_plan filters, then the attempts unless one ended the call.
+  Awaitable<void> planned_call();
+  Awaitable<void> alongside_filters();
   // What every call that got a route does last.
   void end();
 

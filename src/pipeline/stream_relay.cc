@@ -112,6 +112,15 @@ Awaitable<void> StreamRelay::hold_or_commit(bool stopping) {
 }
 
 Awaitable<void> StreamRelay::commit() {
+  if (call_.must_release()) {
+    std::optional<Error> stopped = co_await call_.release(nullptr);
+    if (stopped) {
+      call_.cancel().cancel();
+      state_ = State::kStopped;
+      co_await call_.fail(*stopped, Outcome::kUpstreamError);
+      co_return;
+    }
+  }
   CallerStream& stream = *call_.stream();
   ResponseHead& head = success_head(call_, up_);
   head.content_type = "text/event-stream";

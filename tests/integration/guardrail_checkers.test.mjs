@@ -3,14 +3,16 @@
 // endpoint that answer from the text they get, a slow one, a broken one and a closed port.
 // Checks what each verdict does to the request, fail closed and fail open, the breaker, that
 // the checker gets its own credential and the redacted text, and that a refused request never
-// reaches the upstream.
+// reaches the upstream. Parallel checkers (asked while the upstream answers: a block cancels
+// it, and the answer waits for the verdict) and checkers of answers (a complete answer checked
+// before it is released, never cached when blocked).
 
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import net from 'node:net';
 import { after, before, beforeEach, describe, test } from 'node:test';
 
-import { GATEWAY_KEY, PROVIDER_KEY, startMock, startSluice } from '../support/harness.mjs';
+import { GATEWAY_KEY, PROVIDER_KEY, startMock, startSluice, waitFor } from '../support/harness.mjs';
 
 const CHECKER_KEY = 'sk-checker-own-key-000000000001';
 let mock;
@@ -32,7 +34,16 @@ function startChecker() {
         res.writeHead(status, { 'content-type': 'application/json' });
         res.end(JSON.stringify(value));
       };
-      if (req.url === '/slow/check') {
+      if (req.url === '/delayed/check') {
+        // A verdict that takes a while: the upstream is asked meanwhile (mode: parallel).
+        const verdict = text.includes('forbidden') ? 'block' : 'allow';
+        setTimeout(() => reply(200, { verdict }), 300).unref();
+      } else if (req.url === '/answers/check' || req.url === '/answers-strict/check') {
+        // Judges answers (the mock's replies are "Mock reply w1 w2 ..."): the strict one blocks
+        // them, the other flags them.
+        const found = body.direction === 'output' && text.includes('Mock reply');
+        reply(200, { verdict: !found ? 'allow' : req.url === '/answers/check' ? 'flag' : 'block' });
+      } else if (req.url === '/slow/check') {
         setTimeout(() => reply(200, { verdict: 'allow' }), 5000).unref();
       } else if (req.url === '/broken/check') {
         reply(500, { error: 'down for maintenance' });
@@ -81,6 +92,11 @@ before(async () => {
         { name: 'broken', detectors: [ext('broken', { provider: 'broken', format: 'generic' })] },
         { name: 'down', detectors: [ext('down', { provider: 'down', format: 'generic', timeout_ms: 500 })] },
         { name: 'pii', detectors: [{ builtin: 'email', action: 'redact' }] },
+        { name: 'beside', detectors: [ext('beside', { provider: 'delayed', format: 'generic', mode: 'parallel' })] },
+        { name: 'beside-down', detectors: [ext('down', { provider: 'down', format: 'generic', timeout_ms: 300, mode: 'parallel' })] },
+        { name: 'beside-open', detectors: [ext('slow', { provider: 'slow', format: 'generic', timeout_ms: 200, on_error: 'allow', mode: 'parallel' })] },
+        { name: 'answers', direction: 'output', detectors: [ext('judge', { provider: 'answers', format: 'generic' })] },
+        { name: 'answers-strict', direction: 'output', detectors: [ext('judge', { provider: 'answers-strict', format: 'generic' })] },
       ],
     },
     providers: [
@@ -90,7 +106,14 @@ before(async () => {
       svc('slow', `${base}/slow`),
       svc('broken', `${base}/broken`),
       svc('down', `http://127.0.0.1:${downPort}`),
+      svc('delayed', `${base}/delayed`),
+      svc('answers', `${base}/answers`),
+      svc('answers-strict', `${base}/answers-strict`),
+      // Takes 3 s to answer: long enough that a parallel block must cut it short.
+      { id: 'up-slow', adapter: 'openai', base_url: mock.baseUrl, api_key: PROVIDER_KEY, headers: { 'x-mock-latency-ms': '3000' } },
+      { id: 'up-paced', adapter: 'openai', base_url: mock.baseUrl, api_key: PROVIDER_KEY, headers: { 'x-mock-pace-ms': '200', 'x-mock-events': '5' } },
     ],
+    cache: { memory_bytes: '16MiB', ttl_ms: 60000 },
     routes: [
       { alias: 'house', provider: 'up', model: 'm', guardrails: ['house'] },
       { alias: 'people', provider: 'up', model: 'm', guardrails: ['people'] },
@@ -100,6 +123,14 @@ before(async () => {
       { alias: 'broken', provider: 'up', model: 'm', guardrails: ['broken'] },
       { alias: 'down', provider: 'up', model: 'm', guardrails: ['down'] },
       { alias: 'redacted-then-checked', provider: 'up', model: 'm', guardrails: ['pii', 'house'] },
+      { alias: 'beside', provider: 'up', model: 'm', guardrails: ['beside'] },
+      { alias: 'beside-slow', provider: 'up-slow', model: 'm', guardrails: ['beside'] },
+      { alias: 'beside-paced', provider: 'up-paced', model: 'm', guardrails: ['beside'] },
+      { alias: 'beside-cached', provider: 'up', model: 'm', guardrails: ['beside'], cache: true },
+      { alias: 'beside-down', provider: 'up-slow', model: 'm', guardrails: ['beside-down'] },
+      { alias: 'beside-open', provider: 'up', model: 'm', guardrails: ['beside-open'] },
+      { alias: 'answers', provider: 'up', model: 'm', guardrails: ['answers'] },
+      { alias: 'answers-blocked', provider: 'up', model: 'm', guardrails: ['answers-strict'], cache: true },
     ],
     keys: [{ name: 'a', key: GATEWAY_KEY }],
   });
@@ -114,11 +145,11 @@ beforeEach(async () => {
   seen.length = 0;
 });
 
-const chat = (model, content) =>
+const chat = (model, content, extra = {}) =>
   fetch(`${gw.url}/v1/chat/completions`, {
     method: 'POST',
     headers: { authorization: `Bearer ${GATEWAY_KEY}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ model, messages: [{ role: 'system', content: 'Be brief.' }, { role: 'user', content }] }),
+    body: JSON.stringify({ model, messages: [{ role: 'system', content: 'Be brief.' }, { role: 'user', content }], ...extra }),
   });
 const upstreamCalls = async () => (await mock.stats()).requests_total ?? 0;
 
@@ -190,5 +221,102 @@ describe('external checkers', () => {
     const res = await chat('redacted-then-checked', 'mail jane.roe@example.org today');
     assert.equal(res.status, 200, await res.text());
     assert.equal(seen[0].body.text, 'Be brief.\nmail [EMAIL_1] today');
+  });
+});
+
+describe('parallel checkers (mode: parallel)', () => {
+  test('the upstream is asked at once; the answer waits for the verdict, then goes out', async () => {
+    const started = Date.now();
+    const res = await chat('beside', 'hello there');
+    const text = await res.text();
+    assert.equal(res.status, 200, text);
+    assert.ok(Date.now() - started >= 290, 'the answer waited for the 300 ms verdict');
+    assert.equal(await upstreamCalls(), 1);
+    assert.deepEqual(seen[0].body, { text: 'Be brief.\nhello there', direction: 'input' });
+  });
+
+  test('a block cancels the upstream call still under way and is answered in the caller\'s protocol', async () => {
+    const started = Date.now();
+    const res = await chat('beside-slow', 'a forbidden topic');
+    const text = await res.text();
+    assert.equal(res.status, 400, text);
+    assert.equal(JSON.parse(text).error.code, 'guardrail_blocked');
+    assert.ok(Date.now() - started < 2500, 'answered at the verdict, not after the 3 s upstream');
+    assert.equal(await upstreamCalls(), 1, 'the upstream was asked beside the checker');
+    await waitFor(async () => (await mock.stats()).requests_aborted >= 1, { timeoutMs: 3000, message: 'upstream call cancelled' });
+    const line = await gw.waitForLog((l) => l.alias === 'beside-slow' && l.status === 400);
+    assert.equal(line.guardrails, 'beside/beside:block=1');
+  });
+
+  test('a stream is not begun before the verdict: a block is a plain error, the upstream stream cut', async () => {
+    const res = await chat('beside-paced', 'a forbidden topic', { stream: true });
+    const text = await res.text();
+    assert.equal(res.status, 400, text);
+    assert.equal(JSON.parse(text).error.code, 'guardrail_blocked');
+    assert.ok(!text.includes('Mock reply'), 'no byte of the answer');
+    await waitFor(async () => (await mock.stats()).streams_aborted >= 1, { timeoutMs: 3000, message: 'upstream stream cut' });
+
+    const ok = await chat('beside-paced', 'hello', { stream: true });
+    const events = await ok.text();
+    assert.equal(ok.status, 200);
+    assert.match(events, /\[DONE\]/);
+  });
+
+  test('a cached answer waits for the verdict too: a blocked prompt is never answered from the cache', async () => {
+    // Stored by an allowed request, then asked with the same bytes but a verdict of block
+    // is impossible (the verdict is on the text); so: stored, then the checker must still be
+    // asked and waited for on the hit.
+    const first = await chat('beside-cached', 'cache me');
+    assert.equal(first.status, 200, await first.text());
+    seen.length = 0;
+    const started = Date.now();
+    const hit = await chat('beside-cached', 'cache me');
+    assert.equal(hit.status, 200, await hit.text());
+    assert.equal(hit.headers.get('x-sluice-cache'), 'hit');
+    assert.equal(seen.length, 1, 'the hit was checked');
+    assert.ok(Date.now() - started >= 290, 'the hit waited for the verdict');
+    const blocked = await chat('beside-cached', 'cache me, forbidden');
+    assert.equal(blocked.status, 400, await blocked.text());
+  });
+
+  test('a checker that is down fails closed (503, upstream cancelled), or open with a flag', async () => {
+    const closed = await chat('beside-down', 'hello');
+    const text = await closed.text();
+    assert.equal(closed.status, 503, text);
+    assert.equal(JSON.parse(text).error.code, 'guardrail_unavailable');
+    assert.match(JSON.parse(text).error.message, /so its answer was withheld/);
+    await waitFor(async () => (await mock.stats()).requests_aborted >= 1, { timeoutMs: 3000, message: 'upstream call cancelled' });
+
+    const open = await chat('beside-open', 'hello');
+    assert.equal(open.status, 200, await open.text());
+    assert.equal(open.headers.get('x-sluice-guardrails'), 'beside-open/slow:unchecked=1');
+  });
+});
+
+describe('checkers of answers (direction: output)', () => {
+  test('a complete answer is asked about before it goes out; a flag says so', async () => {
+    const res = await chat('answers', 'hello');
+    const body = await res.json();
+    assert.equal(res.status, 200);
+    assert.match(body.choices[0].message.content, /^Mock reply/);
+    const asked = seen.filter((s) => s.body.direction === 'output');
+    assert.equal(asked.length, 1);
+    assert.match(asked[0].body.text, /^Mock reply w1/);
+    assert.equal(res.headers.get('x-sluice-guardrails'), 'out:answers/judge:flag=1');
+  });
+
+  test('a blocked answer is refused, never cached; its generation is metered', async () => {
+    for (let i = 0; i < 2; i++) {
+      const res = await chat('answers-blocked', 'hello');
+      const text = await res.text();
+      assert.equal(res.status, 400, text);
+      assert.equal(JSON.parse(text).error.code, 'guardrail_blocked');
+      assert.match(JSON.parse(text).error.message, /The answer was blocked by guardrail policy "answers-strict"/);
+      assert.ok(!text.includes('Mock reply'));
+    }
+    assert.equal(await upstreamCalls(), 2, 'the blocked answer was not stored: each request went upstream');
+    const line = await gw.waitForLog((l) => l.alias === 'answers-blocked' && l.status === 400);
+    assert.equal(line.usage?.output_tokens, 10, 'the blocked generation was paid: metered');
+    assert.equal(line.guardrails, 'out:answers-strict/judge:block=1');
   });
 });

@@ -32,12 +32,36 @@ const ProviderRuntime* provider_named(const Snapshot& snapshot, std::string_view
   return nullptr;
 }
 
+bool at_stage(const guardrails::Policy::External& e, GuardrailChecks::Stage stage) {
+  switch (stage) {
+    case GuardrailChecks::Stage::kBeforeSend:
+      return !e.checker.parallel;
+    case GuardrailChecks::Stage::kBesideUpstream:
+      return e.checker.parallel;
+    case GuardrailChecks::Stage::kAnswer:
+      return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 GuardrailChecks::GuardrailChecks(const Snapshot& snapshot, const RouteRuntime& route) {
   std::vector<const guardrails::Policy::External*> externals;
-  for (const guardrails::Policies* set : route.guardrail_sets(/*input=*/true)) {
-    collect(*set, externals);
+  for (const bool input : {true, false}) {
+    for (const guardrails::Policies* set : route.guardrail_sets(input)) {
+      collect(*set, externals);
+      for (const auto& policy : *set) {
+        for (const guardrails::Policy::External& e : policy->externals()) {
+          if (!input) {
+            stages_[static_cast<std::size_t>(Stage::kAnswer)] = true;
+          } else {
+            const Stage stage = e.checker.parallel ? Stage::kBesideUpstream : Stage::kBeforeSend;
+            stages_[static_cast<std::size_t>(stage)] = true;
+          }
+        }
+      }
+    }
   }
   for (const guardrails::Policy::External* e : externals) {
     auto checker = std::make_unique<Checker>();
@@ -52,9 +76,8 @@ GuardrailChecks::GuardrailChecks(const Snapshot& snapshot, const RouteRuntime& r
   }
 }
 
-Awaitable<std::optional<guardrails::CheckerVerdict>> GuardrailChecks::ask(CallContext& call,
-                                                                          Checker& checker,
-                                                                          std::string_view text) {
+Awaitable<std::optional<guardrails::CheckerVerdict>> GuardrailChecks::ask(
+    CallContext& call, Checker& checker, std::string_view text, guardrails::Direction direction) {
   const guardrails::Policy::External& e = *checker.external;
   UpstreamConnector* connector = call.pipeline().connector();
   if (checker.provider == nullptr || connector == nullptr ||
@@ -63,7 +86,7 @@ Awaitable<std::optional<guardrails::CheckerVerdict>> GuardrailChecks::ask(CallCo
   }
   FramedRequest request;
   request.provider = checker.provider;
-  request.body = guardrails::checker_request(e.checker, text);
+  request.body = guardrails::checker_request(e.checker, text, direction);
   codec::HeadWriter head(request.head);
   head.request_line("POST", checker.url.path_prefix, e.checker.path)
       .field("Host", checker.url.host_header)
@@ -117,30 +140,35 @@ Awaitable<std::optional<guardrails::CheckerVerdict>> GuardrailChecks::ask(CallCo
 }
 
 Awaitable<std::optional<Error>> GuardrailChecks::run(CallContext& call,
-                                                     const guardrails::Policies& policies) {
-  std::string text;
-  bool have_text = false;
+                                                     const guardrails::Policies& policies,
+                                                     Stage stage, std::string_view text) {
+  const bool answer = stage == Stage::kAnswer;
+  const std::string_view what = answer ? "answer" : "request";
+  // What a checker that did not answer leaves the caller without.
+  const std::string_view withheld = stage == Stage::kBeforeSend ? "so it was not sent"
+                                    : answer                    ? "so it was withheld"
+                                                                : "so its answer was withheld";
   for (const auto& policy : policies) {
     for (const guardrails::Policy::External& e : policy->externals()) {
+      if (!at_stage(e, stage)) continue;
       auto it = std::find_if(checkers_.begin(), checkers_.end(),
                              [&](const auto& c) { return c->external == &e; });
       if (it == checkers_.end()) continue;
-      if (!have_text) {
-        text = guardrails::request_text(call.request().body);
-        have_text = true;
-      }
-      const std::optional<guardrails::CheckerVerdict> verdict = co_await ask(call, **it, text);
+      const std::optional<guardrails::CheckerVerdict> verdict =
+          co_await ask(call, **it, text,
+                       answer ? guardrails::Direction::kOutput : guardrails::Direction::kInput);
       RequestContext& ctx = call.ctx();
       if (!verdict) {
         if (e.checker.fail_open) {
-          ctx.guardrails.push_back(GuardrailFind{policy->name(), e.name, "unchecked", false, 1});
+          ctx.guardrails.push_back(GuardrailFind{policy->name(), e.name, "unchecked", answer, 1});
           continue;
         }
-        ctx.guardrails.push_back(GuardrailFind{policy->name(), e.name, "unavailable", false, 1});
+        ctx.guardrails.push_back(GuardrailFind{policy->name(), e.name, "unavailable", answer, 1});
         co_return Error(ErrorKind::kUnavailable, 503,
-                        "The request could not be checked by guardrail policy \"" + policy->name() +
-                            "\" (its checker \"" + e.name +
-                            "\" did not answer), so it was not sent.")
+                        "The " + std::string(what) +
+                            " could not be checked by guardrail policy \"" + policy->name() +
+                            "\" (its checker \"" + e.name + "\" did not answer), " +
+                            std::string(withheld) + ".")
             .with_code("guardrail_unavailable");
       }
       if (verdict->kind != guardrails::CheckerVerdict::Kind::kFound) continue;
@@ -149,11 +177,12 @@ Awaitable<std::optional<Error>> GuardrailChecks::run(CallContext& call,
           generic ? (verdict->block ? guardrails::Action::kBlock : guardrails::Action::kFlag)
                   : e.action;
       ctx.guardrails.push_back(GuardrailFind{policy->name(), e.name, guardrails::to_string(action),
-                                             false, verdict->count});
+                                             answer, verdict->count});
       if (action == guardrails::Action::kBlock) {
         co_return Error(ErrorKind::kBadRequest, policy->block_status(),
-                        "The request was blocked by guardrail policy \"" + policy->name() +
-                            "\": its checker \"" + e.name + "\" found it unacceptable.")
+                        "The " + std::string(what) + " was blocked by guardrail policy \"" +
+                            policy->name() + "\": its checker \"" + e.name +
+                            "\" found it unacceptable.")
             .with_code("guardrail_blocked");
       }
     }

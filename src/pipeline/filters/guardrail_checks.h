@@ -1,5 +1,6 @@
 #pragma once
 
+#include <array>
 #include <memory>
 #include <optional>
 #include <utility>
@@ -19,10 +20,11 @@ struct ProviderRuntime;
 struct RouteRuntime;
 class Snapshot;
 
-// The external checkers of a route's input policies (docs/guardrails.md#external-checkers):
-// after the in-process detectors, before the plan (so before rate limits, Idempotency-Key and
-// the cache), the request's text (redacted already) is POSTed to each checker of the caller's
-// policies, one after another, over the worker's pool of the provider entry the checker names.
+// The external checkers of a route's policies (docs/guardrails.md#external-checkers), POSTed
+// the text, one after another, over the worker's pool of the provider entry the checker names,
+// at one of three stages (Stage): a request's text (redacted already) before the plan, so
+// before rate limits, Idempotency-Key and the cache; a request's text while the upstream
+// answers (`mode: parallel`); a complete answer's text before it is released.
 // A find flags or blocks as its detector says (a generic checker's own `block` blocks). A
 // checker that fails (no answer within its timeout, a non-2xx, an answer of another shape) or
 // whose breaker is open (3 failures in a row: skipped for 30 s, then one probe) blocks the
@@ -33,11 +35,18 @@ class GuardrailChecks {
  public:
   GuardrailChecks(const Snapshot& snapshot, const RouteRuntime& route);
 
-  // Whether any policy the route may apply has a checker.
-  bool empty() const { return checkers_.empty(); }
-  // Runs the checkers of `policies` on the call's request; the finds go into the request's
-  // verdict. The error the call ends with, or nullopt to go on.
-  Awaitable<std::optional<Error>> run(CallContext& call, const guardrails::Policies& policies);
+  enum class Stage : std::uint8_t {
+    kBeforeSend,      // input policies' sequential checkers, on the request
+    kBesideUpstream,  // input policies' parallel checkers, on the request
+    kAnswer,          // output policies' checkers, on a complete answer
+  };
+  // Whether any policy the route may apply has a checker for `stage`.
+  bool any(Stage stage) const { return stages_[static_cast<std::size_t>(stage)]; }
+  // Runs the checkers of `policies` for `stage` on `text` (the request's or the answer's, as
+  // guardrails::body_text reads it); the finds go into the request's verdict. The error the
+  // call ends with, or nullopt to go on.
+  Awaitable<std::optional<Error>> run(CallContext& call, const guardrails::Policies& policies,
+                                      Stage stage, std::string_view text);
 
  private:
   struct Checker {
@@ -48,9 +57,11 @@ class GuardrailChecks {
   };
   // The verdict, or nullopt when the checker failed or was skipped (its breaker is open).
   Awaitable<std::optional<guardrails::CheckerVerdict>> ask(CallContext& call, Checker& checker,
-                                                           std::string_view text);
+                                                           std::string_view text,
+                                                           guardrails::Direction direction);
 
   std::vector<std::unique_ptr<Checker>> checkers_;
+  std::array<bool, 3> stages_{};
 };
 
 }  // namespace sluice::pipeline

@@ -3,6 +3,11 @@
 #include <algorithm>
 #include <optional>
 
+#include <boost/asio/redirect_error.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
 #include "guardrails/body.h"
 #include "guardrails/stream_guard.h"
 #include "pipeline/call_context.h"
@@ -15,6 +20,11 @@ namespace sluice::pipeline {
 struct GuardrailFilter::Call final : FilterState {
   std::string header;
   std::optional<guardrails::StreamGuard> stream;
+  // The checkers asked beside the upstream call (mode: parallel): still asking, what they
+  // refused, and what a release waiting for them waits on (cancelled when they are done).
+  bool beside_pending = false;
+  std::optional<Error> beside_refused;
+  std::optional<boost::asio::steady_timer> beside_done;
 };
 
 namespace {
@@ -73,12 +83,19 @@ const guardrails::Policies& GuardrailFilter::output(const CallContext& call) con
 }
 
 FilterHooks GuardrailFilter::hooks() const {
+  using Stage = GuardrailChecks::Stage;
   FilterHooks hooks;
   if (any_policy(route_, /*input=*/true)) {
     hooks.add(FilterHook::kAfterDecode).add(FilterHook::kResponseHead);
   }
-  if (!checks_.empty()) {
+  if (checks_.any(Stage::kBeforeSend)) {
     hooks.add(FilterHook::kBeforePlan);
+  }
+  if (checks_.any(Stage::kBesideUpstream)) {
+    hooks.add(FilterHook::kAlongside).add(FilterHook::kBeforeRelease);
+  }
+  if (checks_.any(Stage::kAnswer)) {
+    hooks.add(FilterHook::kBeforeRelease).add(FilterHook::kResponseHead);  // its finds: a header
   }
   if (any_policy(route_, /*input=*/false)) {
     hooks.add(FilterHook::kResponseBody).add(FilterHook::kStreamData).add(FilterHook::kEnd);
@@ -87,6 +104,15 @@ FilterHooks GuardrailFilter::hooks() const {
 }
 
 FilterStatus GuardrailFilter::after_decode(CallContext& call) {
+  FilterStatus status = inspect_request(call);
+  if (status.proceeds() && checks_.any(GuardrailChecks::Stage::kBesideUpstream)) {
+    // Set before anything of the call can answer: a release waits for these checks.
+    call.state<Call>(*this).beside_pending = true;
+  }
+  return status;
+}
+
+FilterStatus GuardrailFilter::inspect_request(CallContext& call) {
   const guardrails::Policies& policies = input(call);
   if (policies.empty()) {
     return FilterStatus::proceed();
@@ -115,12 +141,76 @@ FilterStatus GuardrailFilter::after_decode(CallContext& call) {
 
 Awaitable<FilterStatus> GuardrailFilter::before_plan(CallContext& call) {
   const std::size_t before = call.ctx().guardrails.size();
-  std::optional<Error> refused = co_await checks_.run(call, input(call));
+  const std::string text = guardrails::body_text(call.request().body);
+  std::optional<Error> refused =
+      co_await checks_.run(call, input(call), GuardrailChecks::Stage::kBeforeSend, text);
   if (call.ctx().guardrails.size() != before) {
     call.state<Call>(*this).header = guardrails_summary(call.ctx().guardrails);
   }
   if (refused) {
     co_return FilterStatus::stop(std::move(*refused));
+  }
+  co_return FilterStatus::proceed();
+}
+
+// Beside the call: the request's text as it goes upstream (redacted already; copied now, as a
+// later filter may rewrite the body), asked of the parallel checkers while the upstream
+// answers. A refusal cancels the upstream call at once; whatever it answered is not released.
+Awaitable<void> GuardrailFilter::alongside(CallContext& call) {
+  Call* state = call.find_state<Call>(*this);
+  if (state == nullptr || !state->beside_pending) {
+    co_return;
+  }
+  const std::size_t before = call.ctx().guardrails.size();
+  const std::string text = guardrails::body_text(call.request().body);
+  std::optional<Error> refused =
+      co_await checks_.run(call, input(call), GuardrailChecks::Stage::kBesideUpstream, text);
+  if (call.ctx().guardrails.size() != before) {
+    state->header = guardrails_summary(call.ctx().guardrails);
+  }
+  state->beside_refused = std::move(refused);
+  state->beside_pending = false;
+  if (state->beside_done) {
+    state->beside_done->cancel();
+  }
+  if (state->beside_refused) {
+    call.cancel().cancel();
+  }
+}
+
+// Before the caller gets a byte: the parallel checkers' verdict (waited for), then a complete
+// answer's text through the output policies' checkers.
+Awaitable<FilterStatus> GuardrailFilter::before_release(CallContext& call,
+                                                        const std::string* answer) {
+  if (Call* state = call.find_state<Call>(*this)) {
+    if (state->beside_pending && call.alongside_running()) {
+      if (!state->beside_done) {
+        state->beside_done.emplace(co_await boost::asio::this_coro::executor,
+                                   boost::asio::steady_timer::time_point::max());
+      }
+      while (state->beside_pending) {
+        boost::system::error_code ec;  // cancelled: the verdict is in
+        co_await state->beside_done->async_wait(
+            boost::asio::redirect_error(boost::asio::use_awaitable, ec));
+      }
+    }
+    if (state->beside_refused) {
+      co_return FilterStatus::stop(*state->beside_refused);
+    }
+  }
+  if (answer != nullptr && checks_.any(GuardrailChecks::Stage::kAnswer)) {
+    const std::string text = guardrails::body_text(*answer, guardrails::Side::kAnswer);
+    if (!text.empty()) {
+      const std::size_t before = call.ctx().guardrails.size();
+      std::optional<Error> refused =
+          co_await checks_.run(call, output(call), GuardrailChecks::Stage::kAnswer, text);
+      if (call.ctx().guardrails.size() != before) {
+        call.state<Call>(*this).header = guardrails_summary(call.ctx().guardrails);
+      }
+      if (refused) {
+        co_return FilterStatus::stop(std::move(*refused));
+      }
+    }
   }
   co_return FilterStatus::proceed();
 }

@@ -11,8 +11,13 @@ namespace sluice::pipeline {
 
 // The guardrails of a route (docs/guardrails.md), first in its chain.
 //
-// External checkers (guardrail_checks.h) run before the plan, after the in-process detectors,
-// on the text those left.
+// External checkers (guardrail_checks.h) on a request run before the plan, after the
+// in-process detectors, on the text those left; with `mode: parallel`, beside the call instead
+// (the alongside hook: the upstream is asked at once, and the answer waits in before_release
+// for the verdict; a block cancels the upstream call and is answered instead). Checkers of
+// output policies see a complete answer before it is released, before the response hooks
+// (so a blocked answer is never cached); a stream's answer goes through the in-process
+// detectors only.
 //
 // Input: right after decode, before anything is charged, looked up or sent, the caller's body
 // goes through the route's input policies (guardrails/body.h). A block answers the policy's
@@ -42,6 +47,8 @@ class GuardrailFilter final : public Filter {
   FilterHooks hooks() const override;
   FilterStatus after_decode(CallContext& call) override;
   Awaitable<FilterStatus> before_plan(CallContext& call) override;
+  Awaitable<void> alongside(CallContext& call) override;
+  Awaitable<FilterStatus> before_release(CallContext& call, const std::string* answer) override;
   FilterStatus on_response_head(CallContext& call, ResponseHead& head) override;
   FilterStatus on_response_body(CallContext& call, std::string& body) override;
   FilterStatus on_stream_data(CallContext& call, std::string& data) override;
@@ -49,6 +56,8 @@ class GuardrailFilter final : public Filter {
 
  private:
   struct Call;
+  // The input policies' in-process detectors on the request (after_decode's work).
+  FilterStatus inspect_request(CallContext& call);
   // The policies of this request: the route's, or its key group's (RouteRuntime).
   const guardrails::Policies& input(const CallContext& call) const;
   const guardrails::Policies& output(const CallContext& call) const;

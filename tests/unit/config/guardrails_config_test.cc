@@ -126,10 +126,14 @@ TEST(GuardrailsConfigTest, MistakesAreRefusedWhereTheyAre) {
   EXPECT_NE(error_of(policies + "{ external: { provider: x, format: lakera }, name: c }] }\n", "")
                 .find("expected \"presidio\", \"openai_moderation\" or \"generic\""),
             std::string::npos);
-  EXPECT_NE(
-      error_of(policies + "{ external: { provider: x }, name: c }], direction: output }\n", "")
-          .find("external checkers look at requests"),
-      std::string::npos);
+  EXPECT_NE(error_of(policies + "{ external: { provider: x, mode: parallel }, name: c }], "
+                                "direction: output }\n",
+                     "")
+                .find("`mode: parallel` runs beside the upstream call"),
+            std::string::npos);
+  EXPECT_NE(error_of(policies + "{ external: { provider: x, mode: eager }, name: c }] }\n", "")
+                .find("expected \"sequential\""),
+            std::string::npos);
   EXPECT_NE(
       error_of(policies + "{ external: { format: generic }, name: c }] }\n", "").find("provider"),
       std::string::npos);

@@ -5,6 +5,10 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/redirect_error.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
 #include <boost/json/parse.hpp>
 #include <gtest/gtest.h>
 
@@ -119,6 +123,45 @@ class ScriptedFilter final : public Filter {
     return stream ? stream(call, data) : FilterStatus::proceed();
   }
   void on_end(CallContext&) override { calls.push_back("end"); }
+};
+
+// A filter with the out-of-line hooks: work beside the call, a release it may refuse.
+class ReleasingFilter final : public Filter {
+ public:
+  std::function<void(CallContext&)> beside;
+  std::function<FilterStatus(CallContext&, const std::string*)> release;
+  bool release_waits_for_beside = false;
+  std::vector<std::string> calls;
+
+  std::string_view name() const override { return "releasing"; }
+  FilterHooks hooks() const override {
+    return {FilterHook::kAlongside, FilterHook::kBeforeRelease, FilterHook::kResponseHead};
+  }
+  Awaitable<void> alongside(CallContext& call) override {
+    calls.push_back("alongside");
+    if (beside) beside(call);
+    beside_done_ = true;
+    if (waiting_) waiting_->cancel();
+    co_return;
+  }
+  Awaitable<FilterStatus> before_release(CallContext& call, const std::string* answer) override {
+    calls.push_back(answer != nullptr ? "release:" + *answer : "release");
+    if (release_waits_for_beside && !beside_done_) {
+      waiting_.emplace(co_await asio::this_coro::executor, asio::steady_timer::time_point::max());
+      boost::system::error_code ec;
+      co_await waiting_->async_wait(asio::redirect_error(asio::use_awaitable, ec));
+      calls.push_back("released");
+    }
+    co_return release ? release(call, answer) : FilterStatus::proceed();
+  }
+  FilterStatus on_response_head(CallContext&, ResponseHead& head) override {
+    calls.push_back("head:" + std::to_string(head.status));
+    return FilterStatus::proceed();
+  }
+
+ private:
+  bool beside_done_ = false;
+  std::optional<asio::steady_timer> waiting_;
 };
 
 class FiltersTest : public ::testing::Test {
@@ -251,6 +294,60 @@ TEST_F(FiltersTest, EveryHookRunsInOrderAndTheEndOnce) {
   EXPECT_EQ(f.calls,
             (std::vector<std::string>{"after_decode", "before_plan", "before_attempt:compat",
                                       "head:200", "body", "end"}));
+}
+
+TEST_F(FiltersTest, TheReleaseRunsOnceBeforeTheHeadWithTheWholeAnswer) {
+  ReleasingFilter f;
+  add(f);
+  connector_.scripts.push_back(chat_answer());
+  chat(R"({"model":"plain","messages":[{"role":"user","content":"hi"}]})");
+  EXPECT_EQ(downstream_.status, 200);
+  // The work beside the call runs concurrently with it: before or after the release.
+  std::vector<std::string> calls = f.calls;
+  std::erase(calls, "alongside");
+  EXPECT_EQ(f.calls.size(), 3u);
+  ASSERT_EQ(calls.size(), 2u);
+  EXPECT_TRUE(calls[0].starts_with("release:{")) << calls[0];
+  EXPECT_NE(calls[0].find(R"("content":"yo")"), std::string::npos);
+  EXPECT_EQ(calls[1], "head:200");
+}
+
+TEST_F(FiltersTest, AReleaseRefusedIsAnsweredInsteadOfTheAnswer) {
+  ReleasingFilter f;
+  bool cancelled = false;
+  f.beside = [&](CallContext& call) { cancelled = call.cancel().cancelled(); };
+  f.release = [](CallContext&, const std::string*) {
+    return FilterStatus::stop(Error(ErrorKind::kForbidden, "withheld").with_code("verdict"));
+  };
+  add(f);
+  connector_.scripts.push_back(chat_answer());
+  chat(R"({"model":"plain","messages":[{"role":"user","content":"hi"}]})");
+  EXPECT_EQ(downstream_.status, 403);
+  EXPECT_EQ(downstream_.json_body().at("error").at("code"), "verdict");
+  EXPECT_EQ(downstream_.body.find("yo"), std::string::npos) << "nothing of the answer";
+  EXPECT_FALSE(cancelled);
+  // Once: the error that replaced the answer is not asked about again.
+  EXPECT_EQ(std::count_if(f.calls.begin(), f.calls.end(),
+                          [](const std::string& c) { return c.starts_with("release"); }),
+            1);
+}
+
+TEST_F(FiltersTest, AReleaseMayWaitForTheWorkBesideTheCall) {
+  ReleasingFilter f;
+  f.release_waits_for_beside = true;
+  f.beside = [](CallContext& call) { call.cancel().cancel(); };  // a block: the upstream stops
+  f.release = [](CallContext& call, const std::string*) {
+    return call.cancel().cancelled()
+               ? FilterStatus::stop(Error(ErrorKind::kBadRequest, "blocked").with_code("verdict"))
+               : FilterStatus::proceed();
+  };
+  add(f);
+  connector_.scripts.push_back(chat_answer());
+  chat(R"({"model":"plain","messages":[{"role":"user","content":"hi"}]})");
+  EXPECT_EQ(downstream_.status, 400);
+  EXPECT_EQ(downstream_.json_body().at("error").at("code"), "verdict");
+  EXPECT_NE(std::find(f.calls.begin(), f.calls.end(), "released"), f.calls.end())
+      << "the answer came before the verdict and waited for it";
 }
 
 TEST_F(FiltersTest, AStopBeforeThePlanIsAnsweredInTheCallersProtocolAndNothingGoesUp) {
