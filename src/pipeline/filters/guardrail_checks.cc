@@ -141,8 +141,9 @@ Awaitable<std::optional<guardrails::CheckerVerdict>> GuardrailChecks::ask(
 
 Awaitable<std::optional<Error>> GuardrailChecks::run(CallContext& call,
                                                      const guardrails::Policies& policies,
-                                                     Stage stage, std::string_view text) {
+                                                     Stage stage, std::string_view body) {
   const bool answer = stage == Stage::kAnswer;
+  std::optional<std::string> text;  // read from the body when a checker first needs it
   const std::string_view what = answer ? "answer" : "request";
   // What a checker that did not answer leaves the caller without.
   const std::string_view withheld = stage == Stage::kBeforeSend ? "so it was not sent"
@@ -154,8 +155,13 @@ Awaitable<std::optional<Error>> GuardrailChecks::run(CallContext& call,
       auto it = std::find_if(checkers_.begin(), checkers_.end(),
                              [&](const auto& c) { return c->external == &e; });
       if (it == checkers_.end()) continue;
+      if (!text) {
+        text = guardrails::body_text(
+            body, answer ? guardrails::Side::kAnswer : guardrails::Side::kRequest);
+        if (answer && text->empty()) co_return std::nullopt;  // no text: a tool call's name only
+      }
       const std::optional<guardrails::CheckerVerdict> verdict =
-          co_await ask(call, **it, text,
+          co_await ask(call, **it, *text,
                        answer ? guardrails::Direction::kOutput : guardrails::Direction::kInput);
       RequestContext& ctx = call.ctx();
       if (!verdict) {

@@ -42,11 +42,12 @@ class GuardrailChecks {
   };
   // Whether any policy the route may apply has a checker for `stage`.
   bool any(Stage stage) const { return stages_[static_cast<std::size_t>(stage)]; }
-  // Runs the checkers of `policies` for `stage` on `text` (the request's or the answer's, as
-  // guardrails::body_text reads it); the finds go into the request's verdict. The error the
-  // call ends with, or nullopt to go on.
+  // Runs the checkers of `policies` for `stage` on the text of `body` (the request's or, at
+  // kAnswer, the answer's, as guardrails::body_text reads it; read before the first checker is
+  // asked, only if one is); the finds go into the request's verdict. The error the call ends
+  // with, or nullopt to go on.
   Awaitable<std::optional<Error>> run(CallContext& call, const guardrails::Policies& policies,
-                                      Stage stage, std::string_view text);
+                                      Stage stage, std::string_view body);
 
  private:
   struct Checker {

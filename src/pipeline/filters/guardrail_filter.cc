@@ -141,9 +141,8 @@ FilterStatus GuardrailFilter::inspect_request(CallContext& call) {
 
 Awaitable<FilterStatus> GuardrailFilter::before_plan(CallContext& call) {
   const std::size_t before = call.ctx().guardrails.size();
-  const std::string text = guardrails::body_text(call.request().body);
-  std::optional<Error> refused =
-      co_await checks_.run(call, input(call), GuardrailChecks::Stage::kBeforeSend, text);
+  std::optional<Error> refused = co_await checks_.run(
+      call, input(call), GuardrailChecks::Stage::kBeforeSend, call.request().body);
   if (call.ctx().guardrails.size() != before) {
     call.state<Call>(*this).header = guardrails_summary(call.ctx().guardrails);
   }
@@ -153,18 +152,18 @@ Awaitable<FilterStatus> GuardrailFilter::before_plan(CallContext& call) {
   co_return FilterStatus::proceed();
 }
 
-// Beside the call: the request's text as it goes upstream (redacted already; copied now, as a
-// later filter may rewrite the body), asked of the parallel checkers while the upstream
-// answers. A refusal cancels the upstream call at once; whatever it answered is not released.
+// Beside the call: the request's text as it goes upstream (redacted already; read before the
+// first checker is asked, as a later filter may rewrite the body), asked of the parallel
+// checkers while the upstream answers. A refusal cancels the upstream call at once; whatever it
+// answered is not released.
 Awaitable<void> GuardrailFilter::alongside(CallContext& call) {
   Call* state = call.find_state<Call>(*this);
   if (state == nullptr || !state->beside_pending) {
     co_return;
   }
   const std::size_t before = call.ctx().guardrails.size();
-  const std::string text = guardrails::body_text(call.request().body);
-  std::optional<Error> refused =
-      co_await checks_.run(call, input(call), GuardrailChecks::Stage::kBesideUpstream, text);
+  std::optional<Error> refused = co_await checks_.run(
+      call, input(call), GuardrailChecks::Stage::kBesideUpstream, call.request().body);
   if (call.ctx().guardrails.size() != before) {
     state->header = guardrails_summary(call.ctx().guardrails);
   }
@@ -199,17 +198,14 @@ Awaitable<FilterStatus> GuardrailFilter::before_release(CallContext& call,
     }
   }
   if (answer != nullptr && checks_.any(GuardrailChecks::Stage::kAnswer)) {
-    const std::string text = guardrails::body_text(*answer, guardrails::Side::kAnswer);
-    if (!text.empty()) {
-      const std::size_t before = call.ctx().guardrails.size();
-      std::optional<Error> refused =
-          co_await checks_.run(call, output(call), GuardrailChecks::Stage::kAnswer, text);
-      if (call.ctx().guardrails.size() != before) {
-        call.state<Call>(*this).header = guardrails_summary(call.ctx().guardrails);
-      }
-      if (refused) {
-        co_return FilterStatus::stop(std::move(*refused));
-      }
+    const std::size_t before = call.ctx().guardrails.size();
+    std::optional<Error> refused =
+        co_await checks_.run(call, output(call), GuardrailChecks::Stage::kAnswer, *answer);
+    if (call.ctx().guardrails.size() != before) {
+      call.state<Call>(*this).header = guardrails_summary(call.ctx().guardrails);
+    }
+    if (refused) {
+      co_return FilterStatus::stop(std::move(*refused));
     }
   }
   co_return FilterStatus::proceed();
