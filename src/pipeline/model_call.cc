@@ -53,9 +53,7 @@ Awaitable<void> ModelCall::run(std::string_view body) {
 // (the work cancelled them: a block), the caller is answered now, with what it found.
 Awaitable<void> ModelCall::with_alongside() {
   if (std::optional<FilterStatus> ended = after_decode_filters()) {
-    if (ended->action() == FilterStatus::Action::kStop) {
-      co_await call_.fail(ended->error(), Outcome::kNone);
-    }
+    co_await ended_by(*ended);
     co_return;
   }
   using boost::asio::experimental::awaitable_operators::operator&&;
@@ -75,10 +73,16 @@ Awaitable<void> ModelCall::planned_call() {
   if (!call_.chain().at(FilterHook::kBeforePlan).empty()) {
     ended = co_await before_plan_filters();
   }
-  if (!ended) {
+  if (ended) {
+    co_await ended_by(*ended);
+  } else {
     co_await attempts();
-  } else if (ended->action() == FilterStatus::Action::kStop) {
-    co_await call_.fail(ended->error(), Outcome::kNone);
+  }
+}
+
+Awaitable<void> ModelCall::ended_by(const FilterStatus& ended) {
+  if (ended.action() == FilterStatus::Action::kStop) {
+    co_await call_.fail(ended.error(), Outcome::kNone);
   }
 }
 
@@ -117,9 +121,7 @@ Awaitable<bool> ModelCall::request_filters() {
   if (!ended) {
     co_return true;
   }
-  if (ended->action() == FilterStatus::Action::kStop) {
-    co_await call_.fail(ended->error(), Outcome::kNone);
-  }
+  co_await ended_by(*ended);
   co_return false;
 }
 

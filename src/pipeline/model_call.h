@@ -54,6 +54,8 @@ class ModelCall final {
   // The before_plan filters, then the attempts unless one ended the call.
   Awaitable<void> planned_call();
   Awaitable<void> alongside_filters();
+  // A request-side filter ended the call: its refusal answered (an answer it wrote stands).
+  Awaitable<void> ended_by(const FilterStatus& ended);
   // What every call that got a route does last.
   void end();
 

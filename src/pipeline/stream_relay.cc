@@ -154,8 +154,8 @@ Awaitable<void> StreamRelay::write_out() {
     ctx.first_token = duration_cast<microseconds>(call_.clock().now() - ctx.started);
   }
   std::optional<Error> stopped;
-  const StreamTransform& ending = *up_.transform;
-  const bool last = ended_ || failure_.has_value() || ending.failed() || ending.complete();
+  const StreamTransform& transform = *up_.transform;
+  const bool last = ended_ || failure_.has_value() || transform.failed() || transform.complete();
   const bool go_on = call_.filter_stream_data(out_, stopped, last);
   const bool sent = co_await call_.stream()->write(out_);
   if (!go_on) {
@@ -176,7 +176,6 @@ Awaitable<void> StreamRelay::write_out() {
     call_.cancel().cancel();
     co_return;
   }
-  const StreamTransform& transform = *up_.transform;
   if (transform.complete() && !transform.failed()) {
     state_ = State::kAnswered;
   }

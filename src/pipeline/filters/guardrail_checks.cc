@@ -16,15 +16,6 @@ namespace {
 
 constexpr std::size_t kMaxAnswerBytes = 256 * 1024;
 
-void collect(const guardrails::Policies& policies,
-             std::vector<const guardrails::Policy::External*>& out) {
-  for (const auto& policy : policies) {
-    for (const guardrails::Policy::External& e : policy->externals()) {
-      if (std::find(out.begin(), out.end(), &e) == out.end()) out.push_back(&e);
-    }
-  }
-}
-
 const ProviderRuntime* provider_named(const Snapshot& snapshot, std::string_view id) {
   for (const auto& p : snapshot.providers()) {
     if (p->config->id == id) return p.get();
@@ -47,18 +38,20 @@ bool at_stage(const guardrails::Policy::External& e, GuardrailChecks::Stage stag
 }  // namespace
 
 GuardrailChecks::GuardrailChecks(const Snapshot& snapshot, const RouteRuntime& route) {
+  // Every checker of every policy the route may apply (a policy of both sides, or of the route
+  // and a key group, is met more than once: one checker each), and the stages they run at.
   std::vector<const guardrails::Policy::External*> externals;
   for (const bool input : {true, false}) {
     for (const guardrails::Policies* set : route.guardrail_sets(input)) {
-      collect(*set, externals);
       for (const auto& policy : *set) {
         for (const guardrails::Policy::External& e : policy->externals()) {
-          if (!input) {
-            stages_[static_cast<std::size_t>(Stage::kAnswer)] = true;
-          } else {
-            const Stage stage = e.checker.parallel ? Stage::kBesideUpstream : Stage::kBeforeSend;
-            stages_[static_cast<std::size_t>(stage)] = true;
+          if (std::find(externals.begin(), externals.end(), &e) == externals.end()) {
+            externals.push_back(&e);
           }
+          const Stage stage = !input               ? Stage::kAnswer
+                              : e.checker.parallel ? Stage::kBesideUpstream
+                                                   : Stage::kBeforeSend;
+          stages_[static_cast<std::size_t>(stage)] = true;
         }
       }
     }
