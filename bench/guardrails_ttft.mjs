@@ -1,7 +1,8 @@
 // Time to first token of a stream through output guardrails (make bench-guardrails): the mock
 // writes 64 words one delta every 20 ms ("w1 " ... ~4 characters each), Sluice relays them on a
-// route without output policies and on routes whose policy holds text back 16, 64 and 256
-// characters. TTFT = request sent to the first byte of model text read by the client; the
+// route without output policies, on routes whose policy holds text back 16, 64 and 256
+// characters, and on one that holds 256 characters but never longer than 100 ms
+// (hold_back_ms). TTFT = request sent to the first byte of model text read by the client; the
 // total is the whole stream. Prints one table (medians over the runs); writes
 // bench/out/guardrails-ttft-<time>.json.
 //
@@ -22,6 +23,7 @@ const RUNS = opt('runs', 15);
 const PACE_MS = opt('pace-ms', 20);
 const WORDS = opt('words', 64);
 const WINDOWS = [16, 64, 256];
+const TIMED = { chars: 256, ms: 100 };
 
 const mock = await startMock();
 const policy = (n) => ({
@@ -34,7 +36,7 @@ const gw = await startSluice({
   version: 1,
   listen: '127.0.0.1:0',
   server: { workers: 1 },
-  guardrails: { policies: WINDOWS.map(policy) },
+  guardrails: { policies: [...WINDOWS.map(policy), { ...policy(TIMED.chars), name: 'out-timed', hold_back_ms: TIMED.ms }] },
   providers: [
     {
       id: 'paced',
@@ -47,6 +49,7 @@ const gw = await startSluice({
   routes: [
     { alias: 'plain', provider: 'paced', model: 'm' },
     ...WINDOWS.map((n) => ({ alias: `held-${n}`, provider: 'paced', model: 'm', guardrails: [`out-${n}`] })),
+    { alias: 'held-timed', provider: 'paced', model: 'm', guardrails: ['out-timed'] },
   ],
   keys: [{ name: 'bench', key: GATEWAY_KEY }],
 });
@@ -78,7 +81,7 @@ const median = (xs) => {
 
 const rows = [];
 try {
-  for (const model of ['plain', ...WINDOWS.map((n) => `held-${n}`)]) {
+  for (const model of ['plain', ...WINDOWS.map((n) => `held-${n}`), 'held-timed']) {
     await once(model);  // warm the pool
     const runs = [];
     for (let i = 0; i < RUNS; i++) runs.push(await once(model));
@@ -94,7 +97,8 @@ console.log(`${WORDS} deltas ${PACE_MS} ms apart, ${RUNS} runs each (medians)\n`
 console.log('| route | hold-back | TTFT | added TTFT | whole stream |');
 console.log('|---|---:|---:|---:|---:|');
 for (const r of rows) {
-  const window = r.model === 'plain' ? 'none' : `${r.model.slice(5)} chars`;
+  const window =
+    r.model === 'plain' ? 'none' : r.model === 'held-timed' ? `${TIMED.chars} chars or ${TIMED.ms} ms` : `${r.model.slice(5)} chars`;
   const added = r === plain ? '-' : `+${(r.ttft_ms - plain.ttft_ms).toFixed(0)} ms`;
   console.log(`| ${r.model} | ${window} | ${r.ttft_ms.toFixed(0)} ms | ${added} | ${r.total_ms.toFixed(0)} ms |`);
 }

@@ -131,8 +131,8 @@ GuardrailDetector load_detector(const YamlField& field) {
 }
 
 GuardrailPolicy load_policy(const YamlField& field) {
-  const YamlMap m = field.map(
-      {"name", "detectors", "block_status", "uninspected", "direction", "hold_back_chars"});
+  const YamlMap m = field.map({"name", "detectors", "block_status", "uninspected", "direction",
+                               "hold_back_chars", "hold_back_ms"});
   GuardrailPolicy p;
   p.source = field.where();
   p.name = m.required("name").text();
@@ -172,6 +172,12 @@ GuardrailPolicy load_policy(const YamlField& field) {
   }
   if (auto f = m.get("hold_back_chars")) {
     p.hold_back_chars = static_cast<std::uint32_t>(f->unsigned_in(1, 65536));
+  }
+  if (auto f = m.get("hold_back_ms")) {
+    if (!p.output)
+      f->fail(
+          "hold_back_ms bounds the hold-back of answers: a `direction: output` or `both` policy's");
+    p.hold_back_ms = static_cast<std::uint32_t>(f->unsigned_in(1, 60000));
   }
   if (auto f = m.get("uninspected")) {
     const GuardrailAction a = load_action(*f);

@@ -70,6 +70,10 @@ struct GuardrailPolicy {
   // match that spans events is seen whole before any of it goes out: at least the longest
   // text a detector needs to recognise. Adds about this much text's time to the first token.
   std::uint32_t hold_back_chars = 64;
+  // And held at most this long (0: no time bound): text older than it goes out with the next
+  // event even when fewer than hold_back_chars followed it. A shorter time to first token for
+  // a weaker guarantee (docs/guardrails.md#time-bound).
+  std::uint32_t hold_back_ms = 0;
   std::string source;
 };
 

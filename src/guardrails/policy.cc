@@ -34,6 +34,7 @@ Result<std::shared_ptr<const Policy>> Policy::compile(const config::GuardrailPol
   policy->input_ = config.input;
   policy->output_ = config.output;
   policy->hold_back_chars_ = config.hold_back_chars;
+  policy->hold_back_time_ = std::chrono::milliseconds(config.hold_back_ms);
   const auto refuse = [&](const config::GuardrailDetector& d, std::string_view why) {
     return Error(ErrorKind::kInternal,
                  d.source + ": guardrail policy \"" + config.name + "\": " + std::string(why));

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -39,6 +40,8 @@ class Policy {
   bool input() const { return input_; }
   bool output() const { return output_; }
   std::size_t hold_back_chars() const { return hold_back_chars_; }
+  // 0: no time bound.
+  std::chrono::milliseconds hold_back_time() const { return hold_back_time_; }
 
   // Its external checkers (pipeline/filters/guardrail_checks.h runs them; the detectors above
   // are the in-process ones).
@@ -58,6 +61,7 @@ class Policy {
   bool input_ = true;
   bool output_ = false;
   std::size_t hold_back_chars_ = 64;
+  std::chrono::milliseconds hold_back_time_{0};
 };
 
 using Policies = std::vector<std::shared_ptr<const Policy>>;

@@ -7,28 +7,29 @@
 
 namespace sluice::guardrails {
 
-StreamGuard::StreamGuard(const Policies& policies, std::size_t hold_back)
-    : inspector_(policies), hold_back_(hold_back) {}
+StreamGuard::StreamGuard(const Policies& policies, std::size_t hold_back,
+                         std::chrono::milliseconds hold_back_time)
+    : inspector_(policies), hold_back_(hold_back), hold_back_time_(hold_back_time) {}
 
 // The model's text of one event: its data lines' JSON as append_stream_text reads it. A
 // Responses stream repeats the whole text in its *.done and response.completed events: only
 // its deltas count, or every find would be counted five times.
-void StreamGuard::add_event(std::string_view event) {
+void StreamGuard::add_event(std::string_view event, Time now) {
   scratch_.clear();
   const SseEvent e = read_sse_event(event, &scratch_);
   if (!repeats_deltas(e.name) && !scratch_.empty() && scratch_ != "[DONE]") {
     append_stream_text(scratch_, text_);
   }
   held_ += event;
-  events_.push_back(Held{held_.size(), base_ + text_.size()});
+  events_.push_back(Held{held_.size(), base_ + text_.size(), now});
 }
 
-bool StreamGuard::pass(std::string& data, bool ending) {
+bool StreamGuard::pass(std::string& data, bool ending, Time now) {
   std::size_t at = 0;
   while (at < data.size()) {
     std::size_t end = sse_event_end(data, at);
     if (end == std::string_view::npos) end = data.size();  // a last event without its blank line
-    add_event(std::string_view(data).substr(at, end - at));
+    add_event(std::string_view(data).substr(at, end - at), now);
     at = end;
   }
   data.clear();
@@ -52,11 +53,13 @@ bool StreamGuard::pass(std::string& data, bool ending) {
       counted_ = base_ + f.end;
     }
   }
-  // Release every event whose text is hold_back characters behind the newest (all of them at
-  // the end); the others wait for more text.
+  // Release every event whose text is hold_back characters behind the newest, or that was
+  // held hold_back_time (all of them at the end); the others wait for more text.
   const std::size_t newest = base_ + text_.size();
+  const bool timed = hold_back_time_.count() > 0;
   std::size_t count = 0;
-  while (count < events_.size() && (ending || events_[count].text_end + hold_back_ <= newest)) {
+  while (count < events_.size() && (ending || events_[count].text_end + hold_back_ <= newest ||
+                                    (timed && now - events_[count].arrived >= hold_back_time_))) {
     ++count;
   }
   if (count > 0) {

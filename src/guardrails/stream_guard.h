@@ -1,5 +1,6 @@
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <string>
 #include <string_view>
@@ -15,15 +16,25 @@ namespace sluice::guardrails {
 // over five deltas) is seen whole before any byte of it is released. A `block` (and a
 // `redact`, which a stream cannot take back: it blocks) ends the stream: nothing from the event
 // the match starts in onwards is released. Flags are counted once each. One per stream.
+//
+// With `hold_back_time` (not zero), an event held that long goes out with the next write even
+// when fewer than `hold_back` characters followed it: the caller sees text sooner, and a
+// match whose start went out that way still ends the stream when it completes, but its first
+// characters were sent. The guard runs on writes: text waits for the next event (or the end)
+// after its time is up, never on a timer of its own.
 class StreamGuard {
  public:
-  StreamGuard(const Policies& policies, std::size_t hold_back);
-  StreamGuard(Policies&&, std::size_t) = delete;  // it keeps a reference
+  using Time = std::chrono::steady_clock::time_point;
 
-  // `data`: whole SSE events about to be written; on return, the events that may go out now
-  // (all of them when `ending`: the stream's last write). False when a block was found: `data`
-  // is empty then, the held events are dropped, and verdict() says which policy and detector.
-  bool pass(std::string& data, bool ending);
+  StreamGuard(const Policies& policies, std::size_t hold_back,
+              std::chrono::milliseconds hold_back_time = std::chrono::milliseconds(0));
+  StreamGuard(Policies&&, std::size_t, std::chrono::milliseconds = {}) = delete;  // a reference
+
+  // `data`: whole SSE events about to be written, at `now`; on return, the events that may go
+  // out now (all of them when `ending`: the stream's last write). False when a block was found:
+  // `data` is empty then, the held events are dropped, and verdict() says which policy and
+  // detector.
+  bool pass(std::string& data, bool ending, Time now = {});
 
   const Verdict& verdict() const { return inspector_.verdict(); }
   // Bytes held back right now (bounded by hold_back characters of text, plus events without
@@ -31,15 +42,17 @@ class StreamGuard {
   std::size_t held_bytes() const { return held_.size(); }
 
  private:
-  void add_event(std::string_view event);
+  void add_event(std::string_view event, Time now);
 
   Inspector inspector_;
   const std::size_t hold_back_;
+  const std::chrono::milliseconds hold_back_time_;
   std::string held_;  // SSE bytes not released yet
   // Per held event: where its bytes end in held_, and where its text ends (absolute).
   struct Held {
     std::size_t bytes_end;
     std::size_t text_end;
+    Time arrived;
   };
   std::vector<Held> events_;
   // The text of the held events, after up to hold_back characters already released (context

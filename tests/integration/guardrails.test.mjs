@@ -49,6 +49,8 @@ function config() {
         { name: 'strict', block_status: 446, uninspected: 'block', detectors: [{ builtin: 'us_ssn', action: 'block' }] },
         { name: 'no-cards-out', direction: 'output', hold_back_chars: 48, detectors: [{ builtin: 'payment_card', action: 'block' }, { builtin: 'email', action: 'flag' }] },
         { name: 'emails-out', direction: 'output', detectors: [{ builtin: 'email', action: 'flag' }] },
+        // Holds far more text than a short answer has, but never longer than 100 ms.
+        { name: 'timed-out', direction: 'output', hold_back_chars: 10000, hold_back_ms: 100, detectors: [{ builtin: 'email', action: 'flag' }] },
         { name: 'no-ssn', detectors: [{ builtin: 'us_ssn', action: 'block' }] },
         { name: 'health', detectors: [{ keywords: ['diagnosis', 'prescription'], name: 'medical', case_insensitive: true, action: 'flag' }] },
         { name: 'pseudo', detectors: [{ builtin: 'email', action: 'pseudonymise' }, { builtin: 'payment_card', action: 'redact' }] },
@@ -72,6 +74,7 @@ function config() {
         api_key: PROVIDER_KEY,
         headers: { 'x-mock-tool-arguments': JSON.stringify({ note: 'write to ops@example.com today' }) },
       },
+      { id: 'paced', adapter: 'openai', base_url: mock.baseUrl, api_key: PROVIDER_KEY, headers: { 'x-mock-pace-ms': '80', 'x-mock-events': '10' } },
       { id: 'zero-retention', adapter: 'openai', base_url: mock.baseUrl, api_key: PROVIDER_KEY, headers: { 'x-mock-count-key': 'zdr' } },
       { id: 'zero-retention-down', adapter: 'openai', base_url: mock.baseUrl, api_key: PROVIDER_KEY, headers: { 'x-mock-count-key': 'zdr-down', 'x-mock-status': '503' } },
       // The model answers with the placeholders it was sent; the mock cuts [EMAIL_1] over two
@@ -89,6 +92,8 @@ function config() {
       { alias: 'checked', provider: 'leaky', model: 'mock-model', guardrails: ['no-cards-out'] },
       { alias: 'checked-cached', provider: 'leaky', model: 'mock-model', guardrails: ['no-cards-out'], cache: true },
       { alias: 'flagged', provider: 'chatty', model: 'mock-model', guardrails: ['emails-out'] },
+      { alias: 'timed', provider: 'paced', model: 'mock-model', guardrails: ['timed-out'] },
+      { alias: 'untimed', provider: 'paced', model: 'mock-model', guardrails: ['emails-out', 'timed-out'] },
       {
         alias: 'medical',
         guardrails: ['health'],
@@ -406,6 +411,44 @@ describe('output checks', () => {
       await res.text();
     }
     assert.equal(await upstreamCalls(), 2, 'the second request went upstream again');
+  });
+});
+
+describe('a time bound on the hold-back (hold_back_ms)', () => {
+  // When (ms after the request) the first content and the stream's end reached the caller.
+  async function timings(model) {
+    const started = Date.now();
+    const res = await post('/v1/chat/completions', { model, stream: true, messages: [{ role: 'user', content: 'hi' }] });
+    assert.equal(res.status, 200);
+    const decoder = new TextDecoder();
+    let text = '';
+    let firstContent = -1;
+    for await (const chunk of res.body) {
+      text += decoder.decode(chunk, { stream: true });
+      if (firstContent < 0 && /"content":"[^"]/.test(text)) firstContent = Date.now() - started;
+    }
+    const content = text
+      .split('\n')
+      .filter((l) => l.startsWith('data: {'))
+      .map((l) => JSON.parse(l.slice(6)).choices?.[0]?.delta?.content ?? '')
+      .join('');
+    return { firstContent, done: Date.now() - started, content, text };
+  }
+
+  test('text held longer than the bound goes out while the stream runs, whole and in order', async () => {
+    const timed = await timings('timed');
+    assert.match(timed.content, /^Mock reply w1 w2 w3 w4 w5 w6 w7 w8 w9 w10$/, timed.text);
+    assert.match(timed.text, /\[DONE\]/);
+    // 10 events 80 ms apart: without the bound all 10,000 characters of hold-back would keep
+    // everything to the end.
+    assert.ok(timed.done - timed.firstContent > 300, `first content at ${timed.firstContent} ms, end at ${timed.done} ms`);
+  });
+
+  test('the bound applies only when every output policy of the stream sets one', async () => {
+    // emails-out has no time bound: its 64 characters hold the whole short answer to the end.
+    const untimed = await timings('untimed');
+    assert.match(untimed.content, /^Mock reply w1/);
+    assert.ok(untimed.done - untimed.firstContent < 300, `first content at ${untimed.firstContent} ms, end at ${untimed.done} ms`);
   });
 });
 

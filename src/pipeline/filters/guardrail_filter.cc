@@ -66,12 +66,19 @@ std::unique_ptr<Filter> GuardrailFilter::make(const FilterSetup& setup) {
 
 GuardrailFilter::GuardrailFilter(const Snapshot& snapshot, const RouteRuntime& route)
     : route_(route), checks_(snapshot, route) {
-  const auto widen = [&](const guardrails::Policies& policies) {
-    for (const auto& policy : policies) {
+  // The most cautious hold-back of the policies a stream may meet: the most characters, and a
+  // time bound only when every policy sets one (the longest).
+  bool every_policy_timed = true;
+  for (const guardrails::Policies* set : route_.guardrail_sets(/*input=*/false)) {
+    for (const auto& policy : *set) {
       hold_back_ = std::max(hold_back_, policy->hold_back_chars());
+      hold_back_time_ = std::max(hold_back_time_, policy->hold_back_time());
+      every_policy_timed = every_policy_timed && policy->hold_back_time().count() > 0;
     }
-  };
-  for (const guardrails::Policies* set : route_.guardrail_sets(/*input=*/false)) widen(*set);
+  }
+  if (!every_policy_timed) {
+    hold_back_time_ = std::chrono::milliseconds(0);
+  }
 }
 
 const guardrails::Policies& GuardrailFilter::input(const CallContext& call) const {
@@ -247,9 +254,9 @@ FilterStatus GuardrailFilter::on_stream_data(CallContext& call, std::string& dat
   }
   Call& state = call.state<Call>(*this);
   if (!state.stream) {
-    state.stream.emplace(policies, hold_back_);
+    state.stream.emplace(policies, hold_back_, hold_back_time_);
   }
-  const bool clean = state.stream->pass(data, call.stream_ending());
+  const bool clean = state.stream->pass(data, call.stream_ending(), call.clock().now());
   if (!clean) {
     return FilterStatus::stop(blocked(*state.stream->verdict().block(), "answer"));
   }

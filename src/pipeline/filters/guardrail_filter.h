@@ -65,6 +65,7 @@ class GuardrailFilter final : public Filter {
   const RouteRuntime& route_;  // in the snapshot the chain was built on
   GuardrailChecks checks_;     // the external checkers of its input policies
   std::size_t hold_back_ = 0;  // the largest hold_back_chars of any output policy it may apply
+  std::chrono::milliseconds hold_back_time_{0};  // their hold_back_ms, if every one sets it
 };
 
 }  // namespace sluice::pipeline

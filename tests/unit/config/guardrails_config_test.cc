@@ -35,6 +35,7 @@ TEST(GuardrailsConfigTest, PoliciesAndWhereTheyApply) {
       "    - name: pii\n"
       "      direction: both\n"
       "      hold_back_chars: 32\n"
+      "      hold_back_ms: 150\n"
       "      block_status: 446\n"
       "      uninspected: block\n"
       "      detectors:\n"
@@ -51,9 +52,8 @@ TEST(GuardrailsConfigTest, PoliciesAndWhereTheyApply) {
   EXPECT_EQ(pii.block_status, 446);
   EXPECT_TRUE(pii.input && pii.output);
   EXPECT_EQ(pii.hold_back_chars, 32u);
-  EXPECT_TRUE(g.policies[0].input && !g.policies[0].output) << "input by default";
-  EXPECT_TRUE(pii.input && pii.output);
-  EXPECT_EQ(pii.hold_back_chars, 32u);
+  EXPECT_EQ(pii.hold_back_ms, 150u);
+  EXPECT_EQ(g.policies[0].hold_back_ms, 0u) << "no time bound by default";
   EXPECT_TRUE(g.policies[0].input && !g.policies[0].output) << "input by default";
   EXPECT_EQ(pii.uninspected, GuardrailAction::kBlock);
   ASSERT_EQ(pii.detectors.size(), 3u);
@@ -130,6 +130,9 @@ TEST(GuardrailsConfigTest, MistakesAreRefusedWhereTheyAre) {
                                 "direction: output }\n",
                      "")
                 .find("`mode: parallel` runs beside the upstream call"),
+            std::string::npos);
+  EXPECT_NE(error_of(policies + "{ builtin: email }], hold_back_ms: 100 }\n", "")
+                .find("hold_back_ms bounds the hold-back of answers"),
             std::string::npos);
   EXPECT_NE(error_of(policies + "{ external: { provider: x, mode: eager }, name: c }] }\n", "")
                 .find("expected \"sequential\""),

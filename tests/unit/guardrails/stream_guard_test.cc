@@ -1,5 +1,6 @@
 #include "guardrails/stream_guard.h"
 
+#include <chrono>
 #include <string>
 #include <vector>
 
@@ -66,6 +67,44 @@ TEST(StreamGuard, TextGoesOutOnceItIsHoldBackBehind_AndAllOfItAtTheEnd) {
   EXPECT_EQ(content_of(data), "world, how are you");
   EXPECT_NE(data.find("[DONE]"), std::string::npos);
   EXPECT_TRUE(guard.verdict().empty());
+}
+
+// A time bound: an event held that long goes out with the next write, however little text
+// followed it; a match whose start went out so still ends the stream when it completes.
+TEST(StreamGuard, TextHeldLongerThanTheTimeBoundGoesOutWithTheNextWrite) {
+  using std::chrono::milliseconds;
+  const Policies policies = output_policy(GuardrailAction::kBlock, GuardrailAction::kFlag);
+  StreamGuard guard(policies, 64, milliseconds(100));
+  const StreamGuard::Time t0{};
+  std::string data = chat_delta("Hello");
+  ASSERT_TRUE(guard.pass(data, false, t0));
+  EXPECT_EQ(data, "") << "5 characters, just arrived: held";
+  data = chat_delta(" there");
+  ASSERT_TRUE(guard.pass(data, false, t0 + milliseconds(99)));
+  EXPECT_EQ(data, "") << "not held 100 ms yet";
+  data = chat_delta(", friend");
+  ASSERT_TRUE(guard.pass(data, false, t0 + milliseconds(120)));
+  EXPECT_EQ(content_of(data), "Hello") << "held 120 ms: out; \" there\" only 21 ms: stays";
+  // A card whose first digits the time bound let go: the rest is never sent, the stream ends.
+  data = chat_delta(" 4111 1111");
+  ASSERT_TRUE(guard.pass(data, false, t0 + milliseconds(130)));
+  data = chat_delta(" ");
+  ASSERT_TRUE(guard.pass(data, false, t0 + milliseconds(300)));
+  EXPECT_EQ(content_of(data), " there, friend 4111 1111") << "all but the newest held >= 100 ms";
+  data = chat_delta("1111 1111 is it");
+  EXPECT_FALSE(guard.pass(data, false, t0 + milliseconds(310)));
+  EXPECT_EQ(data, "");
+  EXPECT_EQ(guard.verdict().summary(), "out/payment_card:block=1");
+}
+
+TEST(StreamGuard, WithoutATimeBoundTimeDoesNotRelease) {
+  const Policies policies = output_policy(GuardrailAction::kBlock, GuardrailAction::kFlag);
+  StreamGuard guard(policies, 64);
+  std::string data = chat_delta("Hello");
+  ASSERT_TRUE(guard.pass(data, false, StreamGuard::Time{}));
+  data = chat_delta(" there");
+  ASSERT_TRUE(guard.pass(data, false, StreamGuard::Time{} + std::chrono::hours(1)));
+  EXPECT_EQ(data, "");
 }
 
 TEST(StreamGuard, AFlagIsCountedOnceWhileItGrows_ARedactionBlocks) {
