@@ -38,6 +38,9 @@ class AnswerCapture {
   // Nothing of this answer may be kept (a non-200 head, the caller stopped reading, ...).
   void abandon() { failed_ = true; }
   bool abandoned() const { return failed_ || builder_.failed(); }
+  // A stream's terminator has been read, with nothing wrong before it: the answer is whole
+  // before its last bytes are written.
+  bool complete() const { return !failed_ && builder_.done(); }
 
   // The answer, when the caller got a whole one that decoded (a stream: its terminator seen,
   // no error event) within max_bytes; nullopt otherwise.

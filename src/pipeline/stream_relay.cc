@@ -38,9 +38,13 @@ Awaitable<void> StreamRelay::run() {
         co_return;
       }
     }
+    const bool last = stopping || transform.complete();
+    if (last) {
+      report();
+    }
     // The last write goes through the filters even when empty: one holding bytes back (the
     // output guardrails) releases them then.
-    if (!out_.empty() || (state_ == State::kStreaming && (stopping || transform.complete()) &&
+    if (!out_.empty() || (state_ == State::kStreaming && last &&
                           !call_.chain().at(FilterHook::kStreamData).empty())) {
       co_await write_out();
     }
@@ -48,10 +52,12 @@ Awaitable<void> StreamRelay::run() {
       break;
     }
   }
-  transform.report(call_.ctx());
+  report();
   call_.set_stored_answer(std::string(transform.stored_id()), up_.adapter().id());
   co_await finish();
 }
+
+void StreamRelay::report() { up_.transform->report(call_.ctx()); }
 
 void StreamRelay::feed_events(codec::SseParser::Status status, codec::SseEvent& event,
                               bool at_end) {

@@ -62,6 +62,10 @@ class StreamRelay {
   Awaitable<void> commit();
   // out_ through the stream-data filters to the caller.
   Awaitable<void> write_out();
+  // The transform's figures (usage, finish reason) into the request's context: before each
+  // write that may be the last, so the filters reading it (the cache storing the answer when
+  // the terminator passes) have them, and once more at the end.
+  void report();
   // After the last read: the stream's end for the state it stopped in.
   Awaitable<void> finish();
   Awaitable<void> end_answered();

@@ -48,7 +48,7 @@ class Passthrough final : public StreamTransform {
   void on_failure(const Error& error, std::string& out) override {
     ingress_.append_stream_error(error, out);
   }
-  void report(RequestContext& ctx) const override {
+  void report(RequestContext& ctx) override {
     ctx.usage = sniffer_->usage();
     ctx.finish_reason = std::string(sniffer_->finish_reason());
     ctx.events = sniffer_->events();
@@ -95,12 +95,15 @@ class Translation final : public StreamTransform {
     ev.error = error;
     encoder_->encode(ev, out);
   }
-  void report(RequestContext& ctx) const override {
+  void report(RequestContext& ctx) override {
     ctx.usage = usage_;
     ctx.finish_reason = std::string(finish_reason_);
     ctx.events = upstream_events_;
-    ctx.usage_clamped += encoder_->usage_clamped();
-    ctx.dropped_events += encoder_->dropped_events();
+    // Counted since the last report: the context also holds other attempts' counts.
+    ctx.usage_clamped += encoder_->usage_clamped() - reported_clamped_;
+    ctx.dropped_events += encoder_->dropped_events() - reported_dropped_;
+    reported_clamped_ = encoder_->usage_clamped();
+    reported_dropped_ = encoder_->dropped_events();
     if (!ctx.attempts.empty()) {
       ctx.attempts.back().unknown_fields = decoder_->unknown_fields();
     }
@@ -138,6 +141,8 @@ class Translation final : public StreamTransform {
 
   std::unique_ptr<protocol::StreamDecoder> decoder_;
   std::unique_ptr<protocol::StreamEncoder> encoder_;
+  std::uint32_t reported_clamped_ = 0;  // the encoder's counts at the last report
+  std::uint32_t reported_dropped_ = 0;
   std::vector<ir::StreamEvent> events_;
   std::optional<Error> failed_;
   std::optional<ir::Usage> usage_;

@@ -45,7 +45,9 @@ class StreamTransform {
   virtual void on_failure(const Error& error, std::string& out) = 0;
   // Usage (IR terms, as the upstream reported it), finish reason, event count, clamped usage,
   // and the answering attempt's schema drift (StreamDecoder::unknown_fields; translation only).
-  virtual void report(RequestContext& ctx) const = 0;
+  // May be called more than once (before each last write and at the end): each call leaves
+  // `ctx` as if it had been the only one.
+  virtual void report(RequestContext& ctx) = 0;
   // The id under which the upstream stored this answer (passthrough only: StreamSniffer::
   // stored_id()), "" when none.
   virtual std::string_view stored_id() const { return {}; }

@@ -62,6 +62,7 @@ function config() {
       provider('stampede', { 'x-mock-first-byte-ms': '400', 'x-mock-events': '20', 'x-mock-pace-ms': '20' }),
       provider('slow_fail', { 'x-mock-latency-ms': '300', 'x-mock-status': '503' }),
       provider('thinking', { 'x-mock-first-byte-ms': '1500', 'x-mock-events': '5' }),
+      provider('lingering', { 'x-mock-end-delay-ms': '8000' }),
       {
         id: 'claude_tools',
         adapter: 'anthropic',
@@ -82,6 +83,7 @@ function config() {
       { alias: 'slow-fail', provider: 'slow_fail', model: 'mock-model', cache: true, retry: { per_target_attempts: 1 } },
       { alias: 'tools', provider: 'claude_tools', model: 'claude-x', cache: true },
       { alias: 'thinking', provider: 'thinking', model: 'mock-model', cache: true, heartbeat_ms: 200 },
+      { alias: 'lingering', provider: 'lingering', model: 'mock-model', cache: true },
     ],
     keys: [
       { name: 'test', key: GATEWAY_KEY },
@@ -275,6 +277,28 @@ describe('one entry, every protocol and mode', () => {
     assert.equal(hit.headers.get('x-sluice-cache'), 'hit');
     assert.deepEqual(answerOf('chat', false, await hit.text()), original);
     assert.equal((await upstreamCalls('oa')) - before, 1);
+  });
+
+  test('a stream is stored when its terminator passes, not when the upstream closes its body', async () => {
+    // The upstream holds its body open 8 s after message_stop: the caller has the whole answer
+    // long before the call is over, and a request it sends then is a hit.
+    const text = `lingering upstream (${run})`;
+    const before = await upstreamCalls('lingering');
+    const first = await ask('anthropic', { model: 'lingering', text, stream: true });
+    assert.equal(first.headers.get('x-sluice-cache'), 'miss');
+    const reader = first.body.getReader();
+    const decoder = new TextDecoder();
+    let raw = '';
+    while (!raw.includes('event: message_stop')) {
+      const { value, done } = await reader.read();
+      assert.equal(done, false, `the stream ended before its terminator: ${raw}`);
+      raw += decoder.decode(value, { stream: true });
+    }
+    const hit = await ask('chat', { model: 'lingering', text, stream: false });
+    assert.equal(hit.headers.get('x-sluice-cache'), 'hit');
+    assert.deepEqual(answerOf('chat', false, await hit.text()), answerOf('anthropic', true, raw));
+    assert.equal((await upstreamCalls('lingering')) - before, 1);
+    await reader.cancel();
   });
 
   test('a recorded tool-use stream replays its tool call to every protocol', async () => {

@@ -36,6 +36,8 @@ class AnswerKeeper {
             std::shared_ptr<cache::Flight> flight, const protocol::UpstreamCodec& codec,
             std::size_t max_bytes);
   bool keeping() const { return capture_.has_value(); }
+  // The kept stream has reached its terminator (cache/capture.h AnswerCapture::complete).
+  bool complete() const { return capture_ && capture_->complete(); }
 
   // The response hooks.
   void on_head(int status);

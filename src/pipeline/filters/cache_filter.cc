@@ -473,6 +473,12 @@ FilterStatus CacheFilter::on_response_body(CallContext& call, std::string& body)
 FilterStatus CacheFilter::on_stream_data(CallContext& call, std::string& data) {
   if (Call* state = call.find_state<Call>(*this)) {
     state->keeper.on_stream(data);
+    if (state->keeper.complete()) {
+      // The terminator is in this write: stored now, before the caller reads it, as with a
+      // body. A request sent once the caller has its whole stream is then a hit, not a
+      // follower of a call that is over for everyone but the store.
+      finish(call, *state);
+    }
   }
   return FilterStatus::proceed();
 }
