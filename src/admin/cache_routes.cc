@@ -65,9 +65,21 @@ Response CacheRoutes::purge(const Request& request) {
   }
   // The shared store's copies too, or every instance would serve them back to this one.
   std::string error;
-  const std::optional<std::uint64_t> shared_purged = redis::purge_matching(
+  std::optional<std::uint64_t> shared_purged = redis::purge_matching(
       *shared_, redis::AnswerTier::purge_pattern(shared_->key_prefix, alias, tenant, key_prefix),
       kSharedPurgeBudget, error);
+  if (shared_purged && key_prefix.empty()) {
+    // The semantic cache's vectors of those routes and tenants go too: they would only lead
+    // to answers that are gone.
+    const std::optional<std::uint64_t> logs = redis::purge_matching(
+        *shared_,
+        redis::AnswerTier::purge_pattern(shared_->key_prefix, alias, tenant, {},
+                                         redis::AnswerTier::Records::kVectorLogs),
+        kSharedPurgeBudget, error);
+    if (!logs) {
+      shared_purged.reset();
+    }
+  }
   if (!shared_purged) {
     return Response::error(503, "shared_store_unavailable",
                            fmt::format("purged {} entries here, but the shared store (redis) "

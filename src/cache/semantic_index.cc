@@ -66,7 +66,7 @@ std::optional<SemanticIndex::Match> SemanticIndex::nearest(const Key& bucket,
     return std::nullopt;
   }
   std::optional<Match> best;
-  for (const Item& item : it->second) {
+  for (const Item& item : it->second.items) {
     if (item.unit.size() != query.size()) {
       continue;
     }
@@ -86,7 +86,7 @@ void SemanticIndex::insert(const Key& bucket, const Key& answer, std::vector<flo
     return;
   }
   remove(shard, bucket, answer);
-  std::vector<Item>& items = shard.buckets[bucket];
+  std::vector<Item>& items = shard.buckets[bucket].items;
   if (items.size() >= kMaxBucketVectors) {
     // A full bucket drops its oldest, so no lookup scans more than kMaxBucketVectors.
     auto oldest = std::min_element(items.begin(), items.end(), [](const Item& x, const Item& y) {
@@ -97,7 +97,7 @@ void SemanticIndex::insert(const Key& bucket, const Key& answer, std::vector<flo
     evictions_.fetch_add(1, std::memory_order_relaxed);
   }
   const std::uint64_t serial = shard.next_serial++;
-  std::vector<Item>& kept = shard.buckets[bucket];  // remove() may have erased the bucket
+  std::vector<Item>& kept = shard.buckets[bucket].items;  // remove() may have erased it
   kept.push_back(Item{answer, serial, std::move(unit)});
   shard.order.push_back(Inserted{bucket, answer, serial});
   shard.bytes += bytes;
@@ -111,13 +111,29 @@ void SemanticIndex::erase(const Key& bucket, const Key& answer) {
   remove(shard, bucket, answer);
 }
 
+LogPosition SemanticIndex::read_to(const Key& bucket) const {
+  const Shard& shard = shard_of(bucket);
+  std::shared_lock lock(shard.mu);
+  auto it = shard.buckets.find(bucket);
+  return it == shard.buckets.end() ? LogPosition{} : it->second.read_to;
+}
+
+void SemanticIndex::set_read_to(const Key& bucket, LogPosition at) {
+  Shard& shard = shard_of(bucket);
+  std::unique_lock lock(shard.mu);
+  auto it = shard.buckets.find(bucket);
+  if (it != shard.buckets.end() && it->second.read_to < at) {
+    it->second.read_to = at;
+  }
+}
+
 bool SemanticIndex::remove(Shard& shard, const Key& bucket, const Key& answer,
                            std::uint64_t serial) {
   auto it = shard.buckets.find(bucket);
   if (it == shard.buckets.end()) {
     return false;
   }
-  std::vector<Item>& items = it->second;
+  std::vector<Item>& items = it->second.items;
   auto found = std::find_if(items.begin(), items.end(), [&](const Item& item) {
     return item.answer == answer && (serial == 0 || item.serial == serial);
   });
@@ -139,7 +155,8 @@ bool SemanticIndex::live(const Shard& shard, const Inserted& name) {
   if (it == shard.buckets.end()) {
     return false;
   }
-  return std::any_of(it->second.begin(), it->second.end(), [&](const Item& item) {
+  const std::vector<Item>& items = it->second.items;
+  return std::any_of(items.begin(), items.end(), [&](const Item& item) {
     return item.answer == name.answer && item.serial == name.serial;
   });
 }

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "cache/key.h"
+#include "cache/log_position.h"
 
 namespace sluice::cache {
 
@@ -54,6 +55,12 @@ class SemanticIndex {
   // Adds (or replaces) the vector of the entry `answer` in `bucket`.
   void insert(const Key& bucket, const Key& answer, std::vector<float> unit);
   void erase(const Key& bucket, const Key& answer);
+  // How far this index has read the instances' shared log of `bucket` (SharedStore::
+  // vectors_after): zero when it has not, or holds none of the bucket's vectors any more.
+  LogPosition read_to(const Key& bucket) const;
+  // Moves it on to `at` (never back: two workers may read the same records); only a bucket
+  // holding vectors keeps a position.
+  void set_read_to(const Key& bucket, LogPosition at);
   void clear();
   void set_capacity(std::uint64_t capacity_bytes);
 
@@ -85,9 +92,13 @@ class SemanticIndex {
     Key answer{};
     std::uint64_t serial = 0;
   };
+  struct Bucket {
+    std::vector<Item> items;
+    LogPosition read_to;
+  };
   struct Shard {
     mutable std::shared_mutex mu;
-    std::unordered_map<Key, std::vector<Item>, KeyHash> buckets;
+    std::unordered_map<Key, Bucket, KeyHash> buckets;
     std::deque<Inserted> order;  // oldest first
     std::uint64_t vectors = 0;
     std::uint64_t bytes = 0;

@@ -5,10 +5,12 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <boost/asio/awaitable.hpp>
 
 #include "cache/key.h"
+#include "cache/log_position.h"
 
 namespace sluice::cache {
 
@@ -56,6 +58,25 @@ class SharedStore {
   // The claimed call is over (its answer, if any, was put before: the same connection keeps
   // the order, so a waiter never sees the claim gone before the answer is there). Not awaited.
   virtual void release_answer(std::string_view alias, std::string_view tenant, const Key& key) = 0;
+
+  // The semantic cache's vectors across instances (docs/cache.md#redis): each bucket
+  // (SemanticIndex) has a log of vector records (cache/vector_record.h) that every instance
+  // appends the questions it answered to, and reads from where it last stopped, into its own
+  // index. The log keeps its newest SemanticIndex::kMaxBucketVectors records and lives `ttl`
+  // from its newest. Not awaited.
+  virtual void append_vector(std::string_view alias, std::string_view tenant, const Key& bucket,
+                             std::string record, std::chrono::milliseconds ttl) = 0;
+  struct VectorLog {
+    std::vector<std::string> records;  // oldest first
+    LogPosition last;                  // the last record's; `after` when there are none
+  };
+  // The records of the bucket's log after `after` (all of them from LogPosition{}), at most
+  // `max`, or nullopt when the store did not answer in time.
+  virtual boost::asio::awaitable<std::optional<VectorLog>> vectors_after(std::string_view alias,
+                                                                         std::string_view tenant,
+                                                                         const Key& bucket,
+                                                                         LogPosition after,
+                                                                         std::size_t max) = 0;
 
   // An Idempotency-Key across instances: the replay record under `key` if there is one, else
   // the key is claimed for this call (for `hold`, until finish_claim), unless another call holds

@@ -3,6 +3,8 @@
 #include <array>
 #include <charconv>
 
+#include "cache/semantic_index.h"
+
 namespace sluice::redis {
 namespace {
 
@@ -30,6 +32,25 @@ return 1
 constexpr std::string_view kReleaseScript = R"lua(
 if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end
 return 1
+)lua";
+
+// A question answered: its vector record appended to its bucket's log (ARGV[1]), which keeps
+// its newest ARGV[3] and lives ARGV[2] ms from this one.
+constexpr std::string_view kAppendVectorScript = R"lua(
+redis.call('XADD', KEYS[1], 'MAXLEN', ARGV[3], '*', 'v', ARGV[1])
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+return 1
+)lua";
+
+// The log's records from ARGV[1] (an XRANGE start), at most ARGV[2], as one string (this
+// client reads no arrays): "<id> <length>\n<record>" each.
+constexpr std::string_view kVectorsAfterScript = R"lua(
+local out = {}
+for _, e in ipairs(redis.call('XRANGE', KEYS[1], ARGV[1], '+', 'COUNT', ARGV[2])) do
+  local v = e[2][2]
+  out[#out + 1] = e[1] .. ' ' .. #v .. '\n' .. v
+end
+return table.concat(out)
 )lua";
 
 std::string number(long long v) {
@@ -93,28 +114,82 @@ cache::SharedStore::Claim read_claim(Reply reply, std::string_view instance) {
   return out;
 }
 
+bool read_number(std::string_view text, std::uint64_t& out) {
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
+  return ec == std::errc() && end == text.data() + text.size() && !text.empty();
+}
+
+// A stream id, "<ms>-<seq>".
+std::optional<cache::LogPosition> read_position(std::string_view id) {
+  const std::size_t dash = id.find('-');
+  cache::LogPosition at;
+  if (dash == std::string_view::npos || !read_number(id.substr(0, dash), at.major) ||
+      !read_number(id.substr(dash + 1), at.minor)) {
+    return std::nullopt;
+  }
+  return at;
+}
+
+// kVectorsAfterScript's answer; nullopt when it is not one.
+std::optional<cache::SharedStore::VectorLog> read_vector_log(std::string_view text,
+                                                             cache::LogPosition after) {
+  cache::SharedStore::VectorLog log;
+  log.last = after;
+  while (!text.empty()) {
+    const std::size_t space = text.find(' ');
+    const std::size_t newline = text.find('\n');
+    std::uint64_t length = 0;
+    if (space == std::string_view::npos || newline == std::string_view::npos || newline < space ||
+        !read_number(text.substr(space + 1, newline - space - 1), length) ||
+        length > text.size() - newline - 1) {
+      return std::nullopt;
+    }
+    std::optional<cache::LogPosition> at = read_position(text.substr(0, space));
+    if (!at) {
+      return std::nullopt;
+    }
+    log.last = *at;
+    log.records.emplace_back(text.substr(newline + 1, length));
+    text.remove_prefix(newline + 1 + length);
+  }
+  return log;
+}
+
 }  // namespace
 
 AnswerTier::AnswerTier(boost::asio::io_context& ioc, const config::StateSettings& settings,
                        Health& health, std::string instance)
     : settings_(settings), instance_(std::move(instance)), commands_(ioc, settings, health) {}
 
-std::string AnswerTier::answer_name(std::string_view alias, std::string_view tenant,
-                                    const cache::Key& key) const {
+// "<prefix><kind>:<alias>:<tenant>:{<key hex>}": the braces make the key the hash tag, so an
+// answer and its flight's claim share a slot.
+std::string AnswerTier::scoped_name(std::string_view kind, std::string_view alias,
+                                    std::string_view tenant, const cache::Key& key) const {
   std::string name = settings_.key_prefix;
-  name += "e:";
+  name += kind;
+  name += ':';
   append_escaped(name, alias);
   name += ':';
   append_escaped(name, tenant);
-  name += ':';
-  name += '{';  // the answer and its flight's claim in one hash slot
+  name += ":{";
   name += cache::to_hex(key);
   name += '}';
   return name;
 }
 
+std::string AnswerTier::answer_name(std::string_view alias, std::string_view tenant,
+                                    const cache::Key& key) const {
+  return scoped_name("e", alias, tenant, key);
+}
+
+std::string AnswerTier::vector_log_name(std::string_view alias, std::string_view tenant,
+                                        const cache::Key& bucket) const {
+  return scoped_name("v", alias, tenant, bucket);
+}
+
 std::string AnswerTier::purge_pattern(std::string_view prefix, std::string_view alias,
-                                      std::string_view tenant, std::string_view key_prefix) {
+                                      std::string_view tenant, std::string_view key_prefix,
+                                      Records kind) {
   std::string pattern;
   for (const char c : prefix) {  // the operator's, written as it is: matched literally
     if (std::string_view("*?[]\\").find(c) != std::string_view::npos) {
@@ -122,7 +197,7 @@ std::string AnswerTier::purge_pattern(std::string_view prefix, std::string_view 
     }
     pattern += c;
   }
-  pattern += "e:";
+  pattern += kind == Records::kVectorLogs ? "v:" : "e:";
   if (alias.empty()) {
     pattern += '*';
   } else {
@@ -184,6 +259,33 @@ void AnswerTier::release_answer(std::string_view alias, std::string_view tenant,
   const std::string value = ":" + instance_;
   const std::array<std::string_view, 5> args{"EVAL", kReleaseScript, "1", claim, value};
   commands_.send(args);
+}
+
+void AnswerTier::append_vector(std::string_view alias, std::string_view tenant,
+                               const cache::Key& bucket, std::string record, milliseconds ttl) {
+  const std::string name = vector_log_name(alias, tenant, bucket);
+  const std::string px = number(std::max<long long>(1, ttl.count()));
+  const std::string keep = number(static_cast<long long>(cache::SemanticIndex::kMaxBucketVectors));
+  const std::array<std::string_view, 7> args{"EVAL", kAppendVectorScript, "1", name, record, px,
+                                             keep};
+  commands_.send(args);
+}
+
+boost::asio::awaitable<std::optional<cache::SharedStore::VectorLog>> AnswerTier::vectors_after(
+    std::string_view alias, std::string_view tenant, const cache::Key& bucket,
+    cache::LogPosition after, std::size_t max) {
+  const std::string name = vector_log_name(alias, tenant, bucket);
+  const std::string start = after == cache::LogPosition{}
+                                ? "-"
+                                : "(" + number(static_cast<long long>(after.major)) + "-" +
+                                      number(static_cast<long long>(after.minor));
+  const std::string count = number(static_cast<long long>(max));
+  const std::array<std::string_view, 6> args{"EVAL", kVectorsAfterScript, "1", name, start, count};
+  Reply reply = co_await commands_.call(args, std::chrono::steady_clock::now() + settings_.timeout);
+  if (reply.kind != Reply::Kind::kString) {
+    co_return std::nullopt;
+  }
+  co_return read_vector_log(reply.text, after);
 }
 
 boost::asio::awaitable<cache::SharedStore::Claim> AnswerTier::claim(const cache::Key& key,

@@ -16,6 +16,9 @@ namespace sluice::redis {
 //   e:<alias>:<tenant>:{<key hex>}:claim
 //                                   the cache flight under way: ":<instance>" (a waiter on
 //                                   another instance looks for the record, then the claim)
+//   v:<alias>:<tenant>:{<bucket hex>}
+//                                   a semantic bucket's vector log: a stream of vector records
+//                                   (cache/vector_record.h), the newest kMaxBucketVectors
 //   {<key hex>}                     an idempotent replay record
 //   {<key hex>}:claim               the call under way: "<digest hex>:<instance>" (one hash
 //                                   tag, so a cluster keeps the pair on one node)
@@ -40,19 +43,33 @@ class AnswerTier final : public cache::SharedStore {
                                              std::chrono::milliseconds hold) override;
   void release_answer(std::string_view alias, std::string_view tenant,
                       const cache::Key& key) override;
+  void append_vector(std::string_view alias, std::string_view tenant, const cache::Key& bucket,
+                     std::string record, std::chrono::milliseconds ttl) override;
+  boost::asio::awaitable<std::optional<VectorLog>> vectors_after(std::string_view alias,
+                                                                 std::string_view tenant,
+                                                                 const cache::Key& bucket,
+                                                                 cache::LogPosition after,
+                                                                 std::size_t max) override;
   boost::asio::awaitable<Claim> claim(const cache::Key& key, const cache::Key& digest,
                                       std::chrono::milliseconds hold) override;
   void finish_claim(const cache::Key& key, const cache::Key& digest,
                     std::optional<std::string> record, std::chrono::milliseconds ttl) override;
 
-  // The MATCH pattern of the cache records a purge drops: `alias`, `tenant` and the key's hex
-  // prefix ("" for any; hex digits only, so nothing to escape).
+  enum class Records : std::uint8_t { kAnswers, kVectorLogs };
+  // The MATCH pattern of the records a purge drops: `alias`, `tenant` and the key's hex prefix
+  // ("" for any; hex digits only, so nothing to escape). Vector logs are named by bucket, not
+  // by answer: a purge by key prefix leaves them (their dangling records are dropped when read).
   static std::string purge_pattern(std::string_view prefix, std::string_view alias,
-                                   std::string_view tenant, std::string_view key_prefix = {});
+                                   std::string_view tenant, std::string_view key_prefix = {},
+                                   Records kind = Records::kAnswers);
 
  private:
+  std::string scoped_name(std::string_view kind, std::string_view alias, std::string_view tenant,
+                          const cache::Key& key) const;
   std::string answer_name(std::string_view alias, std::string_view tenant,
                           const cache::Key& key) const;
+  std::string vector_log_name(std::string_view alias, std::string_view tenant,
+                              const cache::Key& bucket) const;
   std::string claim_value(const cache::Key& digest) const;
 
   const config::StateSettings settings_;

@@ -55,12 +55,16 @@ function config(name) {
       provider('cached'),
       provider('slow', { 'x-mock-first-byte-ms': '600', 'x-mock-events': '10', 'x-mock-pace-ms': '20' }),
       provider('plain'),
+      provider('faq'),
+      provider('emb', { 'x-mock-embeddings': 'bag-of-words' }),
     ],
     routes: [
       { alias: 'cached', provider: 'cached', model: 'mock-model', cache: true },
       { alias: 'slow', provider: 'slow', model: 'mock-model' },
       { alias: 'slow-cached', provider: 'slow', model: 'mock-model', cache: { shared_flight_wait_ms: 60000 } },
       { alias: 'plain', provider: 'plain', model: 'mock-model' },
+      { alias: 'faq', provider: 'faq', model: 'mock-model', cache: { semantic: { embeddings: 'embed', dimensions: 1024 } } },
+      { alias: 'embed', kind: 'embeddings', provider: 'emb', model: 'mock-embed' },
     ],
     keys: [
       { name: 'a', group: 'team-a', key: GATEWAY_KEY },
@@ -175,6 +179,47 @@ describe('a cache shared through Redis', { skip }, () => {
     const res = await chat(two, 'cached', text);
     assert.equal(res.headers.get('x-sluice-cache'), 'miss', 'the other instance had only the shared copy');
     await res.text();
+  });
+});
+
+describe('the semantic cache across instances', { skip }, () => {
+  // Forty words, then the same with one of them changed: cosine ~0.975 under the mock's
+  // bag-of-words embeddings. Two variants (two words apart) are below the 0.97 threshold, so
+  // a variant that missed answers no later one.
+  const words = Array.from({ length: 40 }, (_, i) => `sem${Date.now()}w${i}`);
+  const variant = (n) => words.map((w, i) => (i === n ? `${w}x` : w)).join(' ');
+
+  test("a paraphrase on one instance is answered by the other's answer, never another tenant's", async () => {
+    const [one, two] = gws;
+    const before = await calls('faq');
+    const miss = await chat(one, 'faq', words.join(' '));
+    assert.equal(miss.headers.get('x-sluice-cache'), 'miss');
+    const answer = (await miss.json()).choices[0].message.content;
+    // The second instance has neither the answer nor its vector of its own: both come from
+    // Redis (written after the first caller's answer, hence the bounded wait, a new wording
+    // each time).
+    let n = 0;
+    const { res, body } = await waitFor(
+      async () => {
+        const r = await chat(two, 'faq', variant(n++));
+        const b = await r.text();
+        return r.headers.get('x-sluice-cache') === 'semantic' ? { res: r, body: b } : undefined;
+      },
+      { timeoutMs: 3000, intervalMs: 20, message: 'the other instance to find the shared vector' },
+    );
+    assert.equal(JSON.parse(body).choices[0].message.content, answer);
+    assert.ok(Number(res.headers.get('x-sluice-cache-similarity')) >= 0.97);
+    assert.equal((await calls('faq')) - before, n, 'every wording but the one answered by meaning paid once');
+    const record = await recordOf(two, res.headers.get('x-request-id'));
+    assert.equal(record.outcome, 'cache_hit');
+
+    // The same question from another tenant, on either instance: its own bucket, so a miss
+    // (in other wordings each time, or the second would find the first's exact answer).
+    for (const [gw, wording] of [[two, variant(39)], [one, variant(38)]]) {
+      const other = await chat(gw, 'faq', wording, { key: OTHER_KEY });
+      assert.equal(other.headers.get('x-sluice-cache'), 'miss');
+      await other.text();
+    }
   });
 });
 

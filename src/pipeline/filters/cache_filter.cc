@@ -222,7 +222,7 @@ Awaitable<FilterStatus> CacheFilter::before_plan(CallContext& call) {
   }
   std::optional<cache::MemoryStore::Found> found = store_.find(state->key, call.clock().now());
   if (!found && shared_.store != nullptr) {
-    found = co_await find_shared(call, *state);
+    found = co_await find_shared(call, *state, state->key);
   }
   if (found) {
     if (!found->refresh) {
@@ -252,17 +252,19 @@ Awaitable<FilterStatus> CacheFilter::before_plan(CallContext& call) {
 // A local miss asks the instances' shared store; an answer found there is kept here too. Only a
 // fresh one serves: refreshing a stale entry is the business of the instance that finds it in
 // its own store.
-Awaitable<std::optional<cache::MemoryStore::Found>> CacheFilter::find_shared(CallContext& call,
-                                                                             Call& state) {
+Awaitable<std::optional<cache::MemoryStore::Found>> CacheFilter::find_shared(
+    CallContext& call, const Call& state, const cache::Key& key) {
   std::optional<std::string> record =
-      co_await shared_.store->find_answer(alias_, state.tenant, state.key);
+      co_await shared_.store->find_answer(alias_, state.tenant, key);
   if (!record) {
     co_return std::nullopt;
   }
-  co_return adopt_shared(call, state, *record);
+  co_return adopt_shared(call, state, key, *record);
 }
 
-std::optional<cache::MemoryStore::Found> CacheFilter::adopt_shared(CallContext& call, Call& state,
+std::optional<cache::MemoryStore::Found> CacheFilter::adopt_shared(CallContext& call,
+                                                                   const Call& state,
+                                                                   const cache::Key& key,
                                                                    std::string_view record) {
   const auto now = call.clock().now();
   std::optional<cache::Entry> entry =
@@ -274,7 +276,7 @@ std::optional<cache::MemoryStore::Found> CacheFilter::adopt_shared(CallContext& 
     return std::nullopt;
   }
   auto kept = std::make_shared<const cache::Entry>(std::move(*entry));
-  store_.put(state.key, kept);
+  store_.put(key, kept);
   return cache::MemoryStore::Found{std::move(kept), cache::MemoryStore::Freshness::kFresh, false};
 }
 
@@ -350,7 +352,7 @@ Awaitable<FilterStatus> CacheFilter::board(CallContext& call, Call& state) {
     }
     if (waited.result == SharedFlightWait::Result::kAnswered) {
       if (std::optional<cache::MemoryStore::Found> found =
-              adopt_shared(call, state, waited.record)) {
+              adopt_shared(call, state, state.key, waited.record)) {
         call.ctx().saved_bill_percent = settings_.bill_percent;
         co_return co_await answer_unflown(call, state, *boarding.flight, *found, "coalesced");
       }
@@ -396,6 +398,9 @@ Awaitable<std::optional<cache::MemoryStore::Found>> CacheFilter::find_semantic(C
   if (!state.probe) {
     co_return std::nullopt;
   }
+  if (shared_.store != nullptr) {
+    co_await semantic_->catch_up(*shared_.store, alias_, state.tenant, *state.probe);
+  }
   std::optional<cache::SemanticIndex::Match> match = semantic_->nearest(*state.probe);
   if (!match) {
     co_return std::nullopt;
@@ -403,6 +408,9 @@ Awaitable<std::optional<cache::MemoryStore::Found>> CacheFilter::find_semantic(C
   // Only a fresh entry answers by meaning; a refresh window of 0 claims no refresh of it.
   std::optional<cache::MemoryStore::Found> found =
       store_.find(match->answer, call.clock().now(), milliseconds(0));
+  if (!found && shared_.store != nullptr) {
+    found = co_await find_shared(call, state, match->answer);  // another instance's answer
+  }
   if (!found || found->freshness != cache::MemoryStore::Freshness::kFresh ||
       found->entry->tenant != state.tenant || found->entry->route != route_scope_) {
     if (!found) {
@@ -533,6 +541,11 @@ void CacheFilter::store_answer(CallContext& call, Call& state, ir::Response answ
     if (std::optional<std::string> record = cache::encode_entry(
             *entry, {call.clock().wall_now(), now}, shared_.compress_above_bytes)) {
       const auto lives = std::chrono::duration_cast<milliseconds>(entry->stale_until - now);
+      if (state.probe) {
+        // Before the answer, on the same connection: whoever finds the answer finds its
+        // vector too.
+        semantic_->share(*shared_.store, alias_, state.tenant, *state.probe, key, lives);
+      }
       shared_.store->put_answer(alias_, state.tenant, state.key, std::move(*record), lives);
     }
   }

@@ -82,9 +82,14 @@ class CacheFilter final : public Filter {
   // The request's key and state, or null when the request is not cached (ctx.cache says
   // bypass then).
   Call* keyed(CallContext& call, const Directives& directives);
-  Awaitable<std::optional<cache::MemoryStore::Found>> find_shared(CallContext& call, Call& state);
-  // A record of the shared store, kept here too when it is this request's fresh answer.
-  std::optional<cache::MemoryStore::Found> adopt_shared(CallContext& call, Call& state,
+  // The answer under `key` (this request's, or a semantic neighbour's) in the shared store.
+  Awaitable<std::optional<cache::MemoryStore::Found>> find_shared(CallContext& call,
+                                                                  const Call& state,
+                                                                  const cache::Key& key);
+  // A record of the shared store, kept here too under `key` when it is a fresh answer of this
+  // request's route and tenant.
+  std::optional<cache::MemoryStore::Found> adopt_shared(CallContext& call, const Call& state,
+                                                        const cache::Key& key,
                                                         std::string_view record);
   Awaitable<FilterStatus> board(CallContext& call, Call& state);
   // A stale entry this request claimed is refreshed by an internal call in the background;

@@ -3,6 +3,7 @@
 #include <boost/asio/this_coro.hpp>
 #include <boost/json/monotonic_resource.hpp>
 
+#include "cache/vector_record.h"
 #include "codec/json_read.h"
 #include "codec/json_writer.h"
 #include "pipeline/call_context.h"
@@ -93,6 +94,29 @@ void SemanticLookup::failed(CallContext& call, std::string_view why) {
 
 std::optional<cache::SemanticIndex::Match> SemanticLookup::nearest(const Probe& probe) const {
   return index_.nearest(probe.bucket, probe.unit, static_cast<float>(settings_.threshold));
+}
+
+Awaitable<void> SemanticLookup::catch_up(cache::SharedStore& shared, std::string_view alias,
+                                         std::string_view tenant, const Probe& probe) {
+  const cache::LogPosition from = index_.read_to(probe.bucket);
+  std::optional<cache::SharedStore::VectorLog> log = co_await shared.vectors_after(
+      alias, tenant, probe.bucket, from, cache::SemanticIndex::kMaxBucketVectors);
+  if (!log) {
+    co_return;
+  }
+  for (const std::string& record : log->records) {
+    if (std::optional<cache::VectorRecord> read = cache::decode_vector_record(record)) {
+      index_.insert(probe.bucket, read->answer, std::move(read->unit));
+    }
+  }
+  index_.set_read_to(probe.bucket, log->last);
+}
+
+void SemanticLookup::share(cache::SharedStore& shared, std::string_view alias,
+                           std::string_view tenant, const Probe& probe, const cache::Key& answer,
+                           std::chrono::milliseconds ttl) {
+  shared.append_vector(alias, tenant, probe.bucket, cache::encode_vector_record(answer, probe.unit),
+                       ttl);
 }
 
 void SemanticLookup::remember(Probe probe, const cache::Key& answer) {

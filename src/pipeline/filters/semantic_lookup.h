@@ -1,11 +1,14 @@
 #pragma once
 
+#include <chrono>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "cache/key.h"
 #include "cache/semantic_index.h"
+#include "cache/shared_store.h"
 #include "config/cache.h"
 #include "pipeline/filter.h"
 
@@ -41,8 +44,16 @@ class SemanticLookup {
   // breaker is open.
   Awaitable<std::optional<Probe>> embed(CallContext& call, const cache::SemanticQuestion& question);
   std::optional<cache::SemanticIndex::Match> nearest(const Probe& probe) const;
+  // The vectors of the probe's bucket that other instances added since this index last read
+  // the shared log (cache/shared_store.h), into the index. Bounded by the store's timeout; a
+  // store that does not answer leaves the index as it was.
+  Awaitable<void> catch_up(cache::SharedStore& shared, std::string_view alias,
+                           std::string_view tenant, const Probe& probe);
   // The answer stored under `answer` is the one to this question.
   void remember(Probe probe, const cache::Key& answer);
+  // ... on every instance: the vector goes to the shared log too, for `ttl` (its answer's).
+  void share(cache::SharedStore& shared, std::string_view alias, std::string_view tenant,
+             const Probe& probe, const cache::Key& answer, std::chrono::milliseconds ttl);
   // `answer` is gone from the answer store: its vector goes too.
   void forget(const Probe& probe, const cache::Key& answer);
 

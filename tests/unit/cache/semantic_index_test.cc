@@ -1,7 +1,10 @@
 #include "cache/semantic_index.h"
 
+#include <limits>
+
 #include <gtest/gtest.h>
 
+#include "cache/vector_record.h"
 #include "ir/request.h"
 
 namespace sluice::cache {
@@ -73,6 +76,50 @@ TEST(SemanticIndexTest, ABucketHoldsAtMostItsBoundSoNoScanIsLonger) {
   EXPECT_FALSE(index.nearest(key(1), unit({1, 0, 1}), 0.9999F) &&
                index.nearest(key(1), unit({1, 0, 1}), 0.9999F)->answer == key(0))
       << "the first one in went first";
+}
+
+TEST(SemanticIndexTest, TheSharedLogsReadPositionOnlyMovesOnAndGoesWithItsBucket) {
+  SemanticIndex index(1 << 20);
+  EXPECT_EQ(index.read_to(key(1)), LogPosition{});
+  index.set_read_to(key(1), {5, 0});  // a bucket with no vectors keeps no position
+  EXPECT_EQ(index.read_to(key(1)), LogPosition{});
+  index.insert(key(1), key(100), unit({1, 0}));
+  index.set_read_to(key(1), {5, 1});
+  index.set_read_to(key(1), {4, 9});  // another worker's older read: not back
+  EXPECT_EQ(index.read_to(key(1)), (LogPosition{5, 1}));
+  EXPECT_EQ(index.read_to(key(2)), LogPosition{});
+  // Its last vector gone, the bucket is read from the start again (what it held is gone too).
+  index.erase(key(1), key(100));
+  EXPECT_EQ(index.read_to(key(1)), LogPosition{});
+}
+
+TEST(VectorRecordTest, ARecordIsItsAnswerAndUnitVectorInAnyByteOrder) {
+  const std::vector<float> v = unit({3, -4, 0});
+  const std::string bytes = encode_vector_record(key(7), v);
+  ASSERT_EQ(bytes.size(), 32u + 3 * 4);
+  // Little-endian IEEE-754: 0.6f is 0x3f19999a.
+  EXPECT_EQ(static_cast<unsigned char>(bytes[32]), 0x9a);
+  EXPECT_EQ(static_cast<unsigned char>(bytes[35]), 0x3f);
+  std::optional<VectorRecord> read = decode_vector_record(bytes);
+  ASSERT_TRUE(read.has_value());
+  EXPECT_EQ(read->answer, key(7));
+  EXPECT_EQ(read->unit, v);
+}
+
+TEST(VectorRecordTest, BytesThatAreNotARecordAreRefused) {
+  EXPECT_FALSE(decode_vector_record(""));
+  EXPECT_FALSE(decode_vector_record(std::string(32, 'k')));       // a key, no vector
+  EXPECT_FALSE(decode_vector_record(std::string(32 + 6, 'k')));   // not whole floats
+  EXPECT_FALSE(decode_vector_record(std::string(32 + 8, '\0')));  // all zeros: no direction
+  const float inf = std::numeric_limits<float>::infinity();
+  EXPECT_FALSE(decode_vector_record(encode_vector_record(key(1), std::vector<float>{inf, 1})));
+  EXPECT_FALSE(decode_vector_record(
+      encode_vector_record(key(1), std::vector<float>(kMaxVectorDimensions + 1, 1.0F))));
+  // A vector not of unit length (not written by us) is scaled to one.
+  std::optional<VectorRecord> scaled =
+      decode_vector_record(encode_vector_record(key(1), std::vector<float>{0, 2}));
+  ASSERT_TRUE(scaled.has_value());
+  EXPECT_EQ(scaled->unit, (std::vector<float>{0, 1}));
 }
 
 TEST(SemanticIndexTest, NormalizeRefusesWhatHasNoDirection) {

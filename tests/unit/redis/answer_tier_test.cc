@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 #include <hiredis/hiredis.h>
 
+#include "cache/semantic_index.h"
 #include "redis/purge.h"
 #include "redis_test_settings.h"
 
@@ -178,6 +179,79 @@ TEST_F(AnswerTierTest, AFlightsClaimLapsesWithItsHold) {
     if (next.result != Claim::Result::kClaimed) ioc_.run_for(5ms);
   }
   EXPECT_EQ(next.result, Claim::Result::kClaimed) << "an instance that died holds nothing long";
+}
+
+TEST_F(AnswerTierTest, ABucketsVectorLogIsReadFromWhereAReaderStopped) {
+  using Log = cache::SharedStore::VectorLog;
+  // Records are bytes: NULs, spaces and newlines inside them do not confuse the reply.
+  const std::string first("a\0 b\nc", 7);
+  tiers_[0]->append_vector("faq", "g:a", key(20), first, 60s);
+  tiers_[0]->append_vector("faq", "g:a", key(20), "second", 60s);
+  flush(0);
+  const Log all = run(tiers_[1]->vectors_after("faq", "g:a", key(20), {}, 1024)).value_or(Log{});
+  ASSERT_EQ(all.records.size(), 2u);
+  EXPECT_EQ(all.records[0], first);
+  EXPECT_EQ(all.records[1], "second");
+  EXPECT_NE(all.last, cache::LogPosition{});
+
+  // From there on, only what came after; nothing new leaves the position where it was.
+  const Log none = run(tiers_[1]->vectors_after("faq", "g:a", key(20), all.last, 1024)).value();
+  EXPECT_TRUE(none.records.empty());
+  EXPECT_EQ(none.last, all.last);
+  tiers_[1]->append_vector("faq", "g:a", key(20), "third", 60s);
+  flush(1);
+  const Log next = run(tiers_[0]->vectors_after("faq", "g:a", key(20), all.last, 1024)).value();
+  ASSERT_EQ(next.records.size(), 1u);
+  EXPECT_EQ(next.records[0], "third");
+  EXPECT_GT(next.last, all.last);
+  // At most `max` at a time, oldest first.
+  const Log one = run(tiers_[0]->vectors_after("faq", "g:a", key(20), {}, 1)).value();
+  ASSERT_EQ(one.records.size(), 1u);
+  EXPECT_EQ(one.records[0], first);
+
+  // Another tenant's or route's bucket of the same key is another log.
+  EXPECT_TRUE(
+      run(tiers_[0]->vectors_after("faq", "g:b", key(20), {}, 1024)).value().records.empty());
+  EXPECT_TRUE(
+      run(tiers_[0]->vectors_after("faq2", "g:a", key(20), {}, 1024)).value().records.empty());
+}
+
+TEST_F(AnswerTierTest, AVectorLogKeepsItsNewestAndLivesFromItsLast) {
+  for (std::size_t i = 0; i < cache::SemanticIndex::kMaxBucketVectors + 5; ++i) {
+    tiers_[0]->append_vector("faq", "g:a", key(21), "r" + std::to_string(i), 60s);
+    if (i % 256 == 255) {
+      flush(0);  // fewer than Commands::kMaxWaiting unanswered at once
+    }
+  }
+  flush(0);
+  const auto log = run(tiers_[1]->vectors_after("faq", "g:a", key(21), {}, 2048)).value();
+  ASSERT_EQ(log.records.size(), cache::SemanticIndex::kMaxBucketVectors);
+  EXPECT_EQ(log.records.front(), "r5");
+  EXPECT_EQ(log.records.back(), "r" + std::to_string(cache::SemanticIndex::kMaxBucketVectors + 4));
+
+  tiers_[0]->append_vector("faq", "g:a", key(22), "short-lived", 1ms);
+  flush(0);
+  std::size_t left = 1;
+  for (int i = 0; i < 100 && left > 0; ++i) {
+    left = run(tiers_[1]->vectors_after("faq", "g:a", key(22), {}, 8)).value().records.size();
+    if (left > 0) ioc_.run_for(5ms);
+  }
+  EXPECT_EQ(left, 0u);
+}
+
+TEST_F(AnswerTierTest, ARouteOrTenantPurgeDropsItsVectorLogs) {
+  tiers_[0]->append_vector("faq", "g:a", key(23), "a", 60s);
+  tiers_[0]->append_vector("faq", "g:b", key(23), "b", 60s);
+  flush(0);
+  std::string error;
+  EXPECT_EQ(purge_matching(settings_,
+                           AnswerTier::purge_pattern(settings_.key_prefix, "faq", "g:a", {},
+                                                     AnswerTier::Records::kVectorLogs),
+                           5s, error),
+            1u)
+      << error;
+  EXPECT_TRUE(run(tiers_[1]->vectors_after("faq", "g:a", key(23), {}, 8)).value().records.empty());
+  EXPECT_EQ(run(tiers_[1]->vectors_after("faq", "g:b", key(23), {}, 8)).value().records.size(), 1u);
 }
 
 TEST_F(AnswerTierTest, ARedisThatStopsAnsweringCostsTheTimeoutThenAnswersAgain) {
