@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -35,6 +36,15 @@ class StreamGuard {
   // `data` is empty then, the held events are dropped, and verdict() says which policy and
   // detector.
   bool pass(std::string& data, bool ending, Time now = {});
+
+  // When the oldest held event's hold_back_time is up (pass() releases it then, even with no
+  // new bytes); nullopt without a time bound or with nothing held.
+  std::optional<Time> release_due() const {
+    if (hold_back_time_.count() <= 0 || events_.empty()) {
+      return std::nullopt;
+    }
+    return events_.front().arrived + hold_back_time_;
+  }
 
   const Verdict& verdict() const { return inspector_.verdict(); }
   // Bytes held back right now (bounded by hold_back characters of text, plus events without

@@ -195,8 +195,31 @@ CallerStream& CallContext::open_stream(std::chrono::milliseconds heartbeat) {
     stream_->keep_alive_every(heartbeat);
   } else {
     stream_.emplace(ctx_, *downstream_, clock(), heartbeat);
+    stream_->set_rerun_filters([this](std::string& out) {
+      std::optional<Error> stopped;
+      const bool go_on = filter_stream_data(out, stopped);
+      if (!out.empty() && ctx_.first_token.count() < 0) {
+        ctx_.first_token =
+            std::chrono::duration_cast<std::chrono::microseconds>(clock().now() - ctx_.started);
+      }
+      if (go_on) {
+        return true;
+      }
+      // A filter ended the stream on its own clock: its error event is in `out`, and the
+      // upstream call is over for this caller.
+      ctx_.outcome = Outcome::kMidstreamError;
+      ctx_.error = stopped;
+      cancel_.cancel();
+      return false;
+    });
   }
   return *stream_;
+}
+
+void CallContext::rerun_stream_filters_at(Clock::Monotonic::time_point due) {
+  if (stream_) {
+    stream_->rerun_filters_at(due);
+  }
 }
 
 Awaitable<std::optional<Error>> CallContext::release(const std::string* answer) {

@@ -176,6 +176,9 @@ class CallContext final : public routing::RequestFacts {
   // write (a filter holding bytes back releases them now; stream_ending() tells it).
   bool filter_stream_data(std::string& data, std::optional<Error>& stopped, bool ending = false);
   bool stream_ending() const { return stream_ending_; }
+  // A stream-data filter holding bytes until `due` (a time bound) runs again then, even if
+  // the upstream sends nothing more (CallerStream::rerun_filters_at). No-op outside a stream.
+  void rerun_stream_filters_at(Clock::Monotonic::time_point due);
   // Runs every on_end hook (once; the driver calls it on every way out).
   void end_filters();
   // Whether the before_release hooks are still to run: each way of answering the caller

@@ -1,5 +1,7 @@
 #include "pipeline/caller_stream.h"
 
+#include <algorithm>
+
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -13,6 +15,8 @@ namespace {
 // An SSE comment line (WHATWG HTML, "event stream interpretation": a line starting with a colon
 // is ignored), blank line included so it never joins the next event.
 constexpr std::string_view kKeepAlive = ": keep-alive\n\n";
+
+constexpr std::chrono::milliseconds kIdleSleep = std::chrono::hours(1);
 
 }  // namespace
 
@@ -55,8 +59,8 @@ Awaitable<bool> CallerStream::begin(const ResponseHead& head) {
 
 Awaitable<bool> CallerStream::write(std::string_view bytes) {
   co_await wait_for_writer();
-  if (gone_) {
-    co_return false;
+  if (gone_ || ended_) {
+    co_return false;  // ended: by a filter's rerun that stopped the stream
   }
   relay_writing_ = true;
   const bool ok = co_await downstream_.write(ctx_, bytes);
@@ -77,7 +81,19 @@ Awaitable<bool> CallerStream::end() {
 
 void CallerStream::stop_keep_alive() {
   stopped_ = true;
-  sleep_cancel_.cancel();
+  if (sleep_cancel_) {
+    sleep_cancel_->cancel();
+  }
+}
+
+void CallerStream::rerun_filters_at(Clock::Monotonic::time_point due) {
+  if (due >= rerun_at_) {
+    return;
+  }
+  rerun_at_ = due;
+  if (sleep_cancel_) {
+    sleep_cancel_->cancel();  // wakes the keep-alive to sleep until the earlier time
+  }
 }
 
 Awaitable<bool> CallerStream::claim_plain() {
@@ -104,14 +120,23 @@ Awaitable<bool> CallerStream::early_head() {
 
 Awaitable<void> CallerStream::keep_alive(Sleeper& sleeper) {
   while (!stopped_ && !gone_ && !ended_) {
-    const auto due = next_beat();
     const auto now = clock_.now();
-    if (now < due) {
-      const auto wait = std::chrono::ceil<std::chrono::milliseconds>(due - now);
-      const bool slept = co_await sleeper.sleep(wait, sleep_cancel_);
-      if (!slept) {
+    if (rerun_at_ <= now) {
+      rerun_at_ = Clock::Monotonic::time_point::max();
+      const bool open = co_await rerun_filters();
+      if (!open) {
         break;
       }
+      continue;
+    }
+    const auto due = std::min(next_beat(), rerun_at_);
+    if (now < due) {
+      // Nothing due (the heartbeat off, no rerun asked for): an hour at a time, woken early.
+      const auto left = due - now;
+      const std::chrono::milliseconds wait =
+          left > kIdleSleep ? kIdleSleep : std::chrono::ceil<std::chrono::milliseconds>(left);
+      sleep_cancel_.emplace();
+      co_await sleeper.sleep(wait, *sleep_cancel_);  // early: stopped, or a sooner rerun
       continue;
     }
     if (relay_writing_ || downstream_.client_gone()) {
@@ -126,6 +151,32 @@ Awaitable<void> CallerStream::keep_alive(Sleeper& sleeper) {
     }
     wrote(ok);
   }
+}
+
+Awaitable<bool> CallerStream::rerun_filters() {
+  // Not while the relay has bytes of its own between the filters and the caller (they go out
+  // first; its next write runs the filters anyway), nor before its head (nothing is held then).
+  if (!relay_reading_ || relay_writing_ || !begun_ || !rerun_filters_ ||
+      downstream_.client_gone()) {
+    co_return true;
+  }
+  std::string out;
+  const bool go_on = rerun_filters_(out);
+  if (out.empty()) {
+    co_return true;
+  }
+  keep_alive_writing_ = true;
+  bool ok = co_await downstream_.write(ctx_, out);
+  if (ok && !go_on) {
+    ended_ = true;
+    ok = co_await downstream_.end_stream(ctx_);
+  }
+  keep_alive_writing_ = false;
+  if (writer_done_) {
+    writer_done_->cancel();  // wakes a relay write waiting for this one
+  }
+  wrote(ok);
+  co_return ok&& go_on;
 }
 
 Awaitable<bool> CallerStream::beat() { co_return wrote(co_await comment()); }

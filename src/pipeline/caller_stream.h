@@ -1,8 +1,10 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <optional>
+#include <string>
 #include <string_view>
 
 #include <boost/asio/steady_timer.hpp>
@@ -29,6 +31,14 @@ namespace sluice::pipeline {
 //
 // Writes come from the relay and from the keep-alive, one at a time: a relay write waits for a
 // keep-alive write in flight (never the other way: a keep-alive skips while the relay writes).
+//
+// Held bytes on a clock: a stream-data filter that holds bytes back for a bounded time (the
+// output guardrails' hold_back_ms) asks to run again when that time is up (rerun_filters_at).
+// If the relay is then waiting for the upstream, the keep-alive runs the filters on no new
+// bytes and writes what they release, so an upstream that pauses does not hold the caller's
+// text past its bound. Only while the relay reads: bytes it has filtered but not yet written
+// must go out first.
+//
 // One per streamed call, on its worker; lives in the call's frame.
 class CallerStream {
  public:
@@ -38,10 +48,9 @@ class CallerStream {
   // The head is out (sent by begin() or early by the keep-alive).
   bool begun() const { return begun_; }
   bool ended() const { return ended_; }
-  // Whether a keep-alive runs (heartbeat on and a sleeper to wait with).
-  bool keeps_alive(const Sleeper* sleeper) const {
-    return sleeper != nullptr && heartbeat_.count() > 0;
-  }
+  // Whether a keep-alive runs: with a sleeper to wait with (with the heartbeat off it only
+  // reruns the filters).
+  bool keeps_alive(const Sleeper* sleeper) const { return sleeper != nullptr; }
 
   // Sends `head` as the stream's head, unless one was already sent. False when the caller is
   // gone.
@@ -57,6 +66,18 @@ class CallerStream {
   Awaitable<void> keep_alive(Sleeper& sleeper);
   // Ends keep_alive() at its next wake-up (at once when it sleeps).
   void stop_keep_alive();
+  // The stream-data filters, run on no new bytes: what they release lands in `out`; false when
+  // one ended the stream (`out` holds its error event, already accounted for).
+  using RerunFilters = std::function<bool(std::string& out)>;
+  // How the keep-alive runs them (CallContext sets it when it opens the stream).
+  void set_rerun_filters(RerunFilters rerun) { rerun_filters_ = std::move(rerun); }
+  // A filter holds bytes until `due`: the filters run again then (the earliest request wins;
+  // each run of the filters makes its own requests again). Needs the keep-alive running.
+  void rerun_filters_at(Clock::Monotonic::time_point due);
+  // The relay is (or no longer is) waiting for the upstream's next bytes, with everything it
+  // filtered written.
+  void relay_reading(bool reading) { relay_reading_ = reading; }
+
   // One keep-alive comment now (after an early head when none went out), for a writer that
   // keeps its own time instead of running keep_alive() (a cache follower waiting for a shared
   // call's events). False when the caller is gone.
@@ -82,6 +103,8 @@ class CallerStream {
   // The comment, after an early head when none went out.
   Awaitable<bool> comment();
   bool wrote(bool ok);
+  // The filters' rerun, when due and the relay reads; false when the stream ended with it.
+  Awaitable<bool> rerun_filters();
 
   RequestContext& ctx_;
   Downstream& downstream_;
@@ -95,7 +118,12 @@ class CallerStream {
   bool keep_alive_writing_ = false;
   bool stopped_ = false;
   std::uint32_t heartbeats_ = 0;
-  providers::Cancellation sleep_cancel_;
+  bool relay_reading_ = false;
+  RerunFilters rerun_filters_;
+  Clock::Monotonic::time_point rerun_at_ = Clock::Monotonic::time_point::max();
+  // The keep-alive's current sleep: cancelled to stop it, or to wake it for an earlier rerun
+  // (a new one for each sleep, as a Cancellation fires once).
+  std::optional<providers::Cancellation> sleep_cancel_;
   // Where a relay write waits for a keep-alive write to finish (cancelled to wake it).
   std::optional<boost::asio::steady_timer> writer_done_;
   // The early head's storage: Downstream::new_head() may be holding the relay's head.

@@ -77,7 +77,15 @@ Awaitable<void> StreamRelay::read_once() {
   StreamTransform& transform = *up_.transform;
   in_.clear();
   out_.clear();
+  // Meanwhile the keep-alive may run the stream-data filters for what they hold on a clock.
+  CallerStream* stream = state_ == State::kStreaming ? call_.stream() : nullptr;
+  if (stream != nullptr) {
+    stream->relay_reading(true);
+  }
   auto n = co_await up_.exchange().read_some(in_);
+  if (stream != nullptr) {
+    stream->relay_reading(false);
+  }
   codec::SseEvent event;
   if (!n) {
     failure_ = n.error();

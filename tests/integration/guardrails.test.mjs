@@ -14,7 +14,7 @@ import path from 'node:path';
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 
-import { GATEWAY_KEY, PROVIDER_KEY, makeTempDir, removeTempDir, runBinary, sluiceBin, startMock, startSluice, usageRecord } from '../support/harness.mjs';
+import { GATEWAY_KEY, PROVIDER_KEY, makeTempDir, removeTempDir, runBinary, sluiceBin, startMock, startSluice, usageRecord, waitFor } from '../support/harness.mjs';
 
 let mock;
 let gw;
@@ -75,6 +75,8 @@ function config() {
         headers: { 'x-mock-tool-arguments': JSON.stringify({ note: 'write to ops@example.com today' }) },
       },
       { id: 'paced', adapter: 'openai', base_url: mock.baseUrl, api_key: PROVIDER_KEY, headers: { 'x-mock-pace-ms': '80', 'x-mock-events': '10' } },
+      // Three words, then nothing: the connection stays open until the gateway leaves it.
+      { id: 'stalling', adapter: 'openai', base_url: mock.baseUrl, api_key: PROVIDER_KEY, headers: { 'x-mock-stall-after': '3', 'x-mock-events': '10' } },
       { id: 'zero-retention', adapter: 'openai', base_url: mock.baseUrl, api_key: PROVIDER_KEY, headers: { 'x-mock-count-key': 'zdr' } },
       { id: 'zero-retention-down', adapter: 'openai', base_url: mock.baseUrl, api_key: PROVIDER_KEY, headers: { 'x-mock-count-key': 'zdr-down', 'x-mock-status': '503' } },
       // The model answers with the placeholders it was sent; the mock cuts [EMAIL_1] over two
@@ -94,6 +96,8 @@ function config() {
       { alias: 'flagged', provider: 'chatty', model: 'mock-model', guardrails: ['emails-out'] },
       { alias: 'timed', provider: 'paced', model: 'mock-model', guardrails: ['timed-out'] },
       { alias: 'untimed', provider: 'paced', model: 'mock-model', guardrails: ['emails-out', 'timed-out'] },
+      { alias: 'timed-stall', provider: 'stalling', model: 'mock-model', guardrails: ['timed-out'] },
+      { alias: 'timed-stall-quiet', provider: 'stalling', model: 'mock-model', guardrails: ['timed-out'], heartbeat_ms: 0 },
       {
         alias: 'medical',
         guardrails: ['health'],
@@ -443,6 +447,48 @@ describe('a time bound on the hold-back (hold_back_ms)', () => {
     // everything to the end.
     assert.ok(timed.done - timed.firstContent > 300, `first content at ${timed.firstContent} ms, end at ${timed.done} ms`);
   });
+
+  for (const model of ['timed-stall', 'timed-stall-quiet']) {
+    test(`held text goes out when its time is up though the upstream sends nothing more (${model})`, async () => {
+      // The upstream stalls after three words and never ends: without a clock of its own the
+      // guard would hold them until the next event, which never comes. The caller leaves once
+      // it has them; the upstream call is then cut.
+      const abortedBefore = (await mock.stats()).streams_aborted ?? 0;
+      const controller = new AbortController();
+      const giveUp = setTimeout(() => controller.abort(), 5000);
+      const res = await fetch(`${gw.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: auth,
+        signal: controller.signal,
+        body: JSON.stringify({ model, stream: true, messages: [{ role: 'user', content: 'hi' }] }),
+      });
+      assert.equal(res.status, 200);
+      const decoder = new TextDecoder();
+      let text = '';
+      const content = () =>
+        text
+          .split('\n')
+          .filter((l) => l.startsWith('data: {'))
+          .map((l) => JSON.parse(l.slice(6)).choices?.[0]?.delta?.content ?? '')
+          .join('');
+      try {
+        for await (const chunk of res.body) {
+          text += decoder.decode(chunk, { stream: true });
+          if (/w2/.test(content())) break;
+        }
+      } catch (e) {
+        assert.fail(`the held words never came (${e.name}): ${text}`);
+      } finally {
+        clearTimeout(giveUp);
+        controller.abort();
+      }
+      assert.match(content(), /^Mock reply w1 w2/);
+      await waitFor(async () => ((await mock.stats()).streams_aborted ?? 0) > abortedBefore, {
+        timeoutMs: 5000,
+        message: 'the stalled upstream call to be cut',
+      });
+    });
+  }
 
   test('the bound applies only when every output policy of the stream sets one', async () => {
     // emails-out has no time bound: its 64 characters hold the whole short answer to the end.

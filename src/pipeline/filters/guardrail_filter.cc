@@ -260,6 +260,9 @@ FilterStatus GuardrailFilter::on_stream_data(CallContext& call, std::string& dat
   if (!clean) {
     return FilterStatus::stop(blocked(*state.stream->verdict().block(), "answer"));
   }
+  if (std::optional<guardrails::StreamGuard::Time> due = state.stream->release_due()) {
+    call.rerun_stream_filters_at(*due);  // released then, if no event comes first
+  }
   return FilterStatus::proceed();
 }
 

@@ -97,6 +97,29 @@ TEST(StreamGuard, TextHeldLongerThanTheTimeBoundGoesOutWithTheNextWrite) {
   EXPECT_EQ(guard.verdict().summary(), "out/payment_card:block=1");
 }
 
+// What the relay's keep-alive relies on during an upstream pause: when the oldest held event
+// is due, and a pass of no new bytes then releasing it.
+TEST(StreamGuard, SaysWhenHeldTextIsDueAndReleasesItOnNoNewBytes) {
+  using std::chrono::milliseconds;
+  const Policies policies = output_policy(GuardrailAction::kBlock, GuardrailAction::kFlag);
+  StreamGuard guard(policies, 64, milliseconds(100));
+  const StreamGuard::Time t0{};
+  EXPECT_EQ(guard.release_due(), std::nullopt) << "nothing held";
+  std::string data = chat_delta("Hello");
+  ASSERT_TRUE(guard.pass(data, false, t0));
+  data = chat_delta(" there");
+  ASSERT_TRUE(guard.pass(data, false, t0 + milliseconds(40)));
+  EXPECT_EQ(guard.release_due(), t0 + milliseconds(100)) << "the oldest's arrival + the bound";
+  data.clear();
+  ASSERT_TRUE(guard.pass(data, false, t0 + milliseconds(100)));
+  EXPECT_EQ(content_of(data), "Hello");
+  EXPECT_EQ(guard.release_due(), t0 + milliseconds(140)) << "now the next one's";
+  data.clear();
+  ASSERT_TRUE(guard.pass(data, false, t0 + milliseconds(140)));
+  EXPECT_EQ(content_of(data), " there");
+  EXPECT_EQ(guard.release_due(), std::nullopt);
+}
+
 TEST(StreamGuard, WithoutATimeBoundTimeDoesNotRelease) {
   const Policies policies = output_policy(GuardrailAction::kBlock, GuardrailAction::kFlag);
   StreamGuard guard(policies, 64);
@@ -105,6 +128,7 @@ TEST(StreamGuard, WithoutATimeBoundTimeDoesNotRelease) {
   data = chat_delta(" there");
   ASSERT_TRUE(guard.pass(data, false, StreamGuard::Time{} + std::chrono::hours(1)));
   EXPECT_EQ(data, "");
+  EXPECT_EQ(guard.release_due(), std::nullopt) << "no clock: never due";
 }
 
 TEST(StreamGuard, AFlagIsCountedOnceWhileItGrows_ARedactionBlocks) {
