@@ -2,7 +2,7 @@
 # Fails when a file under src/ includes a folder its own folder may not depend on, so the
 # dependency direction of docs/architecture.md is checked on every build, not by review:
 #
-#   core <- ir, codec, config <- protocol <- providers, routing, store, cache, guardrails <-
+#   core <- ir, codec, config, aws <- protocol <- providers, routing, store, cache, guardrails <-
 #   redis <- limits, metering, tenancy <- pipeline, http <- admin <- server <- main.cc
 #
 # Beyond the folder order: a protocol folder never includes another protocol folder (one IR,
@@ -23,10 +23,11 @@ allowed() {
     ir) [[ $to == core || $to == ir ]] ;;
     codec) [[ $to == core || $to == codec ]] ;;
     config) [[ $to == core || $to == config ]] ;;
+    aws) [[ $to == core || $to == aws ]] ;;
     protocol) [[ $to =~ ^(core|ir|codec)$ || $inc =~ ^protocol/[^/]+\.h$ ]] ;;
     protocol/*) [[ $to =~ ^(core|ir|codec)$ || $inc =~ ^protocol/[^/]+\.h$ || $inc == "$from"/* ]] ;;
     providers) [[ $to =~ ^(core|ir|codec|config|protocol)$ || $inc =~ ^providers/[^/]+\.h$ ]] ;;
-    providers/*) [[ $to =~ ^(core|ir|codec|config|protocol)$ || $inc =~ ^providers/[^/]+\.h$ || $inc == "$from"/* ]] ;;
+    providers/*) [[ $to =~ ^(core|ir|codec|config|protocol|aws)$ || $inc =~ ^providers/[^/]+\.h$ || $inc == "$from"/* ]] ;;
     observability) [[ $to =~ ^(core|codec|observability)$ ]] ;;
     routing) [[ $to =~ ^(core|config|routing)$ ]] ;;
     redis) [[ $to =~ ^(core|config|cache|redis)$ ]] ;;

@@ -1,0 +1,60 @@
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "aws/sigv4.h"
+#include "core/result.h"
+
+namespace sluice::aws {
+
+// Where a provider's AWS credentials come from, in the order the AWS SDKs look (the "standard
+// credential provider chain" of the AWS SDKs and Tools reference guide), as far as Sluice
+// follows it today:
+//   1. the provider's own config (`bedrock.access_key_id`, `secret_access_key`, optional
+//      `session_token`; `${ENV}` expansions included);
+//   2. the environment: AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN;
+//   3. the shared files of a profile (the provider's `bedrock.profile`, else AWS_PROFILE, else
+//      "default"): AWS_SHARED_CREDENTIALS_FILE (default ~/.aws/credentials), section
+//      [<profile>], then AWS_CONFIG_FILE (default ~/.aws/config), section [profile <profile>]
+//      ([default] for the default profile), keys aws_access_key_id, aws_secret_access_key,
+//      aws_session_token.
+// Temporary credentials that expire (web identity, IMDS, SSO) are not read yet: a profile that
+// names only a role is reported, not guessed at.
+struct CredentialSettings {
+  std::string access_key_id;
+  std::string secret_access_key;
+  std::string session_token;
+  std::string profile;
+};
+
+// The credentials found, and where (for the start-up log line: never the secret).
+struct FoundCredentials {
+  Credentials credentials;
+  std::string source;  // "config", "environment", "~/.aws/credentials [prod]"...
+};
+
+// Reads an environment variable; std::getenv by default, a map in tests.
+using EnvLookup = std::function<std::optional<std::string>(std::string_view name)>;
+EnvLookup process_environment();
+
+// The first complete set in the chain. An access key without its secret (or the reverse) at
+// any step is an error naming that step, never a fall-through to the next one (a typo would
+// otherwise sign with someone else's keys). kBadRequest when nothing is found, naming where it
+// looked.
+Result<FoundCredentials> find_credentials(const CredentialSettings& settings, const EnvLookup& env);
+
+// The keys of section `section` of an AWS shared file's text (INI: [section], key = value,
+// '#' and ';' comments, names case-sensitive, values trimmed), as found; nullopt when there is
+// no such section.
+struct ProfileKeys {
+  std::string access_key_id;
+  std::string secret_access_key;
+  std::string session_token;
+  std::string role_arn;  // noticed, so that a role-only profile is reported
+};
+std::optional<ProfileKeys> read_profile(std::string_view text, std::string_view section);
+
+}  // namespace sluice::aws
