@@ -30,10 +30,12 @@ declare -A max_len=(
   [responses_request_fuzz]=4096
   [responses_stream_fuzz]=20000
   [guardrails_fuzz]=8192
+  [eventstream_fuzz]=20000
 )
 targets=(sse_parser_fuzz openai_chat_request_fuzz openai_ir_request_fuzz openai_response_fuzz
   openai_stream_fuzz anthropic_request_fuzz anthropic_response_fuzz anthropic_stream_fuzz
-  gemini_request_fuzz gemini_stream_fuzz responses_request_fuzz responses_stream_fuzz guardrails_fuzz)
+  gemini_request_fuzz gemini_stream_fuzz responses_request_fuzz responses_stream_fuzz guardrails_fuzz
+  eventstream_fuzz)
 
 start=$(date +%s)
 cmake --preset fuzz >/dev/null || exit 1
@@ -69,6 +71,7 @@ seed() {
     openai_chat_request_fuzz) seed_copy "$dir" tests/fuzz/seeds/openai_ir_request_fuzz/* ;;
     gemini_stream_fuzz) seed_sse "$dir" "$fixtures"/gemini/*.sse ;;
     responses_stream_fuzz) seed_sse "$dir" "$fixtures"/openai-responses/*.sse ;;
+    eventstream_fuzz) seed_sse "$dir" "$fixtures"/bedrock/*.eventstream.bin ;;  # same header
     guardrails_fuzz) seed_copy "$dir" "$fixtures"/openai-chat/*.json "$fixtures"/anthropic/*.json ;;
     gemini_request_fuzz)  # it also reads its input as Anthropic and OpenAI requests
       seed_copy "$dir" tests/fuzz/seeds/anthropic_request_fuzz/* \

@@ -25,7 +25,10 @@ Error truncated() {
 }  // namespace
 
 StreamRelay::StreamRelay(CallContext& call, AttemptLoop& loop, UpstreamRequest& up)
-    : call_(call), loop_(loop), up_(up), parser_(kMaxSseEvent) {}
+    : call_(call), loop_(loop), up_(up), events_(kMaxSseEvent) {
+  // Bedrock streams in AWS's binary event stream framing; every other upstream in SSE.
+  events_.set_framing(codec::UpstreamEvents::framing_of(up_.exchange().header("content-type")));
+}
 
 Awaitable<void> StreamRelay::run() {
   StreamTransform& transform = *up_.transform;
@@ -59,17 +62,23 @@ Awaitable<void> StreamRelay::run() {
 
 void StreamRelay::report() { up_.transform->report(call_.ctx()); }
 
-void StreamRelay::feed_events(codec::SseParser::Status status, codec::SseEvent& event,
+void StreamRelay::feed_events(codec::UpstreamEvents::Status status, codec::SseEvent& event,
                               bool at_end) {
+  using Status = codec::UpstreamEvents::Status;
   StreamTransform& transform = *up_.transform;
-  while (status == codec::SseParser::Status::kEvent && !transform.failed()) {
+  while (status == Status::kEvent && !transform.failed()) {
     transform.on_event(event, at_end, out_);
-    status = at_end ? parser_.finish(event) : parser_.next(event);
+    status = at_end ? events_.finish(event) : events_.next(event);
   }
-  if (status == codec::SseParser::Status::kTooLarge && !failure_) {
+  if (status == Status::kTooLarge && !failure_) {
     failure_ = Error(ErrorKind::kUpstreamProtocol, "upstream sent an event larger than " +
                                                        std::to_string(kMaxSseEvent) + " bytes")
                    .with_code("upstream_event_too_large");
+  }
+  if (status == Status::kMalformed && !failure_) {
+    failure_ = Error(ErrorKind::kUpstreamProtocol, "upstream sent a malformed event stream (" +
+                                                       std::string(events_.malformed()) + ")")
+                   .with_code("upstream_stream_malformed");
   }
 }
 
@@ -90,14 +99,14 @@ Awaitable<void> StreamRelay::read_once() {
   if (!n) {
     failure_ = n.error();
   } else if (*n == 0) {
-    feed_events(parser_.finish(event), event, /*at_end=*/true);
+    feed_events(events_.finish(event), event, /*at_end=*/true);
     if (!failure_ && !transform.failed()) {
       transform.on_end(out_);
     }
     ended_ = true;
   } else {
-    parser_.feed(in_);
-    feed_events(parser_.next(event), event, /*at_end=*/false);
+    events_.feed(in_);
+    feed_events(events_.next(event), event, /*at_end=*/false);
   }
 }
 

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "codec/sse.h"
+#include "codec/upstream_events.h"
 #include "core/error.h"
 #include "pipeline/downstream.h"
 
@@ -55,7 +56,7 @@ class StreamRelay {
 
   // Reads once from the upstream and feeds the transform: what the caller gets lands in out_.
   Awaitable<void> read_once();
-  void feed_events(codec::SseParser::Status status, codec::SseEvent& event, bool at_end);
+  void feed_events(codec::UpstreamEvents::Status status, codec::SseEvent& event, bool at_end);
   // kHolding after a read: hold, fail over, or commit.
   Awaitable<void> hold_or_commit(bool stopping);
   // The head goes out (or went out early): kStreaming, or kStopped / kCallerGone.
@@ -78,7 +79,7 @@ class StreamRelay {
   CallContext& call_;
   AttemptLoop& loop_;
   UpstreamRequest& up_;
-  codec::SseParser parser_;
+  codec::UpstreamEvents events_;  // SSE, or Bedrock's event stream
   std::string in_;
   std::string out_;
   std::string held_;  // the prelude, before the commit point
