@@ -12,6 +12,7 @@
 #include "../support/fixtures.h"
 #include "codec/request_head.h"
 #include "protocol/anthropic/conventions.h"
+#include "protocol/bedrock_converse/conventions.h"
 #include "protocol/gemini/conventions.h"
 #include "protocol/openai_chat/conventions.h"
 #include "protocol/openai_responses/conventions.h"
@@ -84,13 +85,23 @@ TEST(UpstreamCodecRegistry, OneCodecPerProtocolAndOperation) {
 
 TEST(UpstreamCodecRegistry, EveryChatUpstreamHasACallerSideToPlayIt) {
   // The mock provider answers in any upstream protocol with that protocol's ingress codec.
+  // Bedrock Converse is upstream-only: no caller speaks it, and the mock does not offer it.
   for (const UpstreamCodec* codec : upstream_codecs()) {
-    if (codec->operation() == Operation::kChat) {
+    if (codec->operation() == Operation::kChat &&
+        codec->protocol() != bedrock_converse::kConverseProtocol) {
       const IngressCodec* ingress = ingress_of(codec->protocol());
       ASSERT_NE(ingress, nullptr) << codec->protocol();
       EXPECT_EQ(ingress->operation(), Operation::kChat);
     }
   }
+}
+
+TEST(UpstreamCodecRegistry, FindsTheUpstreamOnlyBedrockConverseCodec) {
+  const UpstreamCodec* codec = find_upstream("bedrock_converse", Operation::kChat);
+  ASSERT_NE(codec, nullptr);
+  EXPECT_EQ(codec->protocol(), bedrock_converse::kConverseProtocol);
+  EXPECT_NE(codec->make_stream_decoder(), nullptr);
+  EXPECT_EQ(ingress_of(bedrock_converse::kConverseProtocol), nullptr);
 }
 
 TEST(UpstreamCodec, DecodesRecordedAnswers) {
