@@ -21,6 +21,11 @@ UpstreamEvents::Framing UpstreamEvents::framing_of(std::string_view content_type
   return equals_lower(media, kEventStreamType) ? Framing::kEventStream : Framing::kSse;
 }
 
+bool UpstreamEvents::is_stream(std::string_view content_type) {
+  return content_type.starts_with("text/event-stream") ||
+         framing_of(content_type) == Framing::kEventStream;
+}
+
 void UpstreamEvents::set_framing(Framing framing) {
   framing_ = framing;
   if (framing_ == Framing::kEventStream && !aws_) {

@@ -39,6 +39,9 @@ class UpstreamEvents {
   // The framing of `content_type` (the upstream response's Content-Type): the event stream's
   // media type, else SSE.
   static Framing framing_of(std::string_view content_type);
+  // Whether a response of `content_type` is a stream in either framing (text/event-stream, or
+  // the event stream's media type); anything else is a complete body.
+  static bool is_stream(std::string_view content_type);
   // Before the first feed.
   void set_framing(Framing framing);
   Framing framing() const { return framing_; }

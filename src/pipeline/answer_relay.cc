@@ -1,5 +1,6 @@
 #include "pipeline/answer_relay.h"
 
+#include "codec/upstream_events.h"
 #include "pipeline/attempt_loop.h"
 #include "pipeline/call_context.h"
 #include "pipeline/error_reply.h"
@@ -30,7 +31,7 @@ ResponseHead& success_head(CallContext& call, UpstreamRequest& up) {
 
 Awaitable<void> AnswerRelay::success() {
   providers::Exchange& exchange = up_.exchange();
-  if (call_.request().stream && exchange.header("content-type").starts_with("text/event-stream")) {
+  if (call_.request().stream && codec::UpstreamEvents::is_stream(exchange.header("content-type"))) {
     if (std::optional<Error> refused = up_.make_transform()) {
       co_await call_.fail(*refused, Outcome::kUpstreamError);
       co_return;

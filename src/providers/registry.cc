@@ -5,6 +5,7 @@
 #include "protocol/registry.h"
 #include "providers/anthropic/anthropic_adapter.h"
 #include "providers/azure_openai/azure_adapter.h"
+#include "providers/bedrock/bedrock_adapter.h"
 #include "providers/gemini/gemini_adapter.h"
 #include "providers/mock/mock_adapter.h"
 #include "providers/openai/openai_adapter.h"
@@ -27,6 +28,7 @@ const std::array kAdapters = {
     Entry{AnthropicAdapter::kSchema, &AnthropicAdapter::make},
     Entry{AzureOpenAiAdapter::kSchema, &AzureOpenAiAdapter::make},
     Entry{GeminiAdapter::kSchema, &GeminiAdapter::make},
+    Entry{BedrockAdapter::kSchema, &BedrockAdapter::make},
 };
 
 const std::array<config::AdapterSchema, kAdapters.size()> kSchemas = [] {

@@ -65,8 +65,33 @@ std::string gemini_error_body(int status, std::string_view message) {
   return out;
 }
 
+std::string_view bedrock_error_type(int status) {
+  static constexpr StatusName kTypes[] = {
+      {400, "ValidationException"},         {403, "AccessDeniedException"},
+      {404, "ResourceNotFoundException"},   {408, "ModelTimeoutException"},
+      {424, "ModelErrorException"},         {429, "ThrottlingException"},
+      {503, "ServiceUnavailableException"},
+  };
+  return name_of(kTypes, status, "ValidationException", "InternalServerException");
+}
+
+std::string bedrock_error_body(std::string_view message) {
+  std::string out = R"({"message":)";
+  append_json_string(out, message);
+  out += "}";
+  return out;
+}
+
+std::string bedrock_error_type_value(std::string_view type) {
+  std::string out(type);
+  out += ":http://internal.amazon.com/coral/com.amazon.bedrock/";
+  return out;
+}
+
 std::string error_body(Dialect dialect, const Error& error) {
   switch (dialect) {
+    case Dialect::kBedrock:
+      return bedrock_error_body(error.message());
     case Dialect::kAnthropic:
       return anthropic_error_body(anthropic_error_type(error.http_status()), error.message());
     case Dialect::kGemini:
@@ -83,6 +108,21 @@ std::string injected_status_body(Dialect dialect, int status) {
   }
   return error_body(dialect, Error(ErrorKind::kUpstreamStatus, status,
                                    "mock injected status " + std::to_string(status)));
+}
+
+std::string error_head_fields(Dialect dialect, const Error& error) {
+  if (dialect != Dialect::kBedrock) {
+    return {};
+  }
+  std::string out = "x-amzn-errortype: ";
+  out += error.code().empty() ? bedrock_error_type_value(bedrock_error_type(error.http_status()))
+                              : error.code();
+  out += "\r\n";
+  return out;
+}
+
+std::string injected_status_head_fields(Dialect dialect, int status) {
+  return error_head_fields(dialect, Error(ErrorKind::kUpstreamStatus, status, {}));
 }
 
 }  // namespace sluice::mock

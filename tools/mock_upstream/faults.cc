@@ -166,10 +166,11 @@ Result<StreamError> parse_stream_error(std::string_view text) {
     v = trim(v.substr(colon + 1));
   }
   bool ok = !v.empty() && v.size() <= 64 && std::all_of(v.begin(), v.end(), [](char c) {
-    return (c >= 'a' && c <= 'z') || c == '_';
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
   });
   if (!ok) {
-    return bad_header(kHeader, text, "expected TYPE or N:TYPE, TYPE like overloaded_error");
+    return bad_header(kHeader, text,
+                      "expected TYPE or N:TYPE, TYPE like overloaded_error or throttlingException");
   }
   out.type = std::string(v);
   return out;

@@ -21,7 +21,8 @@ enum class DisconnectMode : std::uint8_t {
 struct StreamError {
   // After this many content events; nullopt: half of them (rounded down).
   std::optional<std::uint32_t> after;
-  // The provider's error type, e.g. "overloaded_error": lower-case letters and '_'.
+  // The provider's error type, e.g. "overloaded_error" (Anthropic) or "throttlingException"
+  // (Bedrock): ASCII letters and '_'.
   std::string type;
 };
 
@@ -58,7 +59,7 @@ struct Faults {
   // x-mock-omit-done: generated streams end without their terminator ("data: [DONE]",
   // Anthropic's message_stop, Responses' response.completed).
   bool omit_done = false;
-  // x-mock-stream-error: "TYPE" or "N:TYPE" (Anthropic streams).
+  // x-mock-stream-error: "TYPE" or "N:TYPE" (Anthropic and Bedrock streams).
   std::optional<StreamError> stream_error;
   // x-mock-tool-name: the tool a generated tool call calls, instead of the one the request
   // would pick.
@@ -89,8 +90,8 @@ Result<std::vector<int>> parse_status_list(std::string_view text);
 // (a switch of protocols is not an interim response).
 Result<std::vector<int>> parse_informational_list(std::string_view text);
 
-// Parses an x-mock-stream-error value: "TYPE" or "N:TYPE", TYPE being 1..64 lower-case
-// letters and underscores.
+// Parses an x-mock-stream-error value: "TYPE" or "N:TYPE", TYPE being 1..64 ASCII letters
+// and underscores.
 Result<StreamError> parse_stream_error(std::string_view text);
 
 // Prefix of the headers whose suffix names a response header to add: x-mock-set-<name>.

@@ -1,4 +1,4 @@
-// sluice-mock-upstream: a scriptable fake model provider (OpenAI, Anthropic, Gemini) for
+// sluice-mock-upstream: a scriptable fake model provider (OpenAI, Anthropic, Gemini, Bedrock) for
 // integration tests, conformance tests and benchmarks. The contract (flags, x-mock-* headers,
 // /_mock/*) is in README.md next to this file.
 
@@ -96,7 +96,23 @@ int main(int argc, char** argv) {
   for (auto& ff : fault_flags) {
     app.add_option(ff.flag, ff.value, ff.help);
   }
+  auto& aws = config.bedrock_auth;
+  auto* key_id = app.add_option("--aws-access-key-id", aws.access_key_id,
+                                "Bedrock: require SigV4 signatures made with this access key id");
+  auto* secret = app.add_option("--aws-secret-access-key", aws.secret_access_key,
+                                "Bedrock: the secret access key of --aws-access-key-id");
+  key_id->needs(secret);
+  secret->needs(key_id);
+  app.add_option("--aws-region", aws.region, "Bedrock: the region signatures must be scoped to")
+      ->capture_default_str();
+  app.add_option("--aws-bearer-token", aws.bearer_token,
+                 "Bedrock: accept (and require) Authorization: Bearer with this API key");
   CLI11_PARSE(app, argc, argv);
+  if ((!aws.access_key_id.empty() && aws.secret_access_key.empty()) || aws.region.empty()) {
+    std::fprintf(stderr,
+                 "--aws-access-key-id, --aws-secret-access-key, --aws-region: empty value\n");
+    return 2;
+  }
 
   spdlog::set_default_logger(spdlog::stderr_color_mt("mock"));
 

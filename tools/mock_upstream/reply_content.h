@@ -30,7 +30,7 @@ struct ReplySpec {
   std::int64_t created = 0;  // unix seconds
   std::uint32_t words = 8;   // x-mock-events: the text is "Mock reply w1 .. w<words>"
   bool omit_done = false;    // x-mock-omit-done: the stream ends without its terminator
-  std::optional<StreamError> stream_error;  // x-mock-stream-error (Anthropic)
+  std::optional<StreamError> stream_error;  // x-mock-stream-error (Anthropic, Bedrock)
   std::optional<std::string> tool_name;     // x-mock-tool-name: the tool a tool call calls
   std::string tool_arguments;               // x-mock-tool-arguments; empty: kToolArguments
   // x-mock-prompt-cache: the simulated provider whose prompt cache the request meets (chat
@@ -38,6 +38,9 @@ struct ReplySpec {
   PromptCache* prompt_cache = nullptr;
   std::string_view prompt_cache_scope;
   bool bag_of_words_embeddings = false;  // x-mock-embeddings: bag-of-words
+  // x-mock-latency-ms + x-mock-first-byte-ms: what a reply that reports its own latency
+  // (Bedrock's metrics.latencyMs) says.
+  std::uint32_t latency_ms = 0;
 };
 
 // The arguments of every mock tool call, and the three pieces a stream sends them in:

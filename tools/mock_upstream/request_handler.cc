@@ -1,10 +1,14 @@
 #include "request_handler.h"
 
+#include <chrono>
+#include <cstdio>
 #include <ctime>
 #include <optional>
 
 #include "anthropic_responder.h"
+#include "bedrock_responder.h"
 #include "chat_responder.h"
+#include "codec/percent.h"
 #include "embeddings_responder.h"
 #include "error_bodies.h"
 #include "fixture.h"
@@ -23,6 +27,8 @@ enum class Endpoint : std::uint8_t {
   kAnthropicCountTokens,
   kGeminiGenerate,
   kGeminiStream,
+  kBedrockConverse,
+  kBedrockConverseStream,
   kResponses,
   kStoredResponse,
   kUnknown,
@@ -51,6 +57,9 @@ EndpointInfo info_of(Endpoint e) {
     case Endpoint::kGeminiGenerate:
     case Endpoint::kGeminiStream:
       return {"POST", Dialect::kGemini, &Stats::gemini_requests};
+    case Endpoint::kBedrockConverse:
+    case Endpoint::kBedrockConverseStream:
+      return {"POST", Dialect::kBedrock, &Stats::bedrock_requests};
     case Endpoint::kResponses:
       return {"POST", Dialect::kOpenAI, &Stats::responses_requests};
     case Endpoint::kStoredResponse:
@@ -69,7 +78,8 @@ bool ends_with(std::string_view s, std::string_view suffix) {
 struct Route {
   Endpoint endpoint = Endpoint::kUnknown;
   // The Gemini model ("gemini-2.0-flash" in …/models/gemini-2.0-flash:generateContent),
-  // or the id in …/responses/{id}.
+  // the Bedrock model id as sent (percent-encoded) in …/model/{modelId}/converse, or the id
+  // in …/responses/{id}.
   std::string_view arg;
 };
 
@@ -82,10 +92,31 @@ std::optional<std::string_view> segment_under(std::string_view path, std::string
   return path.substr(slash + 1);
 }
 
-// …/models/{model}:{method} (Gemini API and Vertex AI paths alike), …/responses/{id}.
+// …/model/{modelId}/converse and …/converse-stream (Bedrock Runtime).
+Route bedrock_route(std::string_view path) {
+  static constexpr std::pair<std::string_view, Endpoint> kOperations[] = {
+      {"/converse", Endpoint::kBedrockConverse},
+      {"/converse-stream", Endpoint::kBedrockConverseStream},
+  };
+  for (const auto& [operation, endpoint] : kOperations) {
+    if (!ends_with(path, operation)) {
+      continue;
+    }
+    if (auto id = segment_under(path.substr(0, path.size() - operation.size()), "/model")) {
+      return {endpoint, *id};
+    }
+  }
+  return {};
+}
+
+// …/models/{model}:{method} (Gemini API and Vertex AI paths alike), …/responses/{id},
+// …/model/{modelId}/{operation}.
 Route parameterised_route(std::string_view path) {
   if (auto id = segment_under(path, "/responses")) {
     return {Endpoint::kStoredResponse, *id};
+  }
+  if (Route bedrock = bedrock_route(path); bedrock.endpoint != Endpoint::kUnknown) {
+    return bedrock;
   }
   auto found = segment_under(path, "/models");
   if (!found) {
@@ -132,7 +163,17 @@ Reply error_reply(Dialect dialect, const Error& error) {
   Reply r;
   r.status = error.http_status();
   r.body = error_body(dialect, error);
+  r.extra_headers = error_head_fields(dialect, error);
   return r;
+}
+
+// Bedrock answers every request with an x-amzn-RequestId (a UUID); the mock's is made from
+// the request number.
+std::string bedrock_request_id_field(std::uint64_t number) {
+  char id[40];
+  std::snprintf(id, sizeof id, "00000000-0000-4000-8000-%012llu",
+                static_cast<unsigned long long>(number % 1000000000000ull));
+  return std::string("x-amzn-RequestId: ") + id + "\r\n";
 }
 
 Error method_not_allowed(const MockRequest& request) {
@@ -179,6 +220,12 @@ Result<Reply> respond(const Route& route, const MockRequest& request, const Repl
                             query_param(request.target, "alt") == "sse"
                                 ? GeminiFraming::kSse
                                 : GeminiFraming::kJsonArray);
+    case Endpoint::kBedrockConverse:
+    case Endpoint::kBedrockConverseStream:
+      return respond_bedrock(request.body, codec::percent_decode(route.arg), spec,
+                             route.endpoint == Endpoint::kBedrockConverse
+                                 ? BedrockOperation::kConverse
+                                 : BedrockOperation::kConverseStream);
     case Endpoint::kResponses:
       return respond_responses(request.body, spec, responses);
     case Endpoint::kStoredResponse:
@@ -192,7 +239,7 @@ Result<Reply> respond(const Route& route, const MockRequest& request, const Repl
 }  // namespace
 
 RequestHandler::RequestHandler(MockConfig config, Stats& stats)
-    : config_(std::move(config)), stats_(stats) {}
+    : config_(std::move(config)), stats_(stats), bedrock_auth_(config_.bedrock_auth) {}
 
 Reply RequestHandler::handle(const MockRequest& request) const {
   if (path_of(request.target).starts_with("/_mock/")) {
@@ -221,10 +268,16 @@ Reply RequestHandler::handle(const MockRequest& request) const {
   if (!faults) {
     Reply r = error_reply(info.dialect, faults.error());
     r.request_number = number;
+    if (info.dialect == Dialect::kBedrock) {
+      r.extra_headers += bedrock_request_id_field(number);
+    }
     return r;
   }
   Reply r = handle_api(request, *faults, number);
   r.request_number = number;
+  if (info.dialect == Dialect::kBedrock) {
+    r.extra_headers += bedrock_request_id_field(number);
+  }
   if (!faults->retry_after.empty()) {
     r.extra_headers += "Retry-After: ";
     r.extra_headers += faults->retry_after;
@@ -263,6 +316,13 @@ Reply RequestHandler::handle_api(const MockRequest& request, const Faults& fault
                                  std::uint64_t number) const {
   const Route route = route_of(path_of(request.target));
   const EndpointInfo info = info_of(route.endpoint);
+  // AWS authenticates a request before anything else looks at it (a rejected request takes
+  // no turn of an x-mock-status sequence).
+  if (info.dialect == Dialect::kBedrock) {
+    if (auto rejected = check_bedrock_auth(request)) {
+      return error_reply(Dialect::kBedrock, *rejected);
+    }
+  }
   int status = 0;
   if (!faults.status.empty()) {
     std::uint64_t k = faults.status.size() == 1 ? 0 : stats_.next_in_sequence(faults.sequence_key);
@@ -302,6 +362,7 @@ Reply RequestHandler::handle_api(const MockRequest& request, const Faults& fault
   if (status >= 400) {
     Reply r = body_reply(injected_status_body(info.dialect, status));
     r.status = status;
+    r.extra_headers = injected_status_head_fields(info.dialect, status);
     return r;
   }
 
@@ -324,7 +385,8 @@ Reply RequestHandler::handle_api(const MockRequest& request, const Faults& fault
                  faults.tool_arguments,
                  nullptr,
                  {},
-                 faults.bag_of_words_embeddings};
+                 faults.bag_of_words_embeddings,
+                 faults.latency_ms + faults.first_byte_ms};
   if (auto scope = find_header(request.headers, "x-mock-prompt-cache")) {
     spec.prompt_cache = &prompt_cache_;
     spec.prompt_cache_scope = *scope;
@@ -334,6 +396,20 @@ Reply RequestHandler::handle_api(const MockRequest& request, const Faults& fault
     return error_reply(info.dialect, reply.error());
   }
   return with_success_status(std::move(*reply), success_status);
+}
+
+std::optional<Error> RequestHandler::check_bedrock_auth(const MockRequest& request) const {
+  AuthOutcome outcome = bedrock_auth_.check(request, std::chrono::system_clock::now());
+  if (outcome.scheme == AuthScheme::kSigV4) {
+    stats_.bedrock_requests_signed.fetch_add(1, std::memory_order_relaxed);
+  } else if (outcome.scheme == AuthScheme::kBearer) {
+    stats_.bedrock_requests_bearer.fetch_add(1, std::memory_order_relaxed);
+  }
+  if (outcome.checked) {
+    (outcome.error ? stats_.bedrock_signatures_invalid : stats_.bedrock_signatures_valid)
+        .fetch_add(1, std::memory_order_relaxed);
+  }
+  return std::move(outcome.error);
 }
 
 }  // namespace sluice::mock

@@ -2,8 +2,10 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
+#include "bedrock_auth.h"
 #include "faults.h"
 #include "mock_request.h"
 #include "prompt_cache.h"
@@ -19,6 +21,8 @@ struct MockConfig {
   std::string fixtures_dir;
   // --latency-ms, --status, ...: faults applied when a request has no x-mock-* override.
   Faults defaults;
+  // --aws-*: how Bedrock requests are authenticated (not at all by default).
+  BedrockAuthConfig bedrock_auth;
 };
 
 // Turns requests into replies. Pure logic, no I/O except reading fixture files; safe to
@@ -35,9 +39,12 @@ class RequestHandler {
  private:
   Reply handle_control(const MockRequest& request) const;
   Reply handle_api(const MockRequest& request, const Faults& faults, std::uint64_t number) const;
+  // Counts how a Bedrock request authenticated and returns its 403, if any.
+  std::optional<Error> check_bedrock_auth(const MockRequest& request) const;
 
   MockConfig config_;
   Stats& stats_;
+  BedrockAuth bedrock_auth_;
   // Responses API objects for GET …/responses/{id}; /_mock/reset empties it.
   mutable ResponseStore responses_;
   // The simulated prompt caches of x-mock-prompt-cache; /_mock/reset empties them.

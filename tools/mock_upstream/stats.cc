@@ -64,11 +64,27 @@ void Stats::count_key(std::string_view key) {
 }
 
 void Stats::reset() {
-  for (auto* c :
-       {&requests_total, &chat_requests, &embedding_requests, &model_requests, &anthropic_requests,
-        &gemini_requests, &gemini_keys_in_header, &gemini_keys_in_query, &responses_requests,
-        &streams_completed, &streams_aborted, &streams_disconnected, &requests_aborted,
-        &trailing_responses_sent, &connections_accepted, &internal_errors}) {
+  for (auto* c : {&requests_total,
+                  &chat_requests,
+                  &embedding_requests,
+                  &model_requests,
+                  &anthropic_requests,
+                  &gemini_requests,
+                  &gemini_keys_in_header,
+                  &gemini_keys_in_query,
+                  &bedrock_requests,
+                  &bedrock_requests_signed,
+                  &bedrock_requests_bearer,
+                  &bedrock_signatures_valid,
+                  &bedrock_signatures_invalid,
+                  &responses_requests,
+                  &streams_completed,
+                  &streams_aborted,
+                  &streams_disconnected,
+                  &requests_aborted,
+                  &trailing_responses_sent,
+                  &connections_accepted,
+                  &internal_errors}) {
     c->store(0, std::memory_order_relaxed);
   }
   std::lock_guard lock(mu_);
@@ -94,6 +110,11 @@ std::string Stats::to_json() const {
   o["gemini_requests"] = load(gemini_requests);
   o["gemini_keys_in_header"] = load(gemini_keys_in_header);
   o["gemini_keys_in_query"] = load(gemini_keys_in_query);
+  o["bedrock_requests"] = load(bedrock_requests);
+  o["bedrock_requests_signed"] = load(bedrock_requests_signed);
+  o["bedrock_requests_bearer"] = load(bedrock_requests_bearer);
+  o["bedrock_signatures_valid"] = load(bedrock_signatures_valid);
+  o["bedrock_signatures_invalid"] = load(bedrock_signatures_invalid);
   o["responses_requests"] = load(responses_requests);
   o["active_streams"] = load(active_streams);
   o["streams_completed"] = load(streams_completed);

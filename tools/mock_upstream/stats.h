@@ -30,6 +30,15 @@ class Stats {
   std::atomic<std::uint64_t> gemini_requests{0};
   std::atomic<std::uint64_t> gemini_keys_in_header{0};  // x-goog-api-key
   std::atomic<std::uint64_t> gemini_keys_in_query{0};   // ?key=
+  // …/model/{modelId}/converse and …/converse-stream; those with an
+  // "Authorization: AWS4-HMAC-SHA256 …" and with an "Authorization: Bearer …" header
+  // (counted whether or not the mock checks them); and, when it checks them
+  // (--aws-access-key-id, --aws-bearer-token), how many passed and failed.
+  std::atomic<std::uint64_t> bedrock_requests{0};
+  std::atomic<std::uint64_t> bedrock_requests_signed{0};
+  std::atomic<std::uint64_t> bedrock_requests_bearer{0};
+  std::atomic<std::uint64_t> bedrock_signatures_valid{0};
+  std::atomic<std::uint64_t> bedrock_signatures_invalid{0};
   // POST …/responses and GET …/responses/{id}.
   std::atomic<std::uint64_t> responses_requests{0};
   std::atomic<std::uint64_t> streams_completed{0};

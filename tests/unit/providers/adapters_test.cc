@@ -1,11 +1,15 @@
 // Provider adapters as built from config: wire protocol, request framing and authentication,
 // failure classification, relayed and passed headers, option defaults.
 
+#include <cstdlib>
+#include <ctime>
+
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
 #include <gtest/gtest.h>
 
+#include "aws/sigv4.h"
 #include "codec/sse.h"
 #include "providers/adapter.h"
 #include "providers/registry.h"
@@ -392,6 +396,139 @@ TEST(GeminiAdapter, FramesGenerateContentWithTheKeyHeaderAndTheModelInThePath) {
   EXPECT_EQ(h.rfind("POST /gemini/v1beta/models/tuned%3Av2:streamGenerateContent?alt=sse ", 0), 0u)
       << h;
   EXPECT_EQ(h.find("x-goog-api-key"), std::string::npos) << "no key configured, none sent";
+}
+
+// The value of field `name` in an HTTP head ("" when absent).
+std::string field_of(const std::string& head, const std::string& name) {
+  const std::string key = "\r\n" + name + ": ";
+  const std::size_t at = head.find(key);
+  if (at == std::string::npos) {
+    return "";
+  }
+  const std::size_t from = at + key.size();
+  return head.substr(from, head.find("\r\n", from) - from);
+}
+
+// "20150830T123600Z" as a time point.
+std::chrono::system_clock::time_point amz_time(const std::string& text) {
+  std::tm tm{};
+  EXPECT_NE(strptime(text.c_str(), "%Y%m%dT%H%M%SZ", &tm), nullptr) << text;
+  return std::chrono::system_clock::from_time_t(timegm(&tm));
+}
+
+const char* const kBedrock =
+    "  - id: p\n    adapter: bedrock\n    base_url: http://127.0.0.1:9\n"
+    "    headers: { x-team: blue }\n"
+    "    bedrock:\n      region: eu-central-1\n      access_key_id: AKIDEXAMPLE\n"
+    "      secret_access_key: wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY\n"
+    "      session_token: session-token-0001\n";
+
+TEST(BedrockAdapter, SignsConverseWithSigV4OverTheHostTheBodyAndItsOwnHeaders) {
+  Built b = build(kBedrock);
+  const ProviderAdapter& a = *b.adapter;
+  EXPECT_EQ(a.wire_protocol(protocol::Operation::kChat), "bedrock_converse");
+  EXPECT_EQ(a.wire_protocol(protocol::Operation::kEmbeddings), "");
+  std::string head;
+  codec::HeadWriter writer(head);
+  RequestSpec spec;
+  spec.model = "anthropic.claude-3-5-sonnet-20240620-v1:0";
+  spec.content_length = 2;
+  const std::vector<Header> forwarded = {{"x-caller", "c"}};
+  spec.forwarded = forwarded;
+  a.write_request_head(spec, "{}", writer);
+  EXPECT_EQ(
+      head.rfind("POST /model/anthropic.claude-3-5-sonnet-20240620-v1%3A0/converse HTTP/1.1", 0),
+      0u)
+      << head;
+  EXPECT_EQ(field_of(head, "Accept"), "application/json");
+  EXPECT_EQ(field_of(head, "x-amz-security-token"), "session-token-0001");
+  const std::string authorization = field_of(head, "authorization");
+  EXPECT_EQ(authorization.rfind("AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/", 0), 0u)
+      << authorization;
+  EXPECT_NE(authorization.find("/eu-central-1/bedrock/aws4_request, SignedHeaders=content-type;"
+                               "host;x-amz-content-sha256;x-amz-date;x-amz-security-token;x-team,"),
+            std::string::npos)
+      << "the caller's forwarded header is not signed: " << authorization;
+  EXPECT_EQ(head.find("wJalrXUtnFEMI"), std::string::npos) << "never the secret";
+
+  // The signature is the one AWS computes for this request (the signer is tested against the
+  // published suite; here: the adapter gives it the request as it goes out).
+  aws::Signer signer("eu-central-1", "bedrock", {.add_content_sha256 = true});
+  const std::vector<aws::HeaderView> signed_headers = {
+      {"host", "127.0.0.1:9"}, {"content-type", "application/json"}, {"x-team", "blue"}};
+  Result<aws::Signed> expected =
+      signer.sign({.method = "POST",
+                   .path = "/model/anthropic.claude-3-5-sonnet-20240620-v1%3A0/converse",
+                   .query = {},
+                   .headers = signed_headers,
+                   .payload = aws::Payload::bytes("{}")},
+                  {"AKIDEXAMPLE", "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY", "session-token-0001"},
+                  amz_time(field_of(head, "x-amz-date")));
+  ASSERT_TRUE(expected.has_value());
+  EXPECT_EQ(authorization, expected->headers.back().value);
+
+  head.clear();
+  spec.stream = true;
+  a.write_request_head(spec, "{}", writer);
+  EXPECT_NE(head.find("/converse-stream HTTP/1.1\r\n"), std::string::npos) << head;
+  EXPECT_EQ(field_of(head, "Accept"), "application/vnd.amazon.eventstream");
+  EXPECT_EQ(a.secrets().size(), 2u) << "the secret key and the session token";
+}
+
+TEST(BedrockAdapter, AnApiKeyIsABearerTokenAndARegionIsRequired) {
+  Built b = build(
+      "  - id: p\n    adapter: bedrock\n    api_key: ABSKbedrock-key-0001\n"
+      "    bedrock: { region: us-west-2 }\n");
+  ASSERT_NE(b.adapter->endpoint(), nullptr);
+  EXPECT_EQ(b.adapter->endpoint()->host, "bedrock-runtime.us-west-2.amazonaws.com");
+  EXPECT_TRUE(b.adapter->endpoint()->tls);
+  const std::string head = head_for(*b.adapter, false);
+  EXPECT_EQ(field_of(head, "Authorization"), "Bearer ABSKbedrock-key-0001");
+  EXPECT_EQ(head.find("x-amz-date"), std::string::npos);
+
+  if (std::getenv("AWS_REGION") == nullptr && std::getenv("AWS_DEFAULT_REGION") == nullptr) {
+    config::LoadOptions options;
+    options.getenv = [](const std::string&) -> std::optional<std::string> { return std::nullopt; };
+    auto cfg = load_config_string(
+        "version: 1\nauth: none\nproviders:\n  - id: p\n    adapter: bedrock\n    api_key: k\n"
+        "routes:\n  - alias: a\n    provider: p\n    model: m\n",
+        "test.yaml", options);
+    ASSERT_TRUE(cfg.has_value()) << cfg.error().message();
+    auto adapter = make_adapter((*cfg)->providers.at(0));
+    ASSERT_FALSE(adapter.has_value());
+    EXPECT_NE(adapter.error().message().find("bedrock.region"), std::string::npos);
+  }
+}
+
+TEST(BedrockAdapter, ClassifiesBedrockErrorsByTheirType) {
+  Built b = build(kBedrock);
+  const ProviderAdapter& a = *b.adapter;
+  const auto typed = [&](int status, std::string type, std::string body) {
+    return a.classify_failure(
+        status,
+        HeadersOnly(HeadersOnly::Fields{
+            {"x-amzn-errortype", type + ":http://internal.amazon.com/coral/com.amazon.bedrock/"}}),
+        body);
+  };
+  Error throttled = typed(400, "ThrottlingException", R"({"message":"Too many requests"})");
+  EXPECT_EQ(throttled.http_status(), 429);
+  EXPECT_TRUE(throttled.retryable());
+  EXPECT_EQ(throttled.code(), "ThrottlingException");
+  Error invalid = typed(400, "ValidationException",
+                        R"({"message":"The provided model identifier is invalid."})");
+  EXPECT_EQ(invalid.http_status(), 400);
+  EXPECT_FALSE(invalid.retryable());
+  EXPECT_NE(invalid.message().find("model identifier is invalid"), std::string::npos);
+  Error unavailable = typed(503, "ServiceUnavailableException", R"({"message":"busy"})");
+  EXPECT_TRUE(unavailable.retryable());
+  Error denied = typed(403, "AccessDeniedException",
+                       R"({"message":"User: arn:aws:iam::123456789012:user/x is not authorized"})");
+  EXPECT_EQ(denied.http_status(), 502);
+  EXPECT_EQ(denied.code(), "upstream_auth_failed");
+  EXPECT_EQ(denied.message().find("123456789012"), std::string::npos) << "no account id relayed";
+  Error signature = typed(403, "InvalidSignatureException", R"({"message":"mismatch"})");
+  EXPECT_EQ(signature.code(), "upstream_auth_failed");
+  EXPECT_TRUE(a.relays_response_header("x-amzn-RequestId"));
 }
 
 TEST(GeminiAdapter, TranslatesWithTheGeminiCodecs) {

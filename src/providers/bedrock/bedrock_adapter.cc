@@ -1,0 +1,172 @@
+#include "providers/bedrock/bedrock_adapter.h"
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+
+#include "protocol/bedrock_converse/conventions.h"
+#include "protocol/bedrock_converse/errors.h"
+
+namespace sluice::providers {
+namespace {
+
+using Option = config::AdapterOption;
+
+constexpr std::array<Option, 5> kOptions = {{
+    {.name = "bedrock.region", .type = Option::Type::kString, .min = 0, .max = 0, .choices = {}},
+    {.name = "bedrock.access_key_id",
+     .type = Option::Type::kString,
+     .min = 0,
+     .max = 0,
+     .choices = {}},
+    {.name = "bedrock.secret_access_key",
+     .type = Option::Type::kString,
+     .min = 0,
+     .max = 0,
+     .choices = {}},
+    {.name = "bedrock.session_token",
+     .type = Option::Type::kString,
+     .min = 0,
+     .max = 0,
+     .choices = {}},
+    {.name = "bedrock.profile", .type = Option::Type::kString, .min = 0, .max = 0, .choices = {}},
+}};
+
+std::string option_or(const config::Provider& p, std::string_view name) {
+  const std::string* value = p.option(name);
+  return value != nullptr ? *value : std::string();
+}
+
+Error config_error(const config::Provider& p, std::string message) {
+  return Error(ErrorKind::kBadRequest, p.source + ": provider " + p.id + ": " + std::move(message));
+}
+
+constexpr std::string_view kAmzDate = "x-amz-date";
+
+}  // namespace
+
+const config::AdapterSchema BedrockAdapter::kSchema = {
+    .name = "bedrock", .network = true, .options = kOptions};
+
+Result<std::unique_ptr<ProviderAdapter>> BedrockAdapter::make(const config::Provider& p) {
+  const aws::EnvLookup env = aws::process_environment();
+  std::string region = option_or(p, "bedrock.region");
+  for (const char* variable : {"AWS_REGION", "AWS_DEFAULT_REGION"}) {
+    if (region.empty()) {
+      region = env(variable).value_or("");
+    }
+  }
+  if (region.empty()) {
+    return config_error(p, "bedrock.region is required (or AWS_REGION in the environment)");
+  }
+  std::unique_ptr<BedrockAdapter> a(new BedrockAdapter(p, region));
+  const std::string default_url = "https://bedrock-runtime." + region + ".amazonaws.com";
+  if (auto failed = a->connect_to(default_url, a->url_)) {
+    return std::move(*failed);
+  }
+  if (!p.api_key.empty()) {
+    a->bearer_ = "Bearer " + p.api_key;
+    a->secrets_.push_back(p.api_key);
+  } else {
+    Result<aws::FoundCredentials> found =
+        aws::find_credentials({.access_key_id = option_or(p, "bedrock.access_key_id"),
+                               .secret_access_key = option_or(p, "bedrock.secret_access_key"),
+                               .session_token = option_or(p, "bedrock.session_token"),
+                               .profile = option_or(p, "bedrock.profile")},
+                              env);
+    if (!found) {
+      return config_error(p, found.error().message() + " (or set api_key to a Bedrock API key)");
+    }
+    a->credentials_ = std::move(found->credentials);
+    a->secrets_.push_back(a->credentials_.secret_access_key);
+    if (!a->credentials_.session_token.empty()) {
+      a->secrets_.push_back(a->credentials_.session_token);
+    }
+  }
+  for (const auto& [name, value] : p.headers) {
+    a->headers_.emplace_back(name, value);
+  }
+  return std::unique_ptr<ProviderAdapter>(std::move(a));
+}
+
+protocol::ProtocolId BedrockAdapter::wire_protocol(protocol::Operation operation) const {
+  return operation == protocol::Operation::kChat ? protocol::bedrock_converse::kConverseProtocol
+                                                 : protocol::ProtocolId();
+}
+
+std::string bedrock_target(std::string_view prefix, std::string_view model, bool stream) {
+  std::string target;
+  target.reserve(prefix.size() + model.size() + 32);
+  target.append(prefix).append("/model/");
+  append_path_segment(target, model);
+  target.append(stream ? "/converse-stream" : "/converse");
+  return target;
+}
+
+void BedrockAdapter::write_request_head(const RequestSpec& spec, std::string_view body,
+                                        codec::HeadWriter& head) const {
+  const std::string target = bedrock_target(url_.path_prefix, spec.model, spec.stream);
+  head.request_line("POST", target);
+  head.field("Host", url_.host_header).field("User-Agent", "sluice");
+  for (const auto& [name, value] : headers_) {
+    head.field(name, value);
+  }
+  head.field("Content-Type", "application/json")
+      .field("Accept", spec.stream ? "application/vnd.amazon.eventstream" : "application/json")
+      .field("x-request-id", spec.request_id);
+  if (!bearer_.empty()) {
+    head.field("Authorization", bearer_);
+  } else {
+    // What the signature covers: the host, the body (its hash), the time, and the provider's
+    // own headers; the caller's forwarded headers stay outside it.
+    std::vector<aws::HeaderView> signed_headers;
+    signed_headers.reserve(headers_.size() + 2);
+    signed_headers.push_back({"host", url_.host_header});
+    signed_headers.push_back({"content-type", "application/json"});
+    for (const auto& [name, value] : headers_) {
+      signed_headers.push_back({name, value});
+    }
+    const aws::Request request{.method = "POST",
+                               .path = target,
+                               .query = {},
+                               .headers = signed_headers,
+                               .payload = aws::Payload::bytes(body)};
+    Result<aws::Signed> signed_request =
+        signer_.sign(request, credentials_, std::chrono::system_clock::now());
+    if (signed_request) {
+      for (const aws::Header& h : signed_request->headers) {
+        head.field(h.name, h.value);
+      }
+    }
+    // A signing failure (a configured header the signer refuses) leaves the request unsigned:
+    // Bedrock answers 403, classified below as the provider's credential problem.
+  }
+  for (const auto& [name, value] : spec.forwarded) {
+    head.field(name, value);
+  }
+  head.field("Content-Length", spec.content_length);
+  head.end();
+}
+
+Error BedrockAdapter::classify_failure(int status, const Exchange& response,
+                                       std::string_view body) const {
+  Error error = protocol::bedrock_converse::error_from_wire(
+      body, response.header("x-amzn-errortype"), status);
+  if (error.code().empty()) {
+    // Neither the header nor the body names a Bedrock exception (a proxy in front of it, an
+    // HTML page): read like any provider's answer.
+    return ProviderAdapter::classify_failure(status, response, body);
+  }
+  if (const auto asked = asked_retry_after(response); asked && error.retryable()) {
+    const auto seconds = static_cast<std::uint64_t>((asked->count() + 999) / 1000);
+    return std::move(error).with_retry_after(
+        static_cast<std::uint32_t>(std::min<std::uint64_t>(seconds, 86400)));
+  }
+  return error;
+}
+
+bool BedrockAdapter::relays_response_header(std::string_view name) const {
+  return ProviderAdapter::relays_response_header(name) || iequals(name, "x-amzn-requestid");
+}
+
+}  // namespace sluice::providers

@@ -1,0 +1,238 @@
+// Amazon Bedrock behind the gateway (`adapter: bedrock`, Converse and ConverseStream), played by
+// sluice-mock-upstream's Bedrock endpoints, which check every request's SigV4 signature with
+// the same keys. Each caller protocol, streamed and not, is translated to Converse and back;
+// the stream comes in AWS's binary event stream framing. A wrong key, Bedrock's throttling
+// and an exception inside the stream each reach the caller in its own protocol. The official
+// SDKs (OpenAI, Anthropic) are the callers where it matters.
+
+import assert from 'node:assert/strict';
+import path from 'node:path';
+import { after, before, beforeEach, describe, test } from 'node:test';
+
+import Anthropic from '@anthropic-ai/sdk';
+import OpenAI from 'openai';
+
+import {
+  GATEWAY_KEY,
+  collectSse,
+  jsonEvents,
+  makeTempDir,
+  removeTempDir,
+  startMock,
+  startSluice,
+  usageRecord,
+} from '../support/harness.mjs';
+
+const ACCESS_KEY = 'AKIDSLUICETEST0001';
+const SECRET_KEY = 'sluice/test/secret/key/0000000000000001';
+const ADMIN_KEY = 'sk-sluice-bedrock-admin-key-000001';
+const MODEL = 'anthropic.claude-3-5-sonnet-20240620-v1:0';
+
+let mock;
+let gw;
+let dir;
+let admin;
+
+function bedrock(id, { secret = SECRET_KEY, headers = {} } = {}) {
+  return {
+    id,
+    adapter: 'bedrock',
+    base_url: mock.url,
+    headers: { 'x-mock-count-key': id, ...headers },
+    forward_headers: ['x-mock-*'],
+    bedrock: { region: 'us-east-1', access_key_id: ACCESS_KEY, secret_access_key: secret },
+  };
+}
+
+before(async () => {
+  mock = await startMock({
+    args: ['--aws-access-key-id', ACCESS_KEY, '--aws-secret-access-key', SECRET_KEY],
+  });
+  dir = makeTempDir('sluice-bedrock-');
+  gw = await startSluice(
+    {
+      version: 1,
+      listen: '127.0.0.1:0',
+      server: { workers: 1, drain_timeout_ms: 3000 },
+      admin: { listen: '127.0.0.1:0', key: ADMIN_KEY },
+      store: { sqlite: path.join(dir, 'usage.db') },
+      metering: { flush_interval_ms: 20 },
+      providers: [
+        bedrock('aws'),
+        bedrock('aws_wrong_key', { secret: 'not/the/right/secret/key/000000000001' }),
+      ],
+      routes: [
+        { alias: 'claude', provider: 'aws', model: MODEL },
+        { alias: 'claude-once', provider: 'aws', model: MODEL, retry: { per_target_attempts: 1 } },
+        { alias: 'claude-wrong-key', provider: 'aws_wrong_key', model: MODEL, retry: { per_target_attempts: 1 } },
+      ],
+      keys: [{ name: 'test', key: GATEWAY_KEY }],
+    },
+    { dir },
+  );
+  admin = `http://127.0.0.1:${gw.listening.admin_port}`;
+});
+
+after(async () => {
+  await gw?.stop();
+  await mock?.stop();
+  if (dir) removeTempDir(dir);
+});
+
+beforeEach(() => mock.reset());
+
+const auth = { authorization: `Bearer ${GATEWAY_KEY}`, 'content-type': 'application/json' };
+const post = (p, body, headers = {}) =>
+  fetch(`${gw.url}${p}`, { method: 'POST', headers: { ...auth, ...headers }, body: JSON.stringify(body) });
+
+// One question in each caller protocol, and its answer's text read back.
+const CALLERS = {
+  chat: {
+    ask: (model, stream, headers) =>
+      post('/v1/chat/completions', { model, max_tokens: 64, stream, messages: [{ role: 'user', content: 'hello' }] }, headers),
+    text: (body) => JSON.parse(body).choices[0].message.content,
+    streamed: (events) => jsonEvents(events).map((e) => e.choices?.[0]?.delta?.content ?? '').join(''),
+  },
+  anthropic: {
+    ask: (model, stream, headers) =>
+      post('/v1/messages', { model, max_tokens: 64, stream, messages: [{ role: 'user', content: 'hello' }] }, { 'anthropic-version': '2023-06-01', ...headers }),
+    text: (body) => JSON.parse(body).content.map((c) => c.text ?? '').join(''),
+    streamed: (events) => jsonEvents(events).map((e) => (e.type === 'content_block_delta' ? e.delta.text ?? '' : '')).join(''),
+  },
+  gemini: {
+    ask: (model, stream, headers) =>
+      post(`/v1beta/models/${model}:${stream ? 'streamGenerateContent?alt=sse' : 'generateContent'}`, { contents: [{ role: 'user', parts: [{ text: 'hello' }] }] }, headers),
+    text: (body) => JSON.parse(body).candidates[0].content.parts.map((p) => p.text ?? '').join(''),
+    streamed: (events) => jsonEvents(events).map((e) => (e.candidates?.[0]?.content?.parts ?? []).map((p) => p.text ?? '').join('')).join(''),
+  },
+  responses: {
+    ask: (model, stream, headers) => post('/v1/responses', { model, max_output_tokens: 64, stream, input: 'hello' }, headers),
+    text: (body) => JSON.parse(body).output.filter((o) => o.type === 'message').map((o) => o.content.map((c) => c.text).join('')).join(''),
+    streamed: (events) => jsonEvents(events).map((e) => (e.type === 'response.output_text.delta' ? e.delta : '')).join(''),
+  },
+};
+
+describe('every caller protocol to Bedrock Converse, signed', () => {
+  for (const [protocol, caller] of Object.entries(CALLERS)) {
+    for (const stream of [false, true]) {
+      test(`${protocol}${stream ? ', streamed' : ''}`, async () => {
+        const res = await caller.ask('claude', stream, { 'x-mock-events': '3' });
+        if (!stream) {
+          const body = await res.text();
+          assert.equal(res.status, 200, body);
+          assert.equal(caller.text(body), 'Mock reply w1 w2 w3');
+        } else {
+          assert.equal(res.status, 200);
+          assert.match(res.headers.get('content-type'), /text\/event-stream/);
+          const { events } = await collectSse(res);
+          assert.equal(caller.streamed(events), 'Mock reply w1 w2 w3');
+        }
+        const stats = await mock.stats();
+        const last = stats.last_request;
+        assert.equal(last.target, `/model/${encodeURIComponent(MODEL)}/${stream ? 'converse-stream' : 'converse'}`);
+        assert.match(last.headers.authorization, new RegExp(`^AWS4-HMAC-SHA256 Credential=${ACCESS_KEY}/\\d{8}/us-east-1/bedrock/aws4_request, `));
+        assert.equal(stats.bedrock_signatures_valid, 1, 'the mock recomputed the signature');
+        assert.ok(!JSON.stringify(last).includes(GATEWAY_KEY), 'the caller key never goes upstream');
+        assert.ok(!JSON.stringify(last).includes(SECRET_KEY), 'the secret key is only ever a signature');
+        const sent = JSON.parse(last.body);
+        assert.deepEqual(sent.messages, [{ role: 'user', content: [{ text: 'hello' }] }]);
+      });
+    }
+  }
+
+  test('the usage record has the tokens Bedrock reported', async () => {
+    const res = await CALLERS.chat.ask('claude', true, { 'x-mock-events': '4' });
+    await collectSse(res);
+    const record = await usageRecord(admin, ADMIN_KEY, res.headers.get('x-request-id'));
+    assert.equal(record.provider, 'aws');
+    assert.equal(record.outcome, 'complete');
+    assert.ok(record.input_tokens > 0, JSON.stringify(record));
+    assert.ok(record.output_tokens > 0, JSON.stringify(record));
+  });
+});
+
+describe('tools through Converse', () => {
+  const tools = [{ type: 'function', function: { name: 'get_weather', description: 'Weather', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } } }];
+
+  for (const stream of [false, true]) {
+    test(`an OpenAI SDK tool loop${stream ? ', streamed' : ''}`, async () => {
+      const client = new OpenAI({ apiKey: GATEWAY_KEY, baseURL: `${gw.url}/v1`, maxRetries: 0 });
+      const messages = [{ role: 'user', content: 'weather in Paris?' }];
+      let call;
+      if (!stream) {
+        const first = await client.chat.completions.create({ model: 'claude', messages, tools, max_tokens: 64 });
+        assert.equal(first.choices[0].finish_reason, 'tool_calls');
+        call = first.choices[0].message.tool_calls[0];
+      } else {
+        const s = await client.chat.completions.create({ model: 'claude', messages, tools, max_tokens: 64, stream: true });
+        const parts = { id: '', name: '', args: '' };
+        let finish;
+        for await (const chunk of s) {
+          const d = chunk.choices[0]?.delta;
+          for (const tc of d?.tool_calls ?? []) {
+            parts.id ||= tc.id ?? '';
+            parts.name ||= tc.function?.name ?? '';
+            parts.args += tc.function?.arguments ?? '';
+          }
+          finish = chunk.choices[0]?.finish_reason ?? finish;
+        }
+        assert.equal(finish, 'tool_calls');
+        call = { id: parts.id, type: 'function', function: { name: parts.name, arguments: parts.args } };
+      }
+      assert.equal(call.function.name, 'get_weather');
+      assert.ok(call.id);
+      JSON.parse(call.function.arguments);
+      const sentTools = JSON.parse((await mock.stats()).last_request.body).toolConfig.tools;
+      assert.equal(sentTools[0].toolSpec.name, 'get_weather');
+
+      // The second turn carries the call and its result back as toolUse / toolResult.
+      messages.push({ role: 'assistant', content: null, tool_calls: [call] });
+      messages.push({ role: 'tool', tool_call_id: call.id, content: '18 C and sunny' });
+      const second = await client.chat.completions.create({ model: 'claude', messages, max_tokens: 64, tools });
+      assert.ok(second.choices[0].message.content.length > 0);
+      const turn = JSON.parse((await mock.stats()).last_request.body).messages;
+      assert.equal(turn[1].role, 'assistant');
+      assert.equal(turn[1].content[0].toolUse.name, 'get_weather');
+      assert.equal(turn[2].role, 'user');
+      assert.equal(turn[2].content[0].toolResult.content[0].text, '18 C and sunny');
+      assert.equal(turn[2].content[0].toolResult.toolUseId, turn[1].content[0].toolUse.toolUseId);
+    });
+  }
+});
+
+describe('Bedrock failures, in the caller\'s protocol', () => {
+  test('a wrong secret key: the signature is refused, the caller gets a 502 naming the credentials', async () => {
+    const res = await CALLERS.chat.ask('claude-wrong-key', false);
+    const body = await res.json();
+    assert.equal(res.status, 502);
+    assert.equal(body.error.code, 'upstream_auth_failed');
+    assert.match(body.error.message, /credentials/);
+    assert.equal((await mock.stats()).bedrock_signatures_invalid, 1);
+  });
+
+  test('throttling is a 429 the Anthropic SDK sees as a RateLimitError', async () => {
+    const client = new Anthropic({ apiKey: GATEWAY_KEY, baseURL: gw.url, maxRetries: 0, defaultHeaders: { 'x-mock-status': '429' } });
+    await assert.rejects(
+      client.messages.create({ model: 'claude-once', max_tokens: 32, messages: [{ role: 'user', content: 'hi' }] }),
+      (e) => e instanceof Anthropic.RateLimitError,
+    );
+  });
+
+  test('an exception inside the stream ends it with the protocol\'s error event', async () => {
+    const res = await CALLERS.anthropic.ask('claude-once', true, { 'x-mock-events': '6', 'x-mock-stream-error': '2:throttlingException' });
+    assert.equal(res.status, 200);
+    const { events } = await collectSse(res);
+    const errors = jsonEvents(events).filter((e) => e.type === 'error');
+    assert.equal(errors.length, 1, JSON.stringify(events.map((e) => e.event)));
+    assert.ok(!events.some((e) => e.event === 'message_stop'));
+  });
+
+  test('the Anthropic SDK streams a Bedrock answer to the end', async () => {
+    const client = new Anthropic({ apiKey: GATEWAY_KEY, baseURL: gw.url, maxRetries: 0 });
+    const s = client.messages.stream({ model: 'claude', max_tokens: 64, messages: [{ role: 'user', content: 'hi' }] });
+    const final = await s.finalMessage();
+    assert.match(final.content[0].text, /^Mock reply/);
+    assert.equal(final.stop_reason, 'end_turn');
+    assert.ok(final.usage.output_tokens > 0);
+  });
+});
