@@ -12,7 +12,9 @@
 // Counters: events/s = upstream SSE events translated per second on one core (the goal
 // is 1M/s); allocs/event = heap allocations per upstream event (counted by this binary's
 // operator new). BM_Passthrough/<protocol> is the same stream relayed verbatim with the
-// protocol's sniffer, the baseline the translated figures compare with.
+// protocol's sniffer, the baseline the translated figures compare with: for an upstream no
+// caller speaks (Bedrock Converse, read from AWS's binary event stream), the caller's own
+// passthrough figure is the one to compare with.
 
 #include <fstream>
 #include <memory>
@@ -25,6 +27,7 @@
 
 #include "alloc_counter.h"
 #include "codec/sse.h"
+#include "codec/upstream_events.h"
 #include "pipeline/request_context.h"
 #include "pipeline/stream_transform.h"
 #include "protocol/ingress.h"
@@ -33,7 +36,7 @@
 namespace {
 
 using sluice::codec::SseEvent;
-using sluice::codec::SseParser;
+using sluice::codec::UpstreamEvents;
 namespace pipeline = sluice::pipeline;
 namespace protocol = sluice::protocol;
 
@@ -43,6 +46,7 @@ struct Recorded {
   // When >= 0: the SSE block (0-based) that can be repeated to make a long stream of the same
   // shape (BM_TranslateLong: per-event costs without the per-request ones of a short fixture).
   int repeatable = -1;
+  UpstreamEvents::Framing framing = UpstreamEvents::Framing::kSse;
 };
 
 constexpr Recorded kStreams[] = {
@@ -52,6 +56,8 @@ constexpr Recorded kStreams[] = {
     // usage) can stand again and again.
     {"gemini", "gemini/stream-text-thoughts-usage.sse", 1},
     {"openai_responses", "openai-responses/stream-text.sse"},
+    {"bedrock_converse", "bedrock/converse-stream-text.eventstream.bin", -1,
+     UpstreamEvents::Framing::kEventStream},
 };
 
 constexpr int kLongRepeats = 256;
@@ -90,19 +96,20 @@ std::string read_fixture(const std::string& rel) {
 
 // Feeds `stream` in `read_size` pieces the way the relay loop does; returns upstream events.
 std::size_t relay(pipeline::StreamTransform& transform, std::string_view stream,
-                  std::size_t read_size, std::string& out) {
-  SseParser parser(4 * 1024 * 1024);
+                  UpstreamEvents::Framing framing, std::size_t read_size, std::string& out) {
+  UpstreamEvents parser(4 * 1024 * 1024);
+  parser.set_framing(framing);
   SseEvent ev;
   std::size_t events = 0;
   for (std::size_t off = 0; off < stream.size(); off += read_size) {
     parser.feed(stream.substr(off, read_size));
-    while (parser.next(ev) == SseParser::Status::kEvent) {
+    while (parser.next(ev) == UpstreamEvents::Status::kEvent) {
       ++events;
       transform.on_event(ev, false, out);
     }
     out.clear();  // written to the socket after each read
   }
-  if (parser.finish(ev) == SseParser::Status::kEvent) {
+  if (parser.finish(ev) == UpstreamEvents::Status::kEvent) {
     ++events;
     transform.on_event(ev, true, out);
   }
@@ -112,14 +119,15 @@ std::size_t relay(pipeline::StreamTransform& transform, std::string_view stream,
 }
 
 template <typename MakeTransform>
-void run(benchmark::State& state, const std::string& stream, MakeTransform make) {
+void run(benchmark::State& state, const std::string& stream, UpstreamEvents::Framing framing,
+         MakeTransform make) {
   std::string out;
   out.reserve(64 * 1024);
   std::size_t events = 0;
   const std::size_t allocations_before = sluice::bench::allocation_count();
   for (auto _ : state) {
     auto transform = make();
-    events += relay(*transform, stream, static_cast<std::size_t>(state.range(0)), out);
+    events += relay(*transform, stream, framing, static_cast<std::size_t>(state.range(0)), out);
     benchmark::DoNotOptimize(out.data());
   }
   const std::size_t allocations = sluice::bench::allocation_count() - allocations_before;
@@ -145,23 +153,26 @@ const bool kRegistered = [] {
   for (const Recorded& up : kStreams) {
     const protocol::UpstreamCodec* upstream =
         protocol::find_upstream(up.protocol, protocol::Operation::kChat);
-    const protocol::IngressCodec* native = codec_of(up.protocol);
-    if (upstream == nullptr || native == nullptr) {
+    if (upstream == nullptr) {
       continue;  // a protocol not in this build
     }
     const std::string* stream = new std::string(read_fixture(up.fixture));
+    const UpstreamEvents::Framing framing = up.framing;
 
-    benchmark::RegisterBenchmark(("BM_Passthrough/" + std::string(up.protocol)).c_str(),
-                                 [native, stream](benchmark::State& state) {
-                                   run(state, *stream, [native] {
-                                     protocol::IngressRequest request;
-                                     request.stream = true;
-                                     request.include_usage = true;
-                                     return pipeline::make_passthrough(
-                                         *native, native->make_stream_sniffer(request));
-                                   });
-                                 })
-        ->Arg(4096);
+    // No passthrough where no caller speaks the upstream's protocol (Bedrock Converse).
+    if (const protocol::IngressCodec* native = codec_of(up.protocol)) {
+      benchmark::RegisterBenchmark(("BM_Passthrough/" + std::string(up.protocol)).c_str(),
+                                   [native, stream, framing](benchmark::State& state) {
+                                     run(state, *stream, framing, [native] {
+                                       protocol::IngressRequest request;
+                                       request.stream = true;
+                                       request.include_usage = true;
+                                       return pipeline::make_passthrough(
+                                           *native, native->make_stream_sniffer(request));
+                                     });
+                                   })
+          ->Arg(4096);
+    }
 
     const std::string* long_stream =
         up.repeatable >= 0 ? new std::string(repeat_block(*stream, up.repeatable, kLongRepeats))
@@ -182,15 +193,16 @@ const bool kRegistered = [] {
                                           caller->make_stream_encoder(request));
       };
       const std::string pair = std::string(caller->protocol()) + "/" + std::string(up.protocol);
-      benchmark::RegisterBenchmark(
-          ("BM_Translate/" + pair).c_str(),
-          [stream, translate](benchmark::State& state) { run(state, *stream, translate); })
+      benchmark::RegisterBenchmark(("BM_Translate/" + pair).c_str(),
+                                   [stream, framing, translate](benchmark::State& state) {
+                                     run(state, *stream, framing, translate);
+                                   })
           ->Arg(4096)
           ->Arg(512);
       if (long_stream != nullptr) {
         benchmark::RegisterBenchmark(("BM_TranslateLong/" + pair).c_str(),
-                                     [long_stream, translate](benchmark::State& state) {
-                                       run(state, *long_stream, translate);
+                                     [long_stream, framing, translate](benchmark::State& state) {
+                                       run(state, *long_stream, framing, translate);
                                      })
             ->Arg(4096);
       }
