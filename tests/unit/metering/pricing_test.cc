@@ -564,5 +564,56 @@ TEST(DefaultPriceBookTest, EmbeddedCatalogueLoadsAndPricesKnownModels) {
   EXPECT_FALSE(book->charge(in).priced);
 }
 
+TEST(DefaultPriceBookTest, PricesBedrockModelsByIdAndInferenceProfile) {
+  const std::shared_ptr<const PriceBook> book = default_price_book();
+  ASSERT_NE(book, nullptr);
+  ChargeInput in;
+  in.provider = "aws";  // no provider entries: priced by adapter kind
+  in.adapter = "bedrock";
+  in.usage_reported = true;
+  in.entered_at_ms = at("2026-12-04T12:00:00Z");
+
+  // Claude Sonnet 4.5 by plain (in-Region) id pays the regional rate, 10% over global: 1000
+  // uncached x $3.30 + 8000 cache reads x $0.33 + 1000 cache writes x $4.125 + 500 x $16.50.
+  in.model = "anthropic.claude-sonnet-4-5-20250929-v1:0";
+  in.usage = io(10'000, 500);
+  in.usage.cache_read_tokens = 8000;
+  in.usage.cache_write_tokens = 1000;
+  Charge c = book->charge(in);
+  ASSERT_TRUE(c.priced) << c.items_json;
+  EXPECT_EQ(c.micros, 18'315) << c.items_json;
+  EXPECT_EQ(c.currency, "USD");
+  in.model = "us.anthropic.claude-sonnet-4-5-20250929-v1:0";
+  EXPECT_EQ(book->charge(in).micros, 18'315);
+  // The global profile pays the global rates ($3 / $0.30 / $3.75 / $15), as Anthropic's API.
+  in.model = "global.anthropic.claude-sonnet-4-5-20250929-v1:0";
+  EXPECT_EQ(book->charge(in).micros, 16'650);
+  // Sonnet 4 has no Bedrock entry, and the Sonnet 4.5 prefix does not catch it.
+  in.model = "us.anthropic.claude-sonnet-4-20250514-v1:0";
+  EXPECT_FALSE(book->charge(in).priced);
+
+  // Nova Pro through the us. inference profile pays the plain id's rate: 6000 uncached x
+  // $0.80 + 4000 cache reads x $0.20 + 1000 x $3.20 = 0.0088.
+  in.model = "us.amazon.nova-pro-v1:0";
+  in.usage = io(10'000, 1000);
+  in.usage.cache_read_tokens = 4000;
+  c = book->charge(in);
+  ASSERT_TRUE(c.priced) << c.items_json;
+  EXPECT_EQ(c.micros, 8'800) << c.items_json;
+  in.model = "amazon.nova-pro-v1:0";
+  EXPECT_EQ(book->charge(in).micros, 8'800);
+  // Nova Micro by plain id: 1M x $0.035 + 1M x $0.14.
+  in.model = "amazon.nova-micro-v1:0";
+  in.usage = io(1'000'000, 1'000'000);
+  EXPECT_EQ(book->charge(in).micros, 175'000);
+  // Profiles of other geographies are called from other Regions' prices: unaccounted.
+  in.model = "eu.amazon.nova-pro-v1:0";
+  EXPECT_FALSE(book->charge(in).priced);
+  // The same model names under another adapter kind are not Bedrock's prices.
+  in.adapter = "anthropic";
+  in.model = "anthropic.claude-sonnet-4-5-20250929-v1:0";
+  EXPECT_FALSE(book->charge(in).priced);
+}
+
 }  // namespace
 }  // namespace sluice::metering
