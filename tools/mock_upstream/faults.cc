@@ -165,9 +165,12 @@ Result<StreamError> parse_stream_error(std::string_view text) {
     out.after = *n;
     v = trim(v.substr(colon + 1));
   }
-  bool ok = !v.empty() && v.size() <= 64 && std::all_of(v.begin(), v.end(), [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
-  });
+  // overloaded_error (Anthropic), throttlingException (Bedrock's stream members): a lower-case
+  // first letter, then letters and underscores.
+  bool ok = !v.empty() && v.size() <= 64 && v.front() >= 'a' && v.front() <= 'z' &&
+            std::all_of(v.begin(), v.end(), [](char c) {
+              return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+            });
   if (!ok) {
     return bad_header(kHeader, text,
                       "expected TYPE or N:TYPE, TYPE like overloaded_error or throttlingException");

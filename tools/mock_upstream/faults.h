@@ -91,7 +91,7 @@ Result<std::vector<int>> parse_status_list(std::string_view text);
 Result<std::vector<int>> parse_informational_list(std::string_view text);
 
 // Parses an x-mock-stream-error value: "TYPE" or "N:TYPE", TYPE being 1..64 ASCII letters
-// and underscores.
+// and underscores, the first a lower-case letter (overloaded_error, throttlingException).
 Result<StreamError> parse_stream_error(std::string_view text);
 
 // Prefix of the headers whose suffix names a response header to add: x-mock-set-<name>.
