@@ -4,25 +4,13 @@
 
 #include "codec/json_compact.h"
 #include "codec/json_writer.h"
+#include "protocol/tool_ids.h"
+#include "protocol/wire_json.h"
 
 namespace sluice::protocol::anthropic {
 namespace json = boost::json;
 
 namespace {
-
-bool id_char(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
-         c == '-';
-}
-
-std::uint64_t fnv1a(std::string_view s) {
-  std::uint64_t h = 0xcbf29ce484222325ULL;
-  for (unsigned char c : s) {
-    h ^= c;
-    h *= 0x100000001b3ULL;
-  }
-  return h;
-}
 
 bool add(std::uint64_t a, std::uint64_t b, std::uint64_t& out) {
   out = a + b;
@@ -62,16 +50,9 @@ WireUsage to_wire_usage_clamped(const ir::Usage& usage, bool& clamped) {
 }
 
 Result<ir::Usage> from_wire_usage(const WireUsage& usage) {
-  ir::Usage u;
-  std::uint64_t partial = 0;
-  if (!add(usage.input_tokens, usage.cache_creation_input_tokens, partial) ||
-      !add(partial, usage.cache_read_input_tokens, u.input_tokens)) {
-    return Error(ErrorKind::kUpstreamProtocol, "usage cannot be converted: token counts overflow");
-  }
-  u.output_tokens = usage.output_tokens;
-  u.cache_read_tokens = usage.cache_read_input_tokens;
-  u.cache_write_tokens = usage.cache_creation_input_tokens;
-  return u;
+  return protocol::wire::usage_from_uncached(usage.input_tokens, usage.cache_read_input_tokens,
+                                             usage.cache_creation_input_tokens,
+                                             usage.output_tokens);
 }
 
 void append_usage_json(std::string& out, const WireUsage& usage) {
@@ -97,7 +78,7 @@ std::string tool_use_id(std::string_view id) {
   }
   bool clean = true;
   for (char c : id) {
-    clean = clean && id_char(c);
+    clean = clean && is_id_word_char(c);
   }
   constexpr std::string_view kPrefix = "toolu_";
   if (clean && id.starts_with(kPrefix)) {
@@ -107,15 +88,10 @@ std::string tool_use_id(std::string_view id) {
   out.reserve(kPrefix.size() + id.size() + 17);
   out.append(kPrefix);
   for (char c : id) {
-    out.push_back(id_char(c) ? c : '_');
+    out.push_back(is_id_word_char(c) ? c : '_');
   }
   if (!clean) {
-    static constexpr char kHex[] = "0123456789abcdef";
-    std::uint64_t h = fnv1a(id);
-    out.push_back('_');
-    for (int shift = 60; shift >= 0; shift -= 4) {
-      out.push_back(kHex[(h >> shift) & 0xF]);
-    }
+    append_id_hash(out, id);
   }
   return out;
 }

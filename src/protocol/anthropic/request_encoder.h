@@ -6,6 +6,8 @@
 
 #include "core/result.h"
 #include "ir/request.h"
+#include "protocol/claude_thinking.h"
+#include "protocol/turns.h"
 
 namespace sluice::protocol::anthropic {
 
@@ -13,16 +15,9 @@ namespace sluice::protocol::anthropic {
 // caller speaking another protocol (OpenAI, Gemini) whose route's upstream speaks Anthropic.
 // The inverse of decode_request (request_decoder.h). Sans-I/O, stateless, thread-safe.
 
-// Thinking budgets for an OpenAI-style reasoning effort without an explicit budget. The floor
-// is Anthropic's minimum budget (1024); the steps double or so per level, and xhigh stays at
-// the 32k above which Anthropic recommends batch processing.
-struct EffortBudgets {
-  std::uint32_t minimal = 1024;
-  std::uint32_t low = 2048;
-  std::uint32_t medium = 8192;
-  std::uint32_t high = 16384;
-  std::uint32_t xhigh = 32768;
-};
+// Thinking budgets for an OpenAI-style reasoning effort without an explicit budget
+// (protocol/claude_thinking.h).
+using EffortBudgets = protocol::EffortBudgets;
 
 struct EncodeOptions {
   // max_tokens when the request has none (Anthropic requires the field; OpenAI and Gemini do
@@ -35,11 +30,9 @@ struct EncodeOptions {
   bool adaptive_thinking = false;
 };
 
-// What the encoder left out because Anthropic cannot take it (metrics; see the rules below).
-struct EncodeStats {
-  std::uint32_t dropped_reasoning = 0;  // reasoning parts without a signature
-  std::uint32_t dropped_empty = 0;      // empty text parts
-};
+// What the encoder left out because Anthropic cannot take it (metrics; see the rules below):
+// dropped_reasoning (reasoning parts without a signature) and dropped_empty (empty text parts).
+using EncodeStats = protocol::DroppedParts;
 
 // The /v1/messages body for `request`, with `model` = `upstream_model` (non-empty) and
 // "stream":true when `stream` (request.stream is ignored in favour of the argument).

@@ -8,6 +8,7 @@
 #include "protocol/anthropic/errors.h"
 #include "protocol/anthropic/wire_json.h"
 #include "protocol/drift.h"
+#include "protocol/wire_json.h"
 
 namespace sluice::protocol::anthropic {
 namespace json = boost::json;
@@ -110,15 +111,11 @@ Result<std::string> encode_response(const ir::Response& response, bool* usage_cl
 
 Result<ir::Response> decode_response(std::string_view body) {
   codec::SmallDocumentArena arena;
-  boost::system::error_code ec;
-  json::value doc = codec::parse_json(body, ec, &arena.resource, kMaxJsonDepth);
-  if (ec) {
-    return protocol_error("upstream message is not valid JSON: " + ec.message());
+  auto doc = protocol::wire::parse_answer(body, "message", arena);
+  if (!doc) {
+    return std::move(doc).error();
   }
-  if (!doc.is_object()) {
-    return protocol_error("upstream message is not a JSON object");
-  }
-  const json::object& o = doc.get_object();
+  const json::object& o = doc->get_object();
   if (auto type = wire::string_at(o, "type"); type && *type == "error") {
     return wire::error_event(o);
   }
@@ -151,15 +148,11 @@ Result<ir::Response> decode_response(std::string_view body) {
   }
   if (const json::value* u = o.if_contains("usage"); u != nullptr && !u->is_null()) {
     WireUsage usage;
-    if (auto r = wire::read_usage(*u, usage); !r) {
-      return std::move(r).error();
-    }
-    auto converted = from_wire_usage(usage);
+    auto converted = wire::merge_usage(*u, usage, drift);
     if (!converted) {
       return std::move(converted).error();
     }
     out.usage = *converted;
-    drift.fields(u->get_object(), wire::known::kUsage);
   }
   out.unknown_fields = drift.count();
   return out;

@@ -10,12 +10,6 @@ namespace json = boost::json;
 
 namespace {
 
-ir::StreamEvent make(ir::StreamEventKind kind) {
-  ir::StreamEvent e;
-  e.kind = kind;
-  return e;
-}
-
 // The event types of the Messages stream; others are schema drift, skipped (Anthropic's
 // versioning policy: new event types may appear and clients must tolerate them).
 bool known_event(std::string_view type) {
@@ -56,22 +50,13 @@ void StreamDecoder::decode(std::string_view event_name, std::string_view data,
     drift_.unknown(event_name);
     return;
   }
-  boost::system::error_code ec;
-  {
-    json::value doc = codec::parse_json(data, ec, json::storage_ptr(&mr_), kMaxJsonDepth);
-    if (ec || !doc.is_object()) {
-      fail("cannot translate event '" + std::string(event_name) + "': data is not a JSON object",
-           out);
-    } else {
-      const json::object& o = doc.get_object();
-      std::string_view type = event_name;
-      if (type.empty()) {
-        type = wire::string_at(o, "type").value_or("");
-      }
-      dispatch(type, o, out);
+  parse_event(event_name, data, out, [&](const json::object& o) {
+    std::string_view type = event_name;
+    if (type.empty()) {
+      type = wire::string_at(o, "type").value_or("");
     }
-  }
-  mr_.release();
+    dispatch(type, o, out);
+  });
 }
 
 void StreamDecoder::on_end(std::vector<ir::StreamEvent>& out) {
@@ -243,13 +228,7 @@ void StreamDecoder::on_block_delta(const json::object& o, std::vector<ir::Stream
       fail("cannot translate " + std::string(type) + ": missing field or wrong block type", out);
       return;
     }
-    if (text->empty()) {
-      return;
-    }
-    ir::StreamEvent e = make(m.kind);
-    e.index = block->tool_index;
-    e.text.assign(*text);
-    out.push_back(std::move(e));
+    emit(m.kind, *text, block->tool_index, out);
     return;
   }
   fail("cannot translate content_block_delta of type '" + std::string(type) + "'", out);
@@ -281,12 +260,7 @@ void StreamDecoder::on_message_delta(const json::object& o, std::vector<ir::Stre
 }
 
 bool StreamDecoder::merge_usage(const json::value& usage, std::vector<ir::StreamEvent>& out) {
-  if (auto r = wire::read_usage(usage, wire_usage_); !r) {
-    fail(std::move(r).error(), out);
-    return false;
-  }
-  drift_.fields(usage.get_object(), wire::known::kUsage);
-  auto converted = from_wire_usage(wire_usage_);
+  auto converted = wire::merge_usage(usage, wire_usage_, drift_);
   if (!converted) {
     fail(std::move(converted).error(), out);
     return false;
@@ -304,17 +278,6 @@ const StreamDecoder::Block* StreamDecoder::block_at(const json::object& o) const
     return nullptr;
   }
   return &blocks_[*index];
-}
-
-void StreamDecoder::fail(Error error, std::vector<ir::StreamEvent>& out) {
-  ir::StreamEvent e = make(ir::StreamEventKind::kError);
-  e.error = std::move(error);
-  out.push_back(std::move(e));
-  finished_ = true;
-}
-
-void StreamDecoder::fail(std::string message, std::vector<ir::StreamEvent>& out) {
-  fail(Error(ErrorKind::kUpstreamProtocol, std::move(message)), out);
 }
 
 }  // namespace sluice::protocol::anthropic

@@ -4,13 +4,12 @@
 #include <string_view>
 #include <vector>
 
-#include <boost/json/monotonic_resource.hpp>
+#include <boost/json/object.hpp>
 
 #include "codec/sse.h"
 #include "ir/stream_event.h"
 #include "protocol/anthropic/conventions.h"
-#include "protocol/drift.h"
-#include "protocol/stream.h"
+#include "protocol/json_stream_decoder.h"
 
 namespace sluice::protocol::anthropic {
 
@@ -38,13 +37,11 @@ namespace sluice::protocol::anthropic {
 // Anything the IR cannot express — unknown block or delta types (server_tool_use,
 // citations_delta, ...), invalid JSON, deltas for unknown blocks — becomes one kError
 // (kUpstreamProtocol, "cannot translate ...") that ends the stream: never dropped.
-// After kDone or kError further input is ignored.
-class StreamDecoder final : public protocol::StreamDecoder {
+// After kDone or kError further input is ignored. finished() and unknown_fields() (distinct
+// unknown event types, skipped, and unknown fields of the events, message, content blocks,
+// deltas and usage: wire_json.h known::) come from JsonStreamDecoder.
+class StreamDecoder final : public protocol::JsonStreamDecoder {
  public:
-  StreamDecoder() = default;
-  StreamDecoder(const StreamDecoder&) = delete;
-  StreamDecoder& operator=(const StreamDecoder&) = delete;
-
   // Appends the IR events for one SSE event to `out`. `event.event` names the type; when it
   // is empty the JSON `type` field is used.
   void on_event(const codec::SseEvent& event, std::vector<ir::StreamEvent>& out) override;
@@ -57,15 +54,10 @@ class StreamDecoder final : public protocol::StreamDecoder {
   // message_stop").
   void on_end(std::vector<ir::StreamEvent>& out) override;
 
-  // kDone or kError has been produced.
-  bool finished() const override { return finished_; }
   // message_delta (the stop reason) has been seen.
   bool answered() const { return answered_; }
   // Cumulative usage so far in IR terms (input includes cache reads and writes).
   const ir::Usage& usage() const { return usage_; }
-  // Schema drift: distinct unknown event types (skipped) and unknown fields of the events,
-  // message, content blocks, deltas and usage (wire_json.h known::).
-  std::uint32_t unknown_fields() const override { return drift_.count(); }
 
  private:
   enum class BlockKind : std::uint8_t { kUnknown, kText, kThinking, kRedacted, kTool };
@@ -81,8 +73,6 @@ class StreamDecoder final : public protocol::StreamDecoder {
   void on_message_delta(const boost::json::object& o, std::vector<ir::StreamEvent>& out);
   bool merge_usage(const boost::json::value& usage, std::vector<ir::StreamEvent>& out);
   const Block* block_at(const boost::json::object& o) const;
-  void fail(Error error, std::vector<ir::StreamEvent>& out);
-  void fail(std::string message, std::vector<ir::StreamEvent>& out);
 
   static constexpr std::size_t kMaxBlocks = 4096;
 
@@ -90,12 +80,8 @@ class StreamDecoder final : public protocol::StreamDecoder {
   std::uint32_t tools_ = 0;
   WireUsage wire_usage_;
   ir::Usage usage_;
-  Drift drift_;
   bool started_ = false;
   bool answered_ = false;
-  bool finished_ = false;
-  unsigned char arena_[8192];
-  boost::json::monotonic_resource mr_{arena_, sizeof arena_};
 };
 
 }  // namespace sluice::protocol::anthropic

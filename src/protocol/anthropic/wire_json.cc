@@ -2,7 +2,6 @@
 
 #include <string>
 
-#include "codec/json_read.h"
 #include "protocol/anthropic/errors.h"
 
 namespace sluice::protocol::anthropic::wire {
@@ -10,32 +9,22 @@ namespace json = boost::json;
 
 namespace {
 
-Error protocol_error(std::string message) {
-  return Error(ErrorKind::kUpstreamProtocol, std::move(message));
-}
+using protocol::wire::upstream_error;
 
 Result<std::string_view> required(const json::object& o, std::string_view key,
                                   std::string_view block_type) {
   if (auto s = string_at(o, key)) {
     return *s;
   }
-  return protocol_error("upstream " + std::string(block_type) + " block lacks string field '" +
+  return upstream_error("upstream " + std::string(block_type) + " block lacks string field '" +
                         std::string(key) + "'");
 }
 
 }  // namespace
 
-std::optional<std::string_view> string_at(const json::object& o, std::string_view key) {
-  const json::value* v = o.if_contains(key);
-  if (v == nullptr || !v->is_string()) {
-    return std::nullopt;
-  }
-  return std::string_view(v->get_string().data(), v->get_string().size());
-}
-
 Result<ir::ContentPart> content_block(const json::value& block) {
   if (!block.is_object()) {
-    return protocol_error("upstream content block is not an object");
+    return upstream_error("upstream content block is not an object");
   }
   const json::object& o = block.get_object();
   const std::string_view type = string_at(o, "type").value_or("");
@@ -74,48 +63,27 @@ Result<ir::ContentPart> content_block(const json::value& block) {
     part.kind = ir::PartKind::kToolCall;
     part.id.assign(*id);
     part.name.assign(*name);
-    const json::value* input = o.if_contains("input");
-    if (input == nullptr || input->is_null()) {
-      part.arguments = "{}";
-    } else if (input->is_object()) {
-      append_compact_json(part.arguments, *input);
-    } else {
-      return protocol_error("upstream tool_use input is not an object");
+    if (auto r = protocol::wire::tool_input(o.if_contains("input"), "tool_use", part.arguments);
+        !r) {
+      return std::move(r).error();
     }
   } else {
-    return protocol_error("cannot translate content block '" + std::string(type) + "'");
+    return upstream_error("cannot translate content block '" + std::string(type) + "'");
   }
   return part;
 }
 
-Result<void> read_usage(const json::value& value, WireUsage& usage) {
-  if (!value.is_object()) {
-    return protocol_error("upstream usage is not an object");
-  }
-  const json::object& o = value.get_object();
-  struct Field {
-    std::string_view key;
-    std::uint64_t* target;
-  };
-  const Field fields[] = {
+Result<ir::Usage> merge_usage(const json::value& value, WireUsage& usage, Drift& drift) {
+  const protocol::wire::CountField fields[] = {
       {"input_tokens", &usage.input_tokens},
       {"cache_creation_input_tokens", &usage.cache_creation_input_tokens},
       {"cache_read_input_tokens", &usage.cache_read_input_tokens},
       {"output_tokens", &usage.output_tokens},
   };
-  for (const Field& f : fields) {
-    const json::value* v = o.if_contains(f.key);
-    if (v == nullptr || v->is_null()) {
-      continue;
-    }
-    auto n = codec::as_count(*v);
-    if (!n) {
-      return protocol_error("upstream usage." + std::string(f.key) +
-                            " is not a non-negative integer");
-    }
-    *f.target = *n;
+  if (auto r = protocol::wire::read_usage_counts(value, fields, known::kUsage, drift); !r) {
+    return std::move(r).error();
   }
-  return {};
+  return from_wire_usage(usage);
 }
 
 Error error_event(const json::object& o) {
@@ -128,7 +96,7 @@ Error error_event(const json::object& o) {
       return error_from_wire(*type, std::string(message.value_or("")));
     }
   }
-  return protocol_error("upstream sent an error event without an error type");
+  return upstream_error("upstream sent an error event without an error type");
 }
 
 }  // namespace sluice::protocol::anthropic::wire

@@ -1,30 +1,14 @@
 #include "protocol/bedrock_converse/conventions.h"
 
+#include "protocol/tool_ids.h"
+#include "protocol/wire_json.h"
+
 namespace sluice::protocol::bedrock_converse {
 
 namespace {
 
-bool name_char(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
-         c == '-';
-}
-
 // ToolUseId's pattern in the service model: [a-zA-Z0-9_.:-]+.
-bool id_char(char c) { return name_char(c) || c == '.' || c == ':'; }
-
-std::uint64_t fnv1a(std::string_view s) {
-  std::uint64_t h = 0xcbf29ce484222325ULL;
-  for (unsigned char c : s) {
-    h ^= c;
-    h *= 0x100000001b3ULL;
-  }
-  return h;
-}
-
-bool add(std::uint64_t a, std::uint64_t b, std::uint64_t& out) {
-  out = a + b;
-  return out >= a;
-}
+bool id_char(char c) { return is_id_word_char(c) || c == '.' || c == ':'; }
 
 constexpr std::size_t kMaxIdLength = 64;
 constexpr std::size_t kHashedIdKeep = kMaxIdLength - 17;  // "_" + 16 hex digits
@@ -32,16 +16,8 @@ constexpr std::size_t kHashedIdKeep = kMaxIdLength - 17;  // "_" + 16 hex digits
 }  // namespace
 
 Result<ir::Usage> from_wire_usage(const WireUsage& usage) {
-  ir::Usage u;
-  std::uint64_t partial = 0;
-  if (!add(usage.input_tokens, usage.cache_read_input_tokens, partial) ||
-      !add(partial, usage.cache_write_input_tokens, u.input_tokens)) {
-    return Error(ErrorKind::kUpstreamProtocol, "usage cannot be converted: token counts overflow");
-  }
-  u.output_tokens = usage.output_tokens;
-  u.cache_read_tokens = usage.cache_read_input_tokens;
-  u.cache_write_tokens = usage.cache_write_input_tokens;
-  return u;
+  return protocol::wire::usage_from_uncached(usage.input_tokens, usage.cache_read_input_tokens,
+                                             usage.cache_write_input_tokens, usage.output_tokens);
 }
 
 ir::FinishReason finish_reason(std::string_view stop_reason) {
@@ -82,12 +58,7 @@ std::string tool_use_id(std::string_view id) {
   for (char c : id.substr(0, kHashedIdKeep)) {
     out.push_back(id_char(c) ? c : '_');
   }
-  static constexpr char kHex[] = "0123456789abcdef";
-  const std::uint64_t h = fnv1a(id);
-  out.push_back('_');
-  for (int shift = 60; shift >= 0; shift -= 4) {
-    out.push_back(kHex[(h >> shift) & 0xF]);
-  }
+  append_id_hash(out, id);
   return out;
 }
 
@@ -96,7 +67,7 @@ bool valid_tool_name(std::string_view name) {
     return false;
   }
   for (char c : name) {
-    if (!name_char(c)) {
+    if (!is_id_word_char(c)) {
       return false;
     }
   }

@@ -5,6 +5,8 @@
 
 #include "core/result.h"
 #include "ir/request.h"
+#include "protocol/claude_thinking.h"
+#include "protocol/turns.h"
 
 namespace sluice::protocol::bedrock_converse {
 
@@ -15,14 +17,8 @@ namespace sluice::protocol::bedrock_converse {
 // and limits follow the Bedrock Runtime service model (botocore service-2.json, 2023-09-30).
 
 // Thinking budgets for an OpenAI-style reasoning effort without an explicit budget (Claude
-// models): Anthropic's minimum budget (1024) and the same steps as the Anthropic encoder.
-struct EffortBudgets {
-  std::uint32_t minimal = 1024;
-  std::uint32_t low = 2048;
-  std::uint32_t medium = 8192;
-  std::uint32_t high = 16384;
-  std::uint32_t xhigh = 32768;
-};
+// models): the same as the Anthropic encoder's (protocol/claude_thinking.h).
+using EffortBudgets = protocol::EffortBudgets;
 
 struct EncodeOptions {
   EffortBudgets effort_budgets;
@@ -32,11 +28,9 @@ struct EncodeOptions {
   std::uint32_t answer_tokens = 4096;
 };
 
-// What the encoder left out because Converse cannot take it (metrics; see the rules below).
-struct EncodeStats {
-  std::uint32_t dropped_reasoning = 0;  // reasoning parts without a signature
-  std::uint32_t dropped_empty = 0;      // empty text parts
-};
+// What the encoder left out because Converse cannot take it (metrics; see the rules below):
+// dropped_reasoning (reasoning parts without a signature) and dropped_empty (empty text parts).
+using EncodeStats = protocol::DroppedParts;
 
 // The Converse body for `request` sent to model `model` (used only to tell Claude models, whose
 // own fields additionalModelRequestFields carries, from the others: conventions.h

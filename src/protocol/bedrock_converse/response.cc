@@ -5,29 +5,20 @@
 #include "protocol/bedrock_converse/errors.h"
 #include "protocol/bedrock_converse/wire_json.h"
 #include "protocol/drift.h"
+#include "protocol/wire_json.h"
 
 namespace sluice::protocol::bedrock_converse {
 namespace json = boost::json;
 
-namespace {
-
-Error protocol_error(std::string message) {
-  return Error(ErrorKind::kUpstreamProtocol, std::move(message));
-}
-
-}  // namespace
+using protocol::wire::upstream_error;
 
 Result<ir::Response> decode_response(std::string_view body) {
   codec::SmallDocumentArena arena;
-  boost::system::error_code ec;
-  json::value doc = codec::parse_json(body, ec, &arena.resource, kMaxJsonDepth);
-  if (ec) {
-    return protocol_error("upstream answer is not valid JSON: " + ec.message());
+  auto doc = protocol::wire::parse_answer(body, "answer", arena);
+  if (!doc) {
+    return std::move(doc).error();
   }
-  if (!doc.is_object()) {
-    return protocol_error("upstream answer is not a JSON object");
-  }
-  const json::object& o = doc.get_object();
+  const json::object& o = doc->get_object();
   const json::value* output = o.if_contains("output");
   if (output == nullptr && (o.contains("message") || o.contains("Message"))) {
     return error_from_wire(body, "");
@@ -39,7 +30,7 @@ Result<ir::Response> decode_response(std::string_view body) {
                                    ? message->get_object().if_contains("content")
                                    : nullptr;
   if (content == nullptr || !content->is_array()) {
-    return protocol_error("upstream answer lacks output.message.content");
+    return upstream_error("upstream answer lacks output.message.content");
   }
   ir::Response out;
   Drift drift;
@@ -60,15 +51,11 @@ Result<ir::Response> decode_response(std::string_view body) {
   out.stop_sequence.assign(wire::stop_sequence(o));
   if (const json::value* u = o.if_contains("usage"); u != nullptr && !u->is_null()) {
     WireUsage usage;
-    if (auto r = wire::read_usage(*u, usage); !r) {
-      return std::move(r).error();
-    }
-    auto converted = from_wire_usage(usage);
+    auto converted = wire::merge_usage(*u, usage, drift);
     if (!converted) {
       return std::move(converted).error();
     }
     out.usage = *converted;
-    drift.fields(u->get_object(), wire::known::kUsage);
   }
   out.unknown_fields = drift.count();
   return out;

@@ -11,12 +11,6 @@ namespace json = boost::json;
 
 namespace {
 
-ir::StreamEvent make(ir::StreamEventKind kind) {
-  ir::StreamEvent e;
-  e.kind = kind;
-  return e;
-}
-
 // ConverseStreamOutput's event members (service-2.json); others are drift, skipped.
 bool known_event(std::string_view type) {
   static constexpr std::string_view kEvents[] = {
@@ -29,17 +23,6 @@ bool known_event(std::string_view type) {
 // The stream's exception members all end so (throttlingException, modelStreamErrorException,
 // ...); a new one is an error all the same.
 bool is_exception(std::string_view type) { return type.ends_with("Exception"); }
-
-void push_text(ir::StreamEventKind kind, std::string_view text, std::uint32_t index,
-               std::vector<ir::StreamEvent>& out) {
-  if (text.empty()) {
-    return;
-  }
-  ir::StreamEvent e = make(kind);
-  e.index = index;
-  e.text.assign(text);
-  out.push_back(std::move(e));
-}
 
 }  // namespace
 
@@ -70,17 +53,7 @@ void StreamDecoder::decode(std::string_view event_type, std::string_view data,
     drift_.unknown(event_type);
     return;
   }
-  boost::system::error_code ec;
-  {
-    json::value doc = codec::parse_json(data, ec, json::storage_ptr(&mr_), kMaxJsonDepth);
-    if (ec || !doc.is_object()) {
-      fail("cannot translate event '" + std::string(event_type) + "': data is not a JSON object",
-           out);
-    } else {
-      dispatch(event_type, doc.get_object(), out);
-    }
-  }
-  mr_.release();
+  parse_event(event_type, data, out, [&](const json::object& o) { dispatch(event_type, o, out); });
 }
 
 void StreamDecoder::on_end(std::vector<ir::StreamEvent>& out) {
@@ -227,7 +200,7 @@ void StreamDecoder::on_block_delta(const json::object& o, std::vector<ir::Stream
   const json::value& value = member.value();
   if (key == "text" && value.is_string()) {
     if (Block* b = block_for(o, BlockKind::kText, "a text delta", out)) {
-      push_text(ir::StreamEventKind::kTextDelta, value.get_string(), b->tool_index, out);
+      emit(ir::StreamEventKind::kTextDelta, value.get_string(), b->tool_index, out);
     }
     return;
   }
@@ -239,11 +212,11 @@ void StreamDecoder::on_block_delta(const json::object& o, std::vector<ir::Stream
       return;
     }
     if (auto text = wire::string_at(r, "text")) {
-      push_text(ir::StreamEventKind::kReasoningDelta, *text, 0, out);
+      emit(ir::StreamEventKind::kReasoningDelta, *text, 0, out);
     } else if (auto signature = wire::string_at(r, "signature")) {
-      push_text(ir::StreamEventKind::kReasoningSignature, *signature, 0, out);
+      emit(ir::StreamEventKind::kReasoningSignature, *signature, 0, out);
     } else if (auto data = wire::string_at(r, "redactedContent")) {
-      push_text(ir::StreamEventKind::kRedactedReasoning, *data, 0, out);
+      emit(ir::StreamEventKind::kRedactedReasoning, *data, 0, out);
     } else {
       fail(
           "cannot translate a reasoningContent delta without text, signature or "
@@ -259,7 +232,7 @@ void StreamDecoder::on_block_delta(const json::object& o, std::vector<ir::Stream
       return;
     }
     if (Block* b = block_for(o, BlockKind::kTool, "a toolUse delta", out)) {
-      push_text(ir::StreamEventKind::kToolCallDelta, *input, b->tool_index, out);
+      emit(ir::StreamEventKind::kToolCallDelta, *input, b->tool_index, out);
     }
     return;
   }
@@ -268,12 +241,7 @@ void StreamDecoder::on_block_delta(const json::object& o, std::vector<ir::Stream
 
 void StreamDecoder::on_metadata(const json::object& o, std::vector<ir::StreamEvent>& out) {
   if (const json::value* u = o.if_contains("usage"); u != nullptr && !u->is_null()) {
-    if (auto r = wire::read_usage(*u, wire_usage_); !r) {
-      fail(std::move(r).error(), out);
-      return;
-    }
-    drift_.fields(u->get_object(), wire::known::kUsage);
-    auto converted = from_wire_usage(wire_usage_);
+    auto converted = wire::merge_usage(*u, wire_usage_, drift_);
     if (!converted) {
       fail(std::move(converted).error(), out);
       return;
@@ -298,17 +266,6 @@ void StreamDecoder::finish(std::vector<ir::StreamEvent>& out) {
   out.push_back(std::move(e));
   out.push_back(make(ir::StreamEventKind::kDone));
   finished_ = true;
-}
-
-void StreamDecoder::fail(Error error, std::vector<ir::StreamEvent>& out) {
-  ir::StreamEvent e = make(ir::StreamEventKind::kError);
-  e.error = std::move(error);
-  out.push_back(std::move(e));
-  finished_ = true;
-}
-
-void StreamDecoder::fail(std::string message, std::vector<ir::StreamEvent>& out) {
-  fail(Error(ErrorKind::kUpstreamProtocol, std::move(message)), out);
 }
 
 }  // namespace sluice::protocol::bedrock_converse

@@ -5,13 +5,12 @@
 #include <string_view>
 #include <vector>
 
-#include <boost/json/monotonic_resource.hpp>
+#include <boost/json/object.hpp>
 
 #include "codec/sse.h"
 #include "ir/stream_event.h"
 #include "protocol/bedrock_converse/conventions.h"
-#include "protocol/drift.h"
-#include "protocol/stream.h"
+#include "protocol/json_stream_decoder.h"
 
 namespace sluice::protocol::bedrock_converse {
 
@@ -55,13 +54,11 @@ namespace sluice::protocol::bedrock_converse {
 // Anything else the IR cannot express — invalid JSON, events before messageStart, content
 // after messageStop, a delta of another kind than its block's, a second messageStart or
 // messageStop — becomes one kError (kUpstreamProtocol, "cannot translate ...") that ends the
-// stream: never dropped. After kDone or kError further input is ignored.
-class StreamDecoder final : public protocol::StreamDecoder {
+// stream: never dropped. After kDone or kError further input is ignored. finished() and
+// unknown_fields() (distinct unknown event types, skipped, and unknown fields of the event
+// payloads, deltas and usage: wire_json.h known::) come from JsonStreamDecoder.
+class StreamDecoder final : public protocol::JsonStreamDecoder {
  public:
-  StreamDecoder() = default;
-  StreamDecoder(const StreamDecoder&) = delete;
-  StreamDecoder& operator=(const StreamDecoder&) = delete;
-
   void on_event(const codec::SseEvent& event, std::vector<ir::StreamEvent>& out) override;
   void decode(std::string_view event_type, std::string_view data,
               std::vector<ir::StreamEvent>& out);
@@ -71,14 +68,10 @@ class StreamDecoder final : public protocol::StreamDecoder {
   // stream ended before messageStop").
   void on_end(std::vector<ir::StreamEvent>& out) override;
 
-  bool finished() const override { return finished_; }
   // messageStop (the stop reason) has been seen.
   bool answered() const { return stopped_; }
   // Usage so far in IR terms (input includes cache reads and writes).
   const ir::Usage& usage() const { return usage_; }
-  // Schema drift: distinct unknown event types (skipped) and unknown fields of the event
-  // payloads, deltas and usage (wire_json.h known::).
-  std::uint32_t unknown_fields() const override { return drift_.count(); }
 
  private:
   enum class BlockKind : std::uint8_t { kUnknown, kText, kReasoning, kTool };
@@ -97,8 +90,6 @@ class StreamDecoder final : public protocol::StreamDecoder {
   Block* block_for(const boost::json::object& o, BlockKind kind, std::string_view what,
                    std::vector<ir::StreamEvent>& out);
   void finish(std::vector<ir::StreamEvent>& out);
-  void fail(Error error, std::vector<ir::StreamEvent>& out);
-  void fail(std::string message, std::vector<ir::StreamEvent>& out);
 
   static constexpr std::size_t kMaxBlocks = 4096;
 
@@ -108,13 +99,9 @@ class StreamDecoder final : public protocol::StreamDecoder {
   ir::Usage usage_;
   ir::FinishReason finish_ = ir::FinishReason::kUnset;
   std::string stop_sequence_;
-  Drift drift_;
   bool started_ = false;
   bool stopped_ = false;
   bool usage_seen_ = false;
-  bool finished_ = false;
-  unsigned char arena_[8192];
-  boost::json::monotonic_resource mr_{arena_, sizeof arena_};
 };
 
 }  // namespace sluice::protocol::bedrock_converse

@@ -2,8 +2,6 @@
 
 #include <string>
 
-#include "codec/json_compact.h"
-#include "codec/json_read.h"
 #include "protocol/drift.h"
 
 namespace sluice::protocol::bedrock_converse::wire {
@@ -11,34 +9,27 @@ namespace json = boost::json;
 
 namespace {
 
-Error protocol_error(std::string message) {
-  return Error(ErrorKind::kUpstreamProtocol, std::move(message));
-}
+using protocol::wire::upstream_error;
 
 Result<ir::ContentPart> tool_use(const json::value& v, Drift* drift) {
   if (!v.is_object()) {
-    return protocol_error("upstream toolUse block is not an object");
+    return upstream_error("upstream toolUse block is not an object");
   }
   const json::object& o = v.get_object();
   auto id = string_at(o, "toolUseId");
   auto name = string_at(o, "name");
   if (!id || !name) {
-    return protocol_error("upstream toolUse block lacks toolUseId or name");
+    return upstream_error("upstream toolUse block lacks toolUseId or name");
   }
   if (auto type = string_at(o, "type"); type && *type == "server_tool_use") {
-    return protocol_error("cannot translate content block 'toolUse' of type server_tool_use");
+    return upstream_error("cannot translate content block 'toolUse' of type server_tool_use");
   }
   ir::ContentPart part;
   part.kind = ir::PartKind::kToolCall;
   part.id.assign(*id);
   part.name.assign(*name);
-  const json::value* input = o.if_contains("input");
-  if (input == nullptr || input->is_null()) {
-    part.arguments = "{}";
-  } else if (input->is_object()) {
-    codec::append_compact_json(part.arguments, *input);
-  } else {
-    return protocol_error("upstream toolUse input is not an object");
+  if (auto r = protocol::wire::tool_input(o.if_contains("input"), "toolUse", part.arguments); !r) {
+    return std::move(r).error();
   }
   if (drift != nullptr) {
     drift->fields(o, known::kToolUse);
@@ -48,7 +39,7 @@ Result<ir::ContentPart> tool_use(const json::value& v, Drift* drift) {
 
 Result<ir::ContentPart> reasoning(const json::value& v, Drift* drift) {
   if (!v.is_object()) {
-    return protocol_error("upstream reasoningContent block is not an object");
+    return upstream_error("upstream reasoningContent block is not an object");
   }
   const json::object& o = v.get_object();
   ir::ContentPart part;
@@ -56,7 +47,7 @@ Result<ir::ContentPart> reasoning(const json::value& v, Drift* drift) {
     const json::object& text = rt->get_object();
     auto t = string_at(text, "text");
     if (!t) {
-      return protocol_error("upstream reasoningText lacks text");
+      return upstream_error("upstream reasoningText lacks text");
     }
     part.kind = ir::PartKind::kReasoning;
     part.text.assign(*t);
@@ -71,24 +62,16 @@ Result<ir::ContentPart> reasoning(const json::value& v, Drift* drift) {
     part.signature.assign(*data);
     return part;
   }
-  return protocol_error(
+  return upstream_error(
       "cannot translate reasoningContent without reasoningText or "
       "redactedContent");
 }
 
 }  // namespace
 
-std::optional<std::string_view> string_at(const json::object& o, std::string_view key) {
-  const json::value* v = o.if_contains(key);
-  if (v == nullptr || !v->is_string()) {
-    return std::nullopt;
-  }
-  return std::string_view(v->get_string().data(), v->get_string().size());
-}
-
 Result<ir::ContentPart> content_block(const json::value& block, Drift* drift) {
   if (!block.is_object() || block.get_object().empty()) {
-    return protocol_error("upstream content block is not a non-empty object");
+    return upstream_error("upstream content block is not a non-empty object");
   }
   const json::object& o = block.get_object();
   if (o.size() == 1) {
@@ -103,39 +86,22 @@ Result<ir::ContentPart> content_block(const json::value& block, Drift* drift) {
     if (key == "reasoningContent") {
       return reasoning(member.value(), drift);
     }
-    return protocol_error("cannot translate content block '" + std::string(key) + "'");
+    return upstream_error("cannot translate content block '" + std::string(key) + "'");
   }
-  return protocol_error("upstream content block has more than one member");
+  return upstream_error("upstream content block has more than one member");
 }
 
-Result<void> read_usage(const json::value& value, WireUsage& usage) {
-  if (!value.is_object()) {
-    return protocol_error("upstream usage is not an object");
-  }
-  const json::object& o = value.get_object();
-  struct Field {
-    std::string_view key;
-    std::uint64_t* target;
-  };
-  const Field fields[] = {
+Result<ir::Usage> merge_usage(const json::value& value, WireUsage& usage, Drift& drift) {
+  const protocol::wire::CountField fields[] = {
       {"inputTokens", &usage.input_tokens},
       {"outputTokens", &usage.output_tokens},
       {"cacheReadInputTokens", &usage.cache_read_input_tokens},
       {"cacheWriteInputTokens", &usage.cache_write_input_tokens},
   };
-  for (const Field& f : fields) {
-    const json::value* v = o.if_contains(f.key);
-    if (v == nullptr || v->is_null()) {
-      continue;
-    }
-    auto n = codec::as_count(*v);
-    if (!n) {
-      return protocol_error("upstream usage." + std::string(f.key) +
-                            " is not a non-negative integer");
-    }
-    *f.target = *n;
+  if (auto r = protocol::wire::read_usage_counts(value, fields, known::kUsage, drift); !r) {
+    return std::move(r).error();
   }
-  return {};
+  return from_wire_usage(usage);
 }
 
 std::string_view stop_sequence(const json::object& answer_or_event) {

@@ -10,13 +10,14 @@
 #include "ir/request.h"
 #include "protocol/bedrock_converse/conventions.h"
 #include "protocol/drift.h"
+#include "protocol/wire_json.h"
 
 // Readers for Converse answer JSON shared by decode_response and StreamDecoder. Internal to
 // this folder. Every failure is ErrorKind::kUpstreamProtocol: these bytes come from an upstream.
 namespace sluice::protocol::bedrock_converse::wire {
 
-// The string at `key`, or nullopt when absent, null or not a string. The view points into `o`.
-std::optional<std::string_view> string_at(const boost::json::object& o, std::string_view key);
+// The string at `key`, or nullopt when absent, null or not a string (protocol/wire_json.h).
+using protocol::wire::string_at;
 
 // A ContentBlock of an answer (a union: one member): text -> kText; toolUse {toolUseId, name,
 // input (an object -> compact JSON text; absent or null -> "{}")} -> kToolCall;
@@ -27,9 +28,10 @@ std::optional<std::string_view> string_at(const boost::json::object& o, std::str
 // objects.
 Result<ir::ContentPart> content_block(const boost::json::value& block, Drift* drift);
 
-// Merges a TokenUsage object into `usage`: fields present overwrite, absent ones stay. Counts
-// must be non-negative integers.
-Result<void> read_usage(const boost::json::value& value, WireUsage& usage);
+// Merges a TokenUsage object into `usage` (protocol/wire_json.h read_usage_counts): fields
+// present overwrite, absent ones stay; counts must be non-negative integers; unknown fields
+// count in `drift`. Returns the merged `usage` in IR terms (from_wire_usage).
+Result<ir::Usage> merge_usage(const boost::json::value& value, WireUsage& usage, Drift& drift);
 
 // The stop sequence in additionalModelResponseFields when the model reported one: Claude's
 // `stop_sequence`, at the top (as recorded from a non-streaming Converse) or under `delta` (the

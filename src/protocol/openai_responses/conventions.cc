@@ -84,14 +84,6 @@ Result<ir::Usage> read_usage(const json::value& usage) {
   return out;
 }
 
-std::optional<std::string_view> string_at(const json::object& o, std::string_view key) {
-  const json::value* v = o.if_contains(key);
-  if (v == nullptr || !v->is_string()) {
-    return std::nullopt;
-  }
-  return std::string_view(v->get_string().data(), v->get_string().size());
-}
-
 bool read_reasoning_item(const json::object& item, std::string_view id,
                          std::vector<ir::ContentPart>& out) {
   std::string encrypted;

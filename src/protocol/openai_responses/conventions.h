@@ -15,6 +15,7 @@
 #include "ir/response.h"
 #include "ir/usage.h"
 #include "protocol/protocol_id.h"
+#include "protocol/wire_json.h"
 
 // What the OpenAI Responses codecs share: the protocol id, usage, ids and statuses (errors.h
 // has the errors). Pure functions; checked against openai/openai-openapi (openapi.yaml:
@@ -103,8 +104,9 @@ inline constexpr std::string_view kEvent[] = {
 
 }  // namespace known
 
-// The string at `key`, or nullopt when absent, null or not a string (views into `o`).
-std::optional<std::string_view> string_at(const boost::json::object& o, std::string_view key);
+// The string at `key`, or nullopt when absent, null or not a string (views into `o`;
+// protocol/wire_json.h).
+using protocol::wire::string_at;
 
 // Reasoning items <-> IR parts, one rule for requests, answers and streams:
 //   summary_text entries -> one kReasoning each (id = the item id), the item's

@@ -8,6 +8,7 @@
 #include "protocol/drift.h"
 #include "protocol/openai_responses/conventions.h"
 #include "protocol/openai_responses/errors.h"
+#include "protocol/wire_json.h"
 
 namespace sluice::protocol::openai_responses {
 namespace json = boost::json;
@@ -105,15 +106,11 @@ std::string item_id(std::string_view prefix, std::string_view response_id, std::
 
 Result<ir::Response> decode_response(std::string_view body) {
   codec::SmallDocumentArena arena;
-  boost::system::error_code ec;
-  json::value doc = codec::parse_json(body, ec, &arena.resource, kMaxJsonDepth);
-  if (ec) {
-    return protocol_error("upstream response is not valid JSON: " + ec.message());
+  auto doc = protocol::wire::parse_answer(body, "response", arena);
+  if (!doc) {
+    return std::move(doc).error();
   }
-  const json::object* root = doc.if_object();
-  if (root == nullptr) {
-    return protocol_error("upstream response is not a JSON object");
-  }
+  const json::object* root = &doc->get_object();
   const json::value* error = root->if_contains("error");
   const std::string_view status = string_at(*root, "status").value_or("");
   if (error != nullptr && error->is_object() &&

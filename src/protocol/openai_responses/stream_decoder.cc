@@ -86,22 +86,13 @@ void StreamDecoder::decode(std::string_view event_name, std::string_view data,
   if (finished_) {
     return;
   }
-  boost::system::error_code ec;
-  {
-    json::value doc = codec::parse_json(data, ec, json::storage_ptr(&mr_), kMaxJsonDepth);
-    if (ec || !doc.is_object()) {
-      fail("cannot translate event '" + std::string(event_name) + "': data is not a JSON object",
-           out);
-    } else {
-      const json::object& o = doc.get_object();
-      std::string_view type = event_name;
-      if (type.empty()) {
-        type = string_at(o, "type").value_or("");
-      }
-      dispatch(type, o, out);
+  parse_event(event_name, data, out, [&](const json::object& o) {
+    std::string_view type = event_name;
+    if (type.empty()) {
+      type = string_at(o, "type").value_or("");
     }
-  }
-  mr_.release();
+    dispatch(type, o, out);
+  });
 }
 
 void StreamDecoder::on_end(std::vector<ir::StreamEvent>& out) {
@@ -369,30 +360,6 @@ StreamDecoder::Item* StreamDecoder::item_at(const json::object& o, ItemKind kind
     return nullptr;
   }
   return &items_[*at];
-}
-
-void StreamDecoder::emit(ir::StreamEventKind kind, std::string_view text, std::uint32_t index,
-                         std::vector<ir::StreamEvent>& out) {
-  if (text.empty()) {
-    return;
-  }
-  ir::StreamEvent e;
-  e.kind = kind;
-  e.index = index;
-  e.text.assign(text);
-  out.push_back(std::move(e));
-}
-
-void StreamDecoder::fail(Error error, std::vector<ir::StreamEvent>& out) {
-  ir::StreamEvent e;
-  e.kind = ir::StreamEventKind::kError;
-  e.error = std::move(error);
-  out.push_back(std::move(e));
-  finished_ = true;
-}
-
-void StreamDecoder::fail(std::string message, std::vector<ir::StreamEvent>& out) {
-  fail(Error(ErrorKind::kUpstreamProtocol, std::move(message)), out);
 }
 
 }  // namespace sluice::protocol::openai_responses

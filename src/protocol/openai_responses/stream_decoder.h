@@ -5,13 +5,11 @@
 #include <string_view>
 #include <vector>
 
-#include <boost/json/monotonic_resource.hpp>
 #include <boost/json/object.hpp>
 
 #include "codec/sse.h"
 #include "ir/stream_event.h"
-#include "protocol/drift.h"
-#include "protocol/stream.h"
+#include "protocol/json_stream_decoder.h"
 
 namespace sluice::protocol::openai_responses {
 
@@ -47,25 +45,19 @@ namespace sluice::protocol::openai_responses {
 // Anything else — built-in tool items (web_search_call, ...), annotation and audio events,
 // invalid JSON, events for unknown output indexes — becomes one kError (kUpstreamProtocol,
 // "cannot translate ...") that ends the stream: never dropped.
-// After kDone or kError further input is ignored.
-class StreamDecoder final : public protocol::StreamDecoder {
+// After kDone or kError further input is ignored. finished() and unknown_fields() (distinct
+// unknown event types, skipped, and unknown fields of the events, response object, output
+// items, content parts and usage: conventions.h known::) come from JsonStreamDecoder.
+class StreamDecoder final : public protocol::JsonStreamDecoder {
  public:
-  StreamDecoder() = default;
-  StreamDecoder(const StreamDecoder&) = delete;
-  StreamDecoder& operator=(const StreamDecoder&) = delete;
-
   // `event.event` names the type; when it is empty the JSON `type` field is used.
   void on_event(const codec::SseEvent& event, std::vector<ir::StreamEvent>& out) override;
   void decode(std::string_view event_name, std::string_view data,
               std::vector<ir::StreamEvent>& out);
   // End of the upstream body: a stream without response.completed / incomplete gets kError.
   void on_end(std::vector<ir::StreamEvent>& out) override;
-  bool finished() const override { return finished_; }
   // response.completed or response.incomplete has been seen.
   bool answered() const { return answered_; }
-  // Schema drift: distinct unknown event types (skipped) and unknown fields of the events,
-  // response object, output items, content parts and usage (conventions.h known::).
-  std::uint32_t unknown_fields() const override { return drift_.count(); }
 
  private:
   enum class ItemKind : std::uint8_t { kNone, kMessage, kFunctionCall, kReasoning };
@@ -86,21 +78,13 @@ class StreamDecoder final : public protocol::StreamDecoder {
   void on_final(const boost::json::object& o, std::vector<ir::StreamEvent>& out);
   Item* item_at(const boost::json::object& o, ItemKind kind, std::string_view what,
                 std::vector<ir::StreamEvent>& out);
-  void emit(ir::StreamEventKind kind, std::string_view text, std::uint32_t index,
-            std::vector<ir::StreamEvent>& out);
-  void fail(Error error, std::vector<ir::StreamEvent>& out);
-  void fail(std::string message, std::vector<ir::StreamEvent>& out);
 
   static constexpr std::size_t kMaxItems = 4096;
 
   std::vector<Item> items_;
-  Drift drift_;
   std::uint32_t tools_ = 0;
   bool started_ = false;
   bool answered_ = false;
-  bool finished_ = false;
-  unsigned char arena_[8192];
-  boost::json::monotonic_resource mr_{arena_, sizeof arena_};
 };
 
 }  // namespace sluice::protocol::openai_responses
