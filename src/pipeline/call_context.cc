@@ -69,6 +69,7 @@ Result<ir::Request*> CallContext::ir_for_translation() {
   request_.strict_fields = strict;
   auto ir = this->ir();
   ctx_.ignored_fields = request_.ignored_fields;  // the full decode counts them
+  ctx_.dropped_tools = request_.dropped_tools;
   return ir;
 }
 

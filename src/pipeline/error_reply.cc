@@ -39,6 +39,9 @@ void add_standard_fields(const RequestContext& ctx, ResponseHead& head) {
       head.headers.add("x-sluice-target", last->path);
     }
   }
+  if (!ctx.dropped_tools.empty()) {
+    head.headers.add("x-sluice-dropped-tools", ctx.dropped_tools);
+  }
   head.headers.add("Server", "sluice");
   add_rate_limit_fields(ctx, head);
 }

@@ -138,6 +138,9 @@ struct RequestContext {
   std::uint64_t events = 0;
   // Request fields the ingress codec ignored because the IR cannot carry them (schema drift).
   std::uint32_t ignored_fields = 0;
+  // Tools a translated request went without (IngressRequest::dropped_tools), "" for none:
+  // sent back as x-sluice-dropped-tools.
+  std::string dropped_tools;
   // Why the gateway sent this request itself ("embedding", "refresh": pipeline/internal_call.h);
   // "" for a caller's request. Static strings.
   std::string_view internal;

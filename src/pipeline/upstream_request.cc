@@ -151,7 +151,7 @@ Result<std::string> UpstreamRequest::answer(std::string body) {
   record().unknown_fields = decoded->unknown_fields;
   ctx.finish_reason = std::string(ir::to_string(decoded->finish));
   bool clamped = false;
-  auto encoded = ingress.encode_response(*decoded, clamped);
+  auto encoded = ingress.encode_response_for(call_.request(), *decoded, clamped);
   if (clamped) {
     ++ctx.usage_clamped;
   }

@@ -34,6 +34,10 @@ struct IngressRequest {
   // Top-level request fields the codec ignored because the IR cannot carry them (schema drift).
   // Counted by to_ir, so only translated requests pay for it.
   std::uint32_t ignored_fields = 0;
+  // Tools the codec left out of a translated request because no upstream of another protocol
+  // can run them (OpenAI Responses' hosted tools: "web_search,file_search"), comma-separated;
+  // the caller is told in `x-sluice-dropped-tools`. Filled by to_ir.
+  std::string dropped_tools;
   // Set by the pipeline before to_ir (config server.strict_fields): to_ir then rejects, with a
   // kBadRequest naming the field in this protocol's words, any field it would ignore.
   // Passthrough never reads it: every field reaches an upstream of the caller's protocol.
@@ -180,6 +184,14 @@ class IngressCodec {
   // not be expressed exactly and was clamped (see StreamEncoder::usage_clamped).
   virtual Result<std::string> encode_response(const ir::Response& response,
                                               bool& usage_clamped) const = 0;
+  // The same for the answer to `request`, which a codec may need to tell it in the caller's
+  // own words (OpenAI Responses: namespaced and custom tools, flattened for the upstream, named
+  // back as the caller declared them). The pipeline calls this one.
+  virtual Result<std::string> encode_response_for(const IngressRequest& /*request*/,
+                                                  const ir::Response& response,
+                                                  bool& usage_clamped) const {
+    return encode_response(response, usage_clamped);
+  }
   // Per-request stream encoder (translation) and sniffer (passthrough); null when this
   // protocol has no streams.
   virtual std::unique_ptr<StreamEncoder> make_stream_encoder(

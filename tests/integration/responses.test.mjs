@@ -379,11 +379,44 @@ describe('Responses caller, other upstreams: translation', () => {
     assert.equal(messages[2].content[0].tool_use_id, 'toolu_mock_1');
   });
 
-  test('built-in tools cannot be translated: a 400 naming the tool', async () => {
+  test('hosted tools are left out of a translated turn, and the caller is told', async () => {
+    // Codex CLI sends web_search with every turn: the turn goes on without it.
     const r = await postJson(gw, '/v1/responses', {
       model: 'claude-test',
       input: 'search',
-      tools: [{ type: 'web_search' }],
+      tools: [{ type: 'web_search', external_web_access: true }, { type: 'file_search', vector_store_ids: ['vs_1'] }],
+    });
+    assert.equal(r.status, 200, r.text);
+    assert.equal(r.headers.get('x-sluice-dropped-tools'), 'web_search,file_search');
+    const sent = JSON.parse((await lastUpstream()).body);
+    assert.equal(sent.tools, undefined, 'nothing of them reaches the Anthropic upstream');
+  });
+
+  test('a namespaced tool is flattened for the upstream and named back as the caller declared it', async () => {
+    // Codex CLI groups tools in namespaces; Anthropic has none. Streamed and not, the call comes
+    // back with the tool's own name and its namespace.
+    const tools = [
+      {
+        type: 'namespace',
+        name: 'multi_agent_v1',
+        description: 'Agents',
+        tools: [{ type: 'function', name: 'spawn_agent', description: 'Spawn', parameters: { type: 'object', properties: {} } }],
+      },
+    ];
+    const r = await postJson(gw, '/v1/responses', { model: 'claude-test', input: 'spawn one', tools });
+    assert.equal(r.status, 200, r.text);
+    const sent = JSON.parse((await lastUpstream()).body);
+    assert.deepEqual(sent.tools.map((t) => t.name), ['multi_agent_v1__spawn_agent']);
+    const call = r.json.output.find((o) => o.type === 'function_call');
+    assert.equal(call.name, 'spawn_agent', r.text);
+    assert.equal(call.namespace, 'multi_agent_v1');
+  });
+
+  test('tools that need the caller\'s machine cannot be translated: a 400 naming the tool', async () => {
+    const r = await postJson(gw, '/v1/responses', {
+      model: 'claude-test',
+      input: 'click',
+      tools: [{ type: 'computer_use_preview', display_width: 1024, display_height: 768, environment: 'linux' }],
     });
     assert.equal(r.status, 400);
     assert.equal(r.json.error.param, 'tools[0].type');

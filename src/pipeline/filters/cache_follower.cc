@@ -78,7 +78,7 @@ Awaitable<bool> follow_plain(CallContext& call, cache::Flight& flight) {
     co_return false;
   }
   bool clamped = false;
-  Result<std::string> body = call.ingress().encode_response(*answer, clamped);
+  Result<std::string> body = call.ingress().encode_response_for(call.request(), *answer, clamped);
   if (!body) {
     co_return false;
   }

@@ -8,7 +8,7 @@ namespace sluice::pipeline {
 std::optional<std::string> tell_answer(CallContext& call, const ir::Response& answer) {
   if (!call.request().stream) {
     bool clamped = false;
-    Result<std::string> body = call.ingress().encode_response(answer, clamped);
+    Result<std::string> body = call.ingress().encode_response_for(call.request(), answer, clamped);
     if (!body) {
       return std::nullopt;
     }

@@ -24,6 +24,8 @@ namespace {
 // IngressRequest::codec_flags of this codec.
 constexpr std::uint32_t kNoStore = 1;       // "store": false
 constexpr std::uint32_t kConversation = 2;  // a `conversation` (server-side state) is named
+// Translated: the request's namespace or custom tools have IR names to restore in the answer.
+constexpr std::uint32_t kRestoresTools = 4;
 
 // GET /v1/responses/{id}[/...]; "/v1" is OpenAI's API root, which the adapter's base URL
 // replaces with its own.
@@ -138,7 +140,13 @@ Result<ir::Request> ResponsesIngress::to_ir(IngressRequest& request) const {
   DecodeOptions options;
   options.strict = request.strict_fields;
   auto decoded = decode_request(request.body, &stats, options);
-  request.ignored_fields = stats.ignored_fields;
+  // Hosted tools left out count with the ignored fields (drift metric, access log, and the
+  // response cache's refusal to store an answer to a request it changed).
+  request.ignored_fields = stats.ignored_fields + stats.dropped_tools;
+  request.dropped_tools = std::move(stats.dropped_tool_types);
+  if (stats.tool_names.restores()) {
+    request.codec_flags |= kRestoresTools;
+  }
   return decoded;
 }
 
@@ -155,9 +163,25 @@ Result<std::string> ResponsesIngress::encode_response(const ir::Response& respon
                                            response.created != 0 ? response.created : unix_now());
 }
 
+Result<std::string> ResponsesIngress::encode_response_for(const IngressRequest& request,
+                                                          const ir::Response& response,
+                                                          bool& usage_clamped) const {
+  if ((request.codec_flags & kRestoresTools) == 0) {
+    return encode_response(response, usage_clamped);
+  }
+  usage_clamped = false;
+  const ToolNames names = decode_tool_names(request.body);
+  return openai_responses::encode_response(
+      response, response.created != 0 ? response.created : unix_now(), &names);
+}
+
 std::unique_ptr<protocol::StreamEncoder> ResponsesIngress::make_stream_encoder(
-    const IngressRequest& /*request*/) const {
-  return std::make_unique<StreamEncoder>(unix_now());
+    const IngressRequest& request) const {
+  // The mapping is the request's own: read again from its tools (only when to_ir found
+  // something to restore, so other requests pay nothing).
+  return std::make_unique<StreamEncoder>(unix_now(), (request.codec_flags & kRestoresTools) != 0
+                                                         ? decode_tool_names(request.body)
+                                                         : ToolNames());
 }
 
 std::unique_ptr<protocol::StreamSniffer> ResponsesIngress::make_stream_sniffer(

@@ -40,6 +40,10 @@ class ResponsesIngress final : public IngressCodec {
   // response.h encode_response, created = the upstream's time or now.
   Result<std::string> encode_response(const ir::Response& response,
                                       bool& usage_clamped) const override;
+  // ... with the request's tool names restored (namespaced and custom tools).
+  Result<std::string> encode_response_for(const IngressRequest& request,
+                                          const ir::Response& response,
+                                          bool& usage_clamped) const override;
   std::unique_ptr<protocol::StreamEncoder> make_stream_encoder(
       const IngressRequest& request) const override;
   std::unique_ptr<protocol::StreamSniffer> make_stream_sniffer(

@@ -1,5 +1,6 @@
 #include "protocol/openai_responses/request_decoder.h"
 
+#include <algorithm>
 #include <limits>
 
 #include <boost/json/monotonic_resource.hpp>
@@ -8,6 +9,7 @@
 
 #include "codec/data_url.h"
 #include "codec/json_read.h"
+#include "codec/json_writer.h"
 #include "protocol/openai_responses/conventions.h"
 
 namespace sluice::protocol::openai_responses {
@@ -17,6 +19,15 @@ using ir::PartKind;
 namespace {
 
 constexpr std::string_view kEmptySchema = R"({"type":"object"})";
+// A custom (freeform) tool as a function: its text is the one string argument.
+constexpr std::string_view kCustomSchema =
+    R"({"type":"object","properties":{"input":{"type":"string","description":"The tool's )"
+    R"(free-form input text."}},"required":["input"],"additionalProperties":false})";
+// Tools the API runs itself (hosted tools): the IR has no server tools, so a translated request
+// leaves them out (counted) rather than failing the turn. Dated variants
+// (web_search_preview_2025_03_11, web_search_2025_08_26) match by prefix.
+constexpr std::string_view kHostedTools[] = {"web_search",       "file_search", "code_interpreter",
+                                             "image_generation", "mcp",         "tool_search"};
 // tool_choice as a string (ToolChoiceOptions).
 constexpr std::pair<std::string_view, ir::ToolChoiceMode> kToolChoiceModes[] = {
     {"auto", ir::ToolChoiceMode::kAuto},
@@ -125,7 +136,7 @@ Result<std::string_view> required_string(const json::object& o, std::string_view
 // consecutive function_call_output items another.
 class InputBuilder {
  public:
-  explicit InputBuilder(ir::Request& req) : req_(req) {}
+  InputBuilder(ir::Request& req, const ToolNames& names) : req_(req), names_(names) {}
 
   Result<void> item(const json::value& v, const std::string& param) {
     const json::object* o = v.if_object();
@@ -145,8 +156,11 @@ class InputBuilder {
     if (type == "function_call") {
       return function_call(*o, param);
     }
-    if (type == "function_call_output") {
+    if (type == "function_call_output" || type == "custom_tool_call_output") {
       return function_call_output(*o, param);
+    }
+    if (type == "custom_tool_call") {
+      return custom_tool_call(*o, param);
     }
     if (type == "reasoning") {
       return reasoning(*o, param);
@@ -185,19 +199,68 @@ class InputBuilder {
     return decode_content(*content, false, m.content, cparam);
   }
 
-  Result<void> function_call(const json::object& o, const std::string& param) {
-    auto call_id = required_string(o, "call_id", param);
-    auto name = call_id ? required_string(o, "name", param) : call_id;
-    auto arguments = name ? required_string(o, "arguments", param) : name;
-    if (!arguments) {
-      return std::move(arguments).error();
+  // `namespace` (a tool of a namespace tool): the IR name the request's tools give it.
+  Result<std::string> call_name(const json::object& o, const std::string& param) {
+    auto name = required_string(o, "name", param);
+    if (!name) {
+      return std::move(name).error();
     }
+    std::string_view space;
+    if (const json::value* ns = field(o, "namespace")) {
+      if (!ns->is_string()) {
+        return bad_type(param + ".namespace", "a string");
+      }
+      space = ns->get_string();
+    }
+    return names_.flat_name(space, *name);
+  }
+
+  // A call item's part (call_id, name with its namespace flattened) and its `payload_field`
+  // (function_call arguments, custom_tool_call input).
+  struct CallItem {
     ir::ContentPart part;
-    part.kind = PartKind::kToolCall;
-    part.id = std::string(*call_id);
-    part.name = std::string(*name);
-    part.arguments = arguments->empty() ? std::string("{}") : std::string(*arguments);
-    assistant().content.push_back(std::move(part));
+    std::string_view payload;
+  };
+  Result<CallItem> call_item(const json::object& o, const std::string& param,
+                             std::string_view payload_field) {
+    auto call_id = required_string(o, "call_id", param);
+    if (!call_id) {
+      return std::move(call_id).error();
+    }
+    auto name = call_name(o, param);
+    if (!name) {
+      return std::move(name).error();
+    }
+    auto payload = required_string(o, payload_field, param);
+    if (!payload) {
+      return std::move(payload).error();
+    }
+    CallItem item;
+    item.part.kind = PartKind::kToolCall;
+    item.part.id = std::string(*call_id);
+    item.part.name = std::move(*name);
+    item.payload = *payload;
+    return item;
+  }
+
+  Result<void> function_call(const json::object& o, const std::string& param) {
+    auto item = call_item(o, param, "arguments");
+    if (!item) {
+      return std::move(item).error();
+    }
+    item->part.arguments = item->payload.empty() ? std::string("{}") : std::string(item->payload);
+    assistant().content.push_back(std::move(item->part));
+    return {};
+  }
+
+  // A freeform tool's call: its text becomes the one argument of the function the tool is.
+  Result<void> custom_tool_call(const json::object& o, const std::string& param) {
+    auto item = call_item(o, param, "input");
+    if (!item) {
+      return std::move(item).error();
+    }
+    codec::JsonWriter(item->part.arguments).raw(R"({"input":)").string(item->payload).ch('}');
+    assistant().content.push_back(std::move(item->part));
     return {};
   }
 
@@ -225,19 +288,25 @@ class InputBuilder {
   }
 
   Result<void> reasoning(const json::object& o, const std::string& param) {
-    auto id = required_string(o, "id", param);
-    if (!id) {
-      return std::move(id).error();
+    // Stateless clients send reasoning back without its id (Codex never serializes it:
+    // codex-rs/protocol/src/models.rs, `id` is skip_serializing); the encrypted_content is what
+    // other protocols' upstreams need (an Anthropic signature). A given id must name something.
+    std::string_view id;
+    if (const json::value* given = field(o, "id")) {
+      if (!given->is_string()) {
+        return bad_type(param + ".id", "a string");
+      }
+      id = given->get_string();
+      if (id.empty()) {
+        // The id is how a Responses upstream finds the reasoning it produced: an empty one
+        // names nothing.
+        return bad("Invalid '" + param +
+                       ".id': empty string. A reasoning item needs the id it "
+                       "was returned with.",
+                   param + ".id");
+      }
     }
-    if (id->empty()) {
-      // The id is how the upstream finds the reasoning it produced: an empty one names nothing
-      // (the encoders drop reasoning without an id, which could leave nothing to send).
-      return bad("Invalid '" + param +
-                     ".id': empty string. A reasoning item needs the id it "
-                     "was returned with.",
-                 param + ".id");
-    }
-    if (!read_reasoning_item(o, *id, assistant().content)) {
+    if (!read_reasoning_item(o, id, assistant().content)) {
       return bad(
           "Invalid reasoning item: 'summary' must be an array of {\"type\": "
           "\"summary_text\", \"text\"} objects and 'encrypted_content' a string ('" +
@@ -264,10 +333,97 @@ class InputBuilder {
   }
 
   ir::Request& req_;
+  const ToolNames& names_;
   Open open_ = Open::kNone;
 };
 
-Result<void> decode_tools(const json::value& tools, ir::Request& req) {
+// OpenAI's answer to a field the gateway would leave out when strict (server.strict_fields).
+Error unsupported(const std::string& param) {
+  return Error(ErrorKind::kBadRequest,
+               "Unsupported parameter: '" + param +
+                   "' is not supported with this model's provider (the gateway translates the "
+                   "request and would have to leave it out; server.strict_fields is on).")
+      .with_code("unsupported_parameter")
+      .with_param(param);
+}
+
+bool hosted_tool(std::string_view type) {
+  for (std::string_view hosted : kHostedTools) {
+    if (type == hosted ||
+        (type.starts_with(hosted) && type.size() > hosted.size() && type[hosted.size()] == '_')) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// What decode_tools found besides the IR tools.
+struct ToolsFound {
+  ToolNames names;
+  std::uint32_t dropped = 0;
+  std::string dropped_types;  // comma-separated, each once
+};
+
+// One function or custom tool, at the top level (`space` empty) or in a namespace.
+Result<void> decode_tool(const json::object& o, std::string_view type, std::string_view space,
+                         const std::string& param, ir::Request& req, ToolsFound& found) {
+  auto name = required_string(o, "name", param);
+  if (!name) {
+    return std::move(name).error();
+  }
+  ir::Tool tool;
+  if (const json::value* d = field(o, "description"); d != nullptr && d->is_string()) {
+    tool.description = text_of(*d);
+  }
+  const bool custom = type == "custom";
+  if (custom) {
+    // format {type: text} (any text) or {type: grammar, syntax: lark | regex, definition}: the
+    // function form cannot enforce a grammar, so the model is shown it.
+    tool.parameters = std::string(kCustomSchema);
+    if (const json::value* f = field(o, "format")) {
+      const json::object* format = f->if_object();
+      if (format == nullptr) {
+        return bad_type(param + ".format", "an object");
+      }
+      const json::value* ft = field(*format, "type");
+      if (ft != nullptr && ft->is_string() && ft->get_string() == "grammar") {
+        const json::value* syntax = field(*format, "syntax");
+        const json::value* definition = field(*format, "definition");
+        if (definition == nullptr || !definition->is_string()) {
+          return bad_type(param + ".format.definition", "a string");
+        }
+        const std::string syntax_name =
+            syntax != nullptr && syntax->is_string() ? text_of(*syntax) : std::string("lark");
+        if (!tool.description.empty()) {
+          tool.description += "\n\n";
+        }
+        tool.description +=
+            "The `input` argument is the tool's free-form text (not JSON); it must "
+            "match this " +
+            syntax_name + " grammar:\n" + text_of(*definition);
+      } else if (ft != nullptr && (!ft->is_string() || ft->get_string() != "text")) {
+        return bad("Invalid value for '" + param +
+                       ".format.type'. Supported values are: 'text' and 'grammar'.",
+                   param + ".format.type");
+      }
+    }
+  } else if (const json::value* p = field(o, "parameters")) {
+    if (!p->is_object()) {
+      return bad_type(param + ".parameters", "an object");
+    }
+    tool.parameters = json::serialize(*p);
+  } else {
+    tool.parameters = std::string(kEmptySchema);
+  }
+  found.names.add(std::string(space), std::string(*name), custom);
+  req.tools.push_back(std::move(tool));
+  return {};
+}
+
+// tools: function and custom tools, namespace tools (their tools flattened, tool_names.h),
+// hosted tools left out (counted; refused when strict).
+Result<void> decode_tools(const json::value& tools, ir::Request& req, ToolsFound& found,
+                          bool strict) {
   if (!tools.is_array()) {
     return bad_type("tools", "an array");
   }
@@ -279,31 +435,67 @@ Result<void> decode_tools(const json::value& tools, ir::Request& req) {
     if (type == nullptr || !type->is_string()) {
       return bad("Missing required parameter: '" + param + ".type'.", param + ".type");
     }
-    if (type->get_string() != "function") {
-      return bad("Tools of type '" + text_of(*type) +
-                     "' cannot be translated for this model's "
-                     "upstream; only function tools can ('" +
-                     param + "').",
-                 param + ".type");
-    }
-    auto name = required_string(*o, "name", param);
-    if (!name) {
-      return std::move(name).error();
-    }
-    ir::Tool tool;
-    tool.name = std::string(*name);
-    if (const json::value* d = field(*o, "description"); d != nullptr && d->is_string()) {
-      tool.description = text_of(*d);
-    }
-    if (const json::value* p = field(*o, "parameters")) {
-      if (!p->is_object()) {
-        return bad_type(param + ".parameters", "an object");
+    const std::string_view t = type->get_string();
+    if (t == "function" || t == "custom") {
+      if (auto ok = decode_tool(*o, t, "", param, req, found); !ok) {
+        return ok;
       }
-      tool.parameters = json::serialize(*p);
-    } else {
-      tool.parameters = std::string(kEmptySchema);
+      continue;
     }
-    req.tools.push_back(std::move(tool));
+    if (t == "namespace") {
+      auto space = required_string(*o, "name", param);
+      if (!space) {
+        return std::move(space).error();
+      }
+      if (space->empty()) {
+        return bad("Invalid '" + param + ".name': empty string.", param + ".name");
+      }
+      const json::value* inner = field(*o, "tools");
+      if (inner == nullptr || !inner->is_array()) {
+        return bad_type(param + ".tools", "an array");
+      }
+      const json::array& members = inner->get_array();
+      for (std::size_t j = 0; j < members.size(); ++j) {
+        const std::string mparam = param + ".tools[" + std::to_string(j) + "]";
+        const json::object* m = members[j].if_object();
+        const json::value* mt = m != nullptr ? field(*m, "type") : nullptr;
+        const std::string_view mtype =
+            mt != nullptr && mt->is_string() ? std::string_view(mt->get_string()) : "";
+        if (mtype != "function" && mtype != "custom") {
+          return bad("Invalid value for '" + mparam +
+                         ".type': a namespace holds function and custom tools.",
+                     mparam + ".type");
+        }
+        if (auto ok = decode_tool(*m, mtype, *space, mparam, req, found); !ok) {
+          return ok;
+        }
+      }
+      continue;
+    }
+    if (hosted_tool(t)) {
+      if (strict) {
+        return unsupported(param);
+      }
+      ++found.dropped;
+      const bool listed =
+          ("," + found.dropped_types + ",").find("," + std::string(t) + ",") != std::string::npos;
+      if (!listed) {
+        if (!found.dropped_types.empty()) {
+          found.dropped_types += ',';
+        }
+        found.dropped_types += t;
+      }
+      continue;
+    }
+    return bad("Tools of type '" + std::string(t) +
+                   "' cannot be translated for this model's upstream; only function, custom and "
+                   "namespace tools can ('" +
+                   param + "').",
+               param + ".type");
+  }
+  found.names.assign();
+  for (std::size_t k = 0; k < req.tools.size(); ++k) {
+    req.tools[k].name = found.names.tools()[k].flat;
   }
   return {};
 }
@@ -322,10 +514,11 @@ Result<void> decode_tool_choice(const json::value& tc, ir::ToolChoice& choice) {
   }
   const json::object* o = tc.if_object();
   const json::value* type = o != nullptr ? field(*o, "type") : nullptr;
-  if (type == nullptr || !type->is_string() || type->get_string() != "function") {
+  if (type == nullptr || !type->is_string() ||
+      (type->get_string() != "function" && type->get_string() != "custom")) {
     return bad(
-        "tool_choice other than none, auto, required and {\"type\": \"function\"} cannot "
-        "be translated for this model's upstream.",
+        "tool_choice other than none, auto, required, {\"type\": \"function\"} and "
+        "{\"type\": \"custom\"} cannot be translated for this model's upstream.",
         "tool_choice");
   }
   auto name = required_string(*o, "name", "tool_choice");
@@ -333,7 +526,7 @@ Result<void> decode_tool_choice(const json::value& tc, ir::ToolChoice& choice) {
     return std::move(name).error();
   }
   choice.mode = ir::ToolChoiceMode::kNamed;
-  choice.name = std::string(*name);
+  choice.name = std::string(*name);  // a top-level tool: its IR name is its own
   return {};
 }
 
@@ -385,16 +578,6 @@ bool known_field(std::string_view key) {
     }
   }
   return false;
-}
-
-// OpenAI's answer to a field the gateway would leave out when strict (server.strict_fields).
-Error unsupported(const std::string& param) {
-  return Error(ErrorKind::kBadRequest,
-               "Unsupported parameter: '" + param +
-                   "' is not supported with this model's provider (the gateway translates the "
-                   "request and would have to leave it out; server.strict_fields is on).")
-      .with_code("unsupported_parameter")
-      .with_param(param);
 }
 
 // text {format: {type: text | json_object | json_schema, name, schema, description, strict},
@@ -483,7 +666,21 @@ bool asks_nothing(std::string_view key, const json::value& v) {
     return v.is_string() && v.get_string() == "auto";
   }
   if (key == "include") {
-    return v.is_array() && v.get_array().empty();
+    // A translated answer always carries the upstream's signed reasoning as encrypted_content
+    // (response.h), so asking for it asks nothing more; other includes are not produced.
+    if (!v.is_array()) {
+      return false;
+    }
+    const json::array& a = v.get_array();
+    return std::all_of(a.begin(), a.end(), [](const json::value& e) {
+      return e.is_string() && e.get_string() == "reasoning.encrypted_content";
+    });
+  }
+  if (key == "prompt_cache_key" || key == "client_metadata") {
+    // Hints that change nothing in the answer: a routing key for OpenAI's prompt cache, and the
+    // client's own tags (Codex sends both on every turn). Leaving them out loses nothing the
+    // caller can observe.
+    return true;
   }
   if (key == "background") {
     return v.is_bool() && !v.get_bool();
@@ -491,7 +688,8 @@ bool asks_nothing(std::string_view key, const json::value& v) {
   return false;
 }
 
-Result<void> decode_root(const json::object& root, ir::Request& req) {
+Result<void> decode_root(const json::object& root, ir::Request& req, ToolsFound& found,
+                         bool strict) {
   const json::value* model = field(root, "model");
   if (model == nullptr || !model->is_string() || model->get_string().empty()) {
     return bad("Missing required parameter: 'model'.", "model");
@@ -503,11 +701,17 @@ Result<void> decode_root(const json::object& root, ir::Request& req) {
     }
     req.system.push_back(ir::ContentPart::make_text(text_of(*instructions)));
   }
+  // Tools first: previous turns' calls of namespaced and custom tools take the names they give.
+  if (const json::value* tools = field(root, "tools")) {
+    if (auto ok = decode_tools(*tools, req, found, strict); !ok) {
+      return ok;
+    }
+  }
   if (const json::value* input = field(root, "input")) {
     if (input->is_string()) {
       req.messages.emplace_back().content.push_back(ir::ContentPart::make_text(text_of(*input)));
     } else if (input->is_array()) {
-      InputBuilder builder(req);
+      InputBuilder builder(req, found.names);
       const json::array& items = input->get_array();
       for (std::size_t i = 0; i < items.size(); ++i) {
         if (auto ok = builder.item(items[i], "input[" + std::to_string(i) + "]"); !ok) {
@@ -525,11 +729,6 @@ Result<void> decode_root(const json::object& root, ir::Request& req) {
         "'input' must contain at least one item to be translated for this model's "
         "upstream.",
         "input");
-  }
-  if (const json::value* tools = field(root, "tools")) {
-    if (auto ok = decode_tools(*tools, req); !ok) {
-      return ok;
-    }
   }
   if (const json::value* tc = field(root, "tool_choice")) {
     if (auto ok = decode_tool_choice(*tc, req.tool_choice); !ok) {
@@ -600,7 +799,8 @@ Result<ir::Request> decode_request(std::string_view body, DecodeStats* stats,
     return bad("The request body must be a JSON object.", "");
   }
   ir::Request req;
-  if (auto ok = decode_root(*root, req); !ok) {
+  ToolsFound found;
+  if (auto ok = decode_root(*root, req, found, options.strict); !ok) {
     return ok.error();
   }
   std::uint32_t ignored = 0;
@@ -621,8 +821,25 @@ Result<ir::Request> decode_request(std::string_view body, DecodeStats* stats,
   }
   if (stats != nullptr) {
     stats->ignored_fields = ignored;
+    stats->dropped_tools = found.dropped;
+    stats->dropped_tool_types = std::move(found.dropped_types);
+    stats->tool_names = std::move(found.names);
   }
   return req;
+}
+
+ToolNames decode_tool_names(std::string_view body) {
+  codec::SmallDocumentArena arena;
+  boost::system::error_code ec;
+  json::value doc = codec::parse_json(body, ec, &arena.resource, kMaxJsonDepth);
+  const json::object* root = ec ? nullptr : doc.if_object();
+  const json::value* tools = root != nullptr ? field(*root, "tools") : nullptr;
+  ToolsFound found;
+  ir::Request scratch;
+  if (tools == nullptr || !decode_tools(*tools, scratch, found, false)) {
+    return {};
+  }
+  return std::move(found.names);
 }
 
 }  // namespace sluice::protocol::openai_responses

@@ -202,10 +202,15 @@ void output_text(codec::JsonWriter& w, const Text& text) {
 
 template <typename Text>
 void function_call_item(codec::JsonWriter& w, std::string_view id, std::string_view status,
-                        const Text& arguments, std::string_view call_id, std::string_view name) {
+                        const Text& arguments, std::string_view call_id, std::string_view name,
+                        std::string_view space) {
   w.raw(R"({"id":)").string(id).raw(R"(,"type":"function_call","status":)").string(status);
   w.raw(R"(,"arguments":)").string(arguments).raw(R"(,"call_id":)").string(call_id);
-  w.raw(R"(,"name":)").string(name).ch('}');
+  w.raw(R"(,"name":)").string(name);
+  if (!space.empty()) {
+    w.raw(R"(,"namespace":)").string(space);
+  }
+  w.ch('}');
 }
 
 }  // namespace
@@ -218,17 +223,30 @@ void write_output_text(codec::JsonWriter& w, const codec::EscapedText& text) {
 
 void write_function_call_item(codec::JsonWriter& w, std::string_view id, std::string_view status,
                               std::string_view arguments, std::string_view call_id,
-                              std::string_view name) {
-  function_call_item(w, id, status, arguments, call_id, name);
+                              std::string_view name, std::string_view space) {
+  function_call_item(w, id, status, arguments, call_id, name, space);
 }
 
 void write_function_call_item(codec::JsonWriter& w, std::string_view id, std::string_view status,
                               const codec::EscapedText& arguments, std::string_view call_id,
-                              std::string_view name) {
-  function_call_item(w, id, status, arguments, call_id, name);
+                              std::string_view name, std::string_view space) {
+  function_call_item(w, id, status, arguments, call_id, name, space);
 }
 
-Result<std::string> encode_response(const ir::Response& response, std::int64_t created) {
+void write_custom_tool_call_item(codec::JsonWriter& w, std::string_view id, std::string_view status,
+                                 std::string_view input, std::string_view call_id,
+                                 std::string_view name, std::string_view space) {
+  w.raw(R"({"id":)").string(id).raw(R"(,"type":"custom_tool_call","status":)").string(status);
+  w.raw(R"(,"call_id":)").string(call_id).raw(R"(,"input":)").string(input);
+  w.raw(R"(,"name":)").string(name);
+  if (!space.empty()) {
+    w.raw(R"(,"namespace":)").string(space);
+  }
+  w.ch('}');
+}
+
+Result<std::string> encode_response(const ir::Response& response, std::int64_t created,
+                                    const ToolNames* names) {
   if (auto ok = check_parts(response); !ok) {
     return ok.error();
   }
@@ -265,10 +283,21 @@ Result<std::string> encode_response(const ir::Response& response, std::int64_t c
       }
       w.raw(R"(],"role":"assistant"})");
     } else if (part.kind == PartKind::kToolCall) {
-      write_function_call_item(
-          w, item_id("fc", id, items), "completed",
-          part.arguments.empty() ? std::string_view("{}") : std::string_view(part.arguments),
-          part.id.empty() ? item_id("call", id, tool) : part.id, part.name);
+      const CallerTool* caller = names != nullptr ? names->find(part.name) : nullptr;
+      const std::string call_id = part.id.empty() ? item_id("call", id, tool) : part.id;
+      const std::string_view arguments =
+          part.arguments.empty() ? std::string_view("{}") : std::string_view(part.arguments);
+      if (caller != nullptr && caller->custom) {
+        write_custom_tool_call_item(w, item_id("ctc", id, items), "completed",
+                                    custom_tool_input(part.arguments), call_id, caller->name,
+                                    caller->space);
+      } else if (caller != nullptr) {
+        write_function_call_item(w, item_id("fc", id, items), "completed", arguments, call_id,
+                                 caller->name, caller->space);
+      } else {
+        write_function_call_item(w, item_id("fc", id, items), "completed", arguments, call_id,
+                                 part.name);
+      }
       ++tool;
       ++i;
     } else {

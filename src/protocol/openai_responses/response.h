@@ -8,6 +8,7 @@
 #include "core/result.h"
 #include "ir/response.h"
 #include "ir/usage.h"
+#include "protocol/openai_responses/tool_names.h"
 
 // IR <-> OpenAI Responses `response` objects (the non-streaming answer), for translated
 // traffic. Sans-I/O, stateless, thread-safe. README.md has the tables.
@@ -44,7 +45,12 @@ Result<ir::Response> decode_response(std::string_view body);
 // Item ids the IR does not carry are derived from the response id and the output index.
 // usage is null when the IR has none. Errors (kUpstreamProtocol): image or tool_result
 // parts.
-Result<std::string> encode_response(const ir::Response& response, std::int64_t created);
+// `names` (the request's tools, request_decoder.h stats.tool_names; null: none to restore): a
+// call of a namespace's tool is a function_call with the tool's own `name` and its `namespace`;
+// a call of a custom tool is {"id":"ctc_..","type":"custom_tool_call","status":"completed",
+// "call_id","input","name"[,"namespace"]} with input = tool_names.h custom_tool_input.
+Result<std::string> encode_response(const ir::Response& response, std::int64_t created,
+                                    const ToolNames* names = nullptr);
 
 // What response objects and stream events share (stream_encoder.h writes the same objects).
 struct ResponseEnvelope {
@@ -61,13 +67,18 @@ void end_response_object(codec::JsonWriter& w, const ir::Usage* usage);
 // {"type":"output_text","annotations":[],"logprobs":[],"text":..}
 void write_output_text(codec::JsonWriter& w, std::string_view text);
 void write_output_text(codec::JsonWriter& w, const codec::EscapedText& text);
-// {"id","type":"function_call","status","arguments","call_id","name"}
+// {"id","type":"function_call","status","arguments","call_id","name"[,"namespace"]}, the
+// namespace written when not empty.
 void write_function_call_item(codec::JsonWriter& w, std::string_view id, std::string_view status,
                               std::string_view arguments, std::string_view call_id,
-                              std::string_view name);
+                              std::string_view name, std::string_view space = {});
 void write_function_call_item(codec::JsonWriter& w, std::string_view id, std::string_view status,
                               const codec::EscapedText& arguments, std::string_view call_id,
-                              std::string_view name);
+                              std::string_view name, std::string_view space = {});
+// {"id","type":"custom_tool_call","status","call_id","input","name"[,"namespace"]}.
+void write_custom_tool_call_item(codec::JsonWriter& w, std::string_view id, std::string_view status,
+                                 std::string_view input, std::string_view call_id,
+                                 std::string_view name, std::string_view space);
 
 // "<prefix>_<response id without resp_>_<index>": the item ids of a translated answer (shared
 // with stream_encoder.h).

@@ -35,7 +35,8 @@ void append_error_event(std::string& out, const Error& error, std::int64_t seque
   w.raw("}\n\n");
 }
 
-StreamEncoder::StreamEncoder(std::int64_t created) : created_(created) {}
+StreamEncoder::StreamEncoder(std::int64_t created, ToolNames names)
+    : created_(created), names_(std::move(names)) {}
 
 void StreamEncoder::encode(const ir::StreamEvent& event, std::string& out) {
   if (finished_) {
@@ -114,11 +115,17 @@ void StreamEncoder::write_item(std::string& out, std::size_t index, bool done) {
       return;
     case Kind::kFunctionCall:
       if (done) {
-        write_function_call_item(w, item.id, "completed", item.text, item.call_id, item.name);
+        write_function_call_item(w, item.id, "completed", item.text, item.call_id, item.name,
+                                 item.space);
       } else {
         write_function_call_item(w, item.id, "in_progress", std::string_view(), item.call_id,
-                                 item.name);
+                                 item.name, item.space);
       }
+      return;
+    case Kind::kCustomToolCall:
+      write_custom_tool_call_item(w, item.id, done ? "completed" : "in_progress",
+                                  done ? std::string_view(item.input) : std::string_view(),
+                                  item.call_id, item.name, item.space);
       return;
     case Kind::kReasoning:
       w.raw(R"({"id":)").string(item.id).raw(R"(,"type":"reasoning","summary":[)");
@@ -163,9 +170,10 @@ std::size_t StreamEncoder::open_item(std::string& out, Kind kind) {
   const std::size_t index = items_.size();
   Item& item = items_.emplace_back();
   item.kind = kind;
-  item.id = item_id(kind == Kind::kMessage     ? "msg"
-                    : kind == Kind::kReasoning ? "rs"
-                                               : "fc",
+  item.id = item_id(kind == Kind::kMessage          ? "msg"
+                    : kind == Kind::kReasoning      ? "rs"
+                    : kind == Kind::kCustomToolCall ? "ctc"
+                                                    : "fc",
                     id_, index);
   codec::JsonWriter(item.fields)
       .raw(R"(,"item_id":)")
@@ -212,6 +220,19 @@ void StreamEncoder::close_item(std::string& out, std::size_t index) {
       begin_event(out, "response.function_call_arguments.done");
       item_fields(out, index);
       w.raw(R"(,"name":)").string(item.name).raw(R"(,"arguments":)").string(item.text);
+      end_event(out);
+      break;
+    case Kind::kCustomToolCall:
+      item.input = custom_tool_input(item.text.text());
+      if (!item.input.empty()) {
+        begin_event(out, "response.custom_tool_call_input.delta");
+        item_fields(out, index);
+        w.raw(R"(,"delta":)").string(item.input);
+        end_event(out);
+      }
+      begin_event(out, "response.custom_tool_call_input.done");
+      item_fields(out, index);
+      w.raw(R"(,"input":)").string(item.input);
       end_event(out);
       break;
   }
@@ -318,7 +339,9 @@ void StreamEncoder::on_tool_start(const ir::StreamEvent& event, std::string& out
          out);
     return;
   }
-  const std::size_t index = open_item(out, Kind::kFunctionCall);
+  const CallerTool* caller = names_.find(event.name);
+  const std::size_t index = open_item(
+      out, caller != nullptr && caller->custom ? Kind::kCustomToolCall : Kind::kFunctionCall);
   Item& item = items_[index];
   item.call_id = event.id.empty() ? item_id("call", id_, event.index) : event.id;
   // An upstream that repeats a call id (broken or hostile) would hand the caller two calls it
@@ -333,7 +356,10 @@ void StreamEncoder::on_tool_start(const ir::StreamEvent& event, std::string& out
       item.call_id += '_';
     }
   }
-  item.name = event.name;
+  item.name = caller != nullptr ? caller->name : event.name;
+  if (caller != nullptr) {
+    item.space = caller->space;
+  }
   tools_.push_back(index);
   begin_event(out, "response.output_item.added");
   codec::JsonWriter(out)
@@ -355,6 +381,10 @@ void StreamEncoder::on_tool_delta(const ir::StreamEvent& event, std::string& out
     return;
   }
   const std::size_t index = tools_[event.index];
+  if (items_[index].kind == Kind::kCustomToolCall) {
+    items_[index].text.append(event.text);  // JSON around the text: written when it closes
+    return;
+  }
   begin_event(out, "response.function_call_arguments.delta");
   item_fields(out, index);
   codec::JsonWriter(out).raw(R"(,"delta":")").raw(items_[index].text.append(event.text)).ch('"');

@@ -10,6 +10,7 @@
 #include "core/error.h"
 #include "ir/stream_event.h"
 #include "ir/usage.h"
+#include "protocol/openai_responses/tool_names.h"
 #include "protocol/stream.h"
 
 namespace sluice::protocol::openai_responses {
@@ -33,7 +34,13 @@ namespace sluice::protocol::openai_responses {
 //   kToolCallStart    a function_call item (output_item.added, arguments "", call_id = the IR id
 //                     or "call_<..>_<index>" when empty); tool calls stay open to the end, so
 //                     parallel calls may interleave (every event names its output_index)
-//   kToolCallDelta    response.function_call_arguments.delta for that item
+//                     A call of a namespace's tool (per the request's ToolNames) is a
+//                     function_call with the tool's own `name` and its `namespace`; a call of a
+//                     custom tool is a custom_tool_call item ("ctc_.." id, input "")
+//   kToolCallDelta    response.function_call_arguments.delta for that item; a custom tool's
+//                     arguments are held (they are JSON around the text), and its text is
+//                     written when it closes: response.custom_tool_call_input.delta (the whole
+//                     text, when not empty) and response.custom_tool_call_input.done
 //   kUsage            held (cumulative in the IR): the last one goes into the final response
 //   kFinish           held
 //   kDone             every open item closed in output order (output_text.done /
@@ -55,7 +62,8 @@ namespace sluice::protocol::openai_responses {
 class StreamEncoder final : public protocol::StreamEncoder {
  public:
   // `created`: the Unix time the response reports (the ingress passes now; tests a constant).
-  explicit StreamEncoder(std::int64_t created);
+  // `names`: the request's tools (request_decoder.h), to answer in the caller's tool names.
+  explicit StreamEncoder(std::int64_t created, ToolNames names = {});
 
   void encode(const ir::StreamEvent& event, std::string& out) override;
   bool finished() const override { return finished_; }
@@ -64,7 +72,7 @@ class StreamEncoder final : public protocol::StreamEncoder {
   const std::string& response_id() const { return id_; }
 
  private:
-  enum class Kind : std::uint8_t { kMessage, kReasoning, kFunctionCall };
+  enum class Kind : std::uint8_t { kMessage, kReasoning, kFunctionCall, kCustomToolCall };
   struct Item {
     Kind kind = Kind::kMessage;
     std::string id;
@@ -72,6 +80,8 @@ class StreamEncoder final : public protocol::StreamEncoder {
     codec::EscapedText text;  // message text, reasoning summary or call arguments so far
     std::string call_id;
     std::string name;
+    std::string space;          // the tool's namespace
+    std::string input;          // a custom tool call's text, once it closed
     std::string encrypted;      // reasoning
     bool summary_part = false;  // reasoning: the summary part was added
     bool closed = false;
@@ -100,6 +110,7 @@ class StreamEncoder final : public protocol::StreamEncoder {
   static constexpr std::size_t kNone = static_cast<std::size_t>(-1);
 
   std::int64_t created_;
+  ToolNames names_;
   std::string id_;
   std::string model_;
   std::uint64_t sequence_ = 0;
