@@ -22,7 +22,12 @@ void AnswerKeeper::lead(CallContext& call, cache::Flights& flights, const cache:
   flights_ = &flights;
   key_ = key;
   cache::Flight* shared = flight_.get();
-  call.hold_caller([shared] { return shared->followed(); });
+  // A weak reference: the flight may land (and be freed) while the call goes on, a stream
+  // whose answer was whole and stored before the upstream's body ended.
+  call.hold_caller([weak = std::weak_ptr<cache::Flight>(flight_)] {
+    const std::shared_ptr<cache::Flight> flight = weak.lock();
+    return flight != nullptr && flight->followed();
+  });
   const RequestContext* ctx = &call.ctx();  // the keeper lives in the call's state
   capture_.emplace(codec, max_bytes, [shared, ctx](std::span<const ir::StreamEvent> events) {
     if (const Attempt* answering = ctx->last_attempt()) {
