@@ -24,10 +24,10 @@ namespace sluice::aws {
 // Temporary credentials that expire (web identity, IMDS, SSO) are not read yet: a profile that
 // names only a role is reported, not guessed at.
 struct CredentialSettings {
-  std::string access_key_id;
-  std::string secret_access_key;
-  std::string session_token;
-  std::string profile;
+  std::string access_key_id{};
+  std::string secret_access_key{};
+  std::string session_token{};
+  std::string profile{};
 };
 
 // The credentials found, and where (for the start-up log line: never the secret).
