@@ -204,4 +204,34 @@ std::string rename_member(std::string_view body, MemberPath path, std::string_vi
   return out;
 }
 
+std::string remove_member(std::string_view body, std::string_view key) {
+  if (members_named(body, 0, body.size(), key).members.empty()) {
+    return std::string(body);
+  }
+  // The object written again from the bytes of the members it keeps: only the whitespace
+  // between members is lost.
+  std::string out;
+  out.reserve(body.size());
+  JsonObjectReader in(body);
+  in.ws();
+  out.append(body.substr(0, in.at()));
+  out.push_back('{');
+  bool first = true;
+  std::size_t close = body.size();
+  in.members([&](const JsonObjectReader::Member& m) {
+    close = m.value_end;
+    if (m.ascii && m.key == key) {
+      return;
+    }
+    if (!first) {
+      out.push_back(',');
+    }
+    first = false;
+    out.append(body.substr(m.key_begin, m.value_end - m.key_begin));
+  });
+  const std::size_t brace = body.find('}', close);
+  out.append(brace == std::string_view::npos ? std::string_view("}") : body.substr(brace));
+  return out;
+}
+
 }  // namespace sluice::codec

@@ -50,4 +50,8 @@ std::optional<std::string> set_member(std::string_view body, MemberPath path,
 // written as it is); unchanged when absent.
 std::string rename_member(std::string_view body, MemberPath path, std::string_view new_name);
 
+// `body` without the top-level member `key` (every occurrence, each with one comma next to
+// it); unchanged when absent or when `body` is not an object.
+std::string remove_member(std::string_view body, std::string_view key);
+
 }  // namespace sluice::codec

@@ -95,5 +95,15 @@ TEST(JsonMembersTest, SkippedStringsEndAtTheirUnescapedQuote) {
   EXPECT_EQ(read_unsigned_member(nested, {"max_tokens", ""}).value, 7u);
 }
 
+TEST(JsonMembersTest, RemoveMemberKeepsEveryOtherMembersBytes) {
+  EXPECT_EQ(remove_member(R"({"model":"m","max_tokens":1e2,"x":{"model":1}})", "model"),
+            R"({"max_tokens":1e2,"x":{"model":1}})");
+  EXPECT_EQ(remove_member(R"({"a":1,"model":"m"})", "model"), R"({"a":1})");
+  EXPECT_EQ(remove_member(R"({"a":1,"model":1,"model":2})", "model"), R"({"a":1})");
+  EXPECT_EQ(remove_member(R"( { "model" : "m" } )", "model"), R"( {} )");
+  EXPECT_EQ(remove_member(R"({"a":1})", "model"), R"({"a":1})");
+  EXPECT_EQ(remove_member("[1]", "model"), "[1]");
+}
+
 }  // namespace
 }  // namespace sluice::codec
