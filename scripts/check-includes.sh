@@ -2,7 +2,7 @@
 # Fails when a file under src/ includes a folder its own folder may not depend on, so the
 # dependency direction of docs/architecture.md is checked on every build, not by review:
 #
-#   core <- ir, codec, config, aws <- protocol <- providers, routing, store, cache, guardrails <-
+#   core <- ir, codec, config, aws, gcp <- protocol <- providers, routing, store, cache, guardrails <-
 #   redis <- limits, metering, tenancy <- pipeline, http <- admin <- server <- main.cc
 #
 # Beyond the folder order: a protocol folder never includes another protocol folder (one IR,
@@ -24,10 +24,11 @@ allowed() {
     codec) [[ $to == core || $to == codec ]] ;;
     config) [[ $to == core || $to == config ]] ;;
     aws) [[ $to == core || $to == aws ]] ;;
+    gcp) [[ $to =~ ^(core|codec|gcp)$ ]] ;;
     protocol) [[ $to =~ ^(core|ir|codec)$ || $inc =~ ^protocol/[^/]+\.h$ ]] ;;
     protocol/*) [[ $to =~ ^(core|ir|codec)$ || $inc =~ ^protocol/[^/]+\.h$ || $inc == "$from"/* ]] ;;
     providers) [[ $to =~ ^(core|ir|codec|config|protocol)$ || $inc =~ ^providers/[^/]+\.h$ ]] ;;
-    providers/*) [[ $to =~ ^(core|ir|codec|config|protocol|aws)$ || $inc =~ ^providers/[^/]+\.h$ || $inc == "$from"/* ]] ;;
+    providers/*) [[ $to =~ ^(core|ir|codec|config|protocol|aws|gcp)$ || $inc =~ ^providers/[^/]+\.h$ || $inc == "$from"/* ]] ;;
     observability) [[ $to =~ ^(core|codec|observability)$ ]] ;;
     routing) [[ $to =~ ^(core|config|routing)$ ]] ;;
     redis) [[ $to =~ ^(core|config|cache|redis)$ ]] ;;
@@ -60,7 +61,7 @@ while IFS= read -r file; do
   base=$(basename "$file")
   while IFS=: read -r line inc; do
     [[ -z $inc ]] && continue
-    [[ ${inc%%/*} =~ ^(core|ir|codec|config|protocol|providers|observability|routing|limits|store|cache|guardrails|redis|metering|tenancy|pipeline|http|admin|server)$ ]] ||
+    [[ ${inc%%/*} =~ ^(core|ir|codec|config|aws|gcp|protocol|providers|observability|routing|limits|store|cache|guardrails|redis|metering|tenancy|pipeline|http|admin|server)$ ]] ||
       continue  # a third-party header written with quotes ("spdlog/spdlog.h")
     # The registries are the one place that names every protocol / adapter folder.
     if [[ $from == protocol && $base == registry.cc && $inc == protocol/* ]]; then continue; fi
