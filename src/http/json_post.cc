@@ -150,6 +150,7 @@ struct JsonPoster::Connection {
     }
     const auto& res = parser.get();
     answer.status = static_cast<int>(res.result_int());
+    answer.body = res.body();
     if (auto it = res.find(bhttp::field::retry_after); it != res.end()) {
       answer.retry_after = read_retry_after(it->value());
     }
@@ -225,6 +226,25 @@ Result<int> post_json(const std::string& url, const std::string& body, milliseco
                  "no answer within " + std::to_string(timeout.count()) + " ms");
   }
   return Error(ErrorKind::kUpstreamUnreachable, answer.failure);
+}
+
+providers::FetchAnswer fetch_in_background(const providers::FetchRequest& request,
+                                           milliseconds timeout) {
+  JsonPoster::Headers headers;
+  headers.emplace_back("Content-Type", request.content_type);
+  if (!request.accept.empty()) {
+    headers.emplace_back("Accept", request.accept);
+  }
+  auto poster = JsonPoster::to(request.url, std::move(headers));
+  if (!poster) {
+    return {.status = 0, .body = {}, .failure = poster.error().message()};
+  }
+  PostAnswer answer = poster->post(request.body, Clock::now() + timeout);
+  return {.status = answer.status,
+          .body = std::move(answer.body),
+          .failure = answer.timed_out
+                         ? "no answer within " + std::to_string(timeout.count()) + " ms"
+                         : std::move(answer.failure)};
 }
 
 }  // namespace sluice::http

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/result.h"
+#include "providers/background_fetch.h"
 
 namespace sluice::http {
 
@@ -18,15 +19,16 @@ struct PostAnswer {
   std::string failure;
   bool timed_out = false;
   std::optional<std::chrono::milliseconds> retry_after;  // Retry-After in seconds, if any
+  std::string body;                                      // at most 64 KiB
 };
 
-// POSTs application/json bodies to one http:// or https:// URL (the certificate verified
-// against the system store) from a background thread: blocking, with its own io_context, never
-// on a worker. The connection is kept alive between posts when the server allows it, and a
-// kept-alive connection the server closed meanwhile gets one fresh try. Each post (resolve,
-// connect, TLS, write, read of at most 64 KiB) is bounded by its deadline. One thread at a time.
-// The only place background HTTP clients instantiate Beast's client templates (each copy costs
-// about 40 s of compile time, two minutes under ASan).
+// POSTs application/json bodies (another Content-Type when `headers` name one) to one http:// or
+// https:// URL (the certificate verified against the system store) from a background thread:
+// blocking, with its own io_context, never on a worker. The connection is kept alive between posts
+// when the server allows it, and a kept-alive connection the server closed meanwhile gets one fresh
+// try. Each post (resolve, connect, TLS, write, read of at most 64 KiB) is bounded by its deadline.
+// One thread at a time. The only place background HTTP clients instantiate Beast's client templates
+// (each copy costs about 40 s of compile time, two minutes under ASan).
 class JsonPoster {
  public:
   using Headers = std::vector<std::pair<std::string, std::string>>;
@@ -51,5 +53,10 @@ class JsonPoster {
 // kUpstreamTimeout). For background threads (budget webhooks).
 Result<int> post_json(const std::string& url, const std::string& body,
                       std::chrono::milliseconds timeout);
+
+// providers::BackgroundFetch (providers/background_fetch.h), installed by the server: one POST on
+// a fresh connection.
+providers::FetchAnswer fetch_in_background(const providers::FetchRequest& request,
+                                           std::chrono::milliseconds timeout);
 
 }  // namespace sluice::http

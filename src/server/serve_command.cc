@@ -4,7 +4,9 @@
 
 #include <CLI/CLI.hpp>
 
+#include "http/json_post.h"
 #include "pipeline/snapshot.h"
+#include "providers/background_fetch.h"
 #include "providers/registry.h"
 #include "server/server.h"
 #include "spdlog/spdlog.h"
@@ -21,6 +23,9 @@ Result<std::shared_ptr<const pipeline::Snapshot>> load_snapshot(const std::strin
 }
 
 int serve(const std::string& path) {
+  // Credential refreshers (Vertex AI's OAuth tokens) reach the network through this, from
+  // their own threads; before the first snapshot so its adapters' first fetch can succeed.
+  providers::install_background_fetch(http::fetch_in_background);
   auto snap = load_snapshot(path);
   if (!snap) {
     spdlog::error("{}", snap.error().message());
