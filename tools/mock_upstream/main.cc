@@ -107,7 +107,23 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--aws-bearer-token", aws.bearer_token,
                  "Bedrock: accept (and require) Authorization: Bearer with this API key");
+  sluice::mock::GcpAuthConfig gcp;
+  app.add_option("--gcp-service-account", gcp.service_account_file,
+                 "Vertex AI: play Google's token endpoint (POST .../token) for this service "
+                 "account key file and require its tokens on Vertex AI paths")
+      ->check(CLI::ExistingFile);
+  app.add_option("--gcp-token-lifetime-s", gcp.token_lifetime_s,
+                 "Vertex AI: the expires_in of issued tokens")
+      ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
+  if (!gcp.service_account_file.empty()) {
+    auto loaded = sluice::mock::GcpAuth::load(gcp);
+    if (!loaded) {
+      std::fprintf(stderr, "--gcp-service-account: %s\n", loaded.error().message().c_str());
+      return 2;
+    }
+    config.gcp_auth = std::move(*loaded);
+  }
   if ((!aws.access_key_id.empty() && aws.secret_access_key.empty()) || aws.region.empty()) {
     std::fprintf(stderr,
                  "--aws-access-key-id, --aws-secret-access-key, --aws-region: empty value\n");

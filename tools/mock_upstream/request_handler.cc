@@ -5,6 +5,10 @@
 #include <ctime>
 #include <optional>
 
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+#include <boost/json/value.hpp>
+
 #include "anthropic_responder.h"
 #include "bedrock_responder.h"
 #include "chat_responder.h"
@@ -29,6 +33,8 @@ enum class Endpoint : std::uint8_t {
   kGeminiStream,
   kBedrockConverse,
   kBedrockConverseStream,
+  kVertexRawPredict,        // Claude on Vertex AI: …/publishers/anthropic/models/{m}:rawPredict
+  kVertexStreamRawPredict,  // …:streamRawPredict
   kResponses,
   kStoredResponse,
   kUnknown,
@@ -60,6 +66,9 @@ EndpointInfo info_of(Endpoint e) {
     case Endpoint::kBedrockConverse:
     case Endpoint::kBedrockConverseStream:
       return {"POST", Dialect::kBedrock, &Stats::bedrock_requests};
+    case Endpoint::kVertexRawPredict:
+    case Endpoint::kVertexStreamRawPredict:
+      return {"POST", Dialect::kAnthropic, &Stats::anthropic_requests};
     case Endpoint::kResponses:
       return {"POST", Dialect::kOpenAI, &Stats::responses_requests};
     case Endpoint::kStoredResponse:
@@ -134,6 +143,12 @@ Route parameterised_route(std::string_view path) {
   if (method == "streamGenerateContent") {
     return {Endpoint::kGeminiStream, segment.substr(0, colon)};
   }
+  if (method == "rawPredict") {
+    return {Endpoint::kVertexRawPredict, segment.substr(0, colon)};
+  }
+  if (method == "streamRawPredict") {
+    return {Endpoint::kVertexStreamRawPredict, segment.substr(0, colon)};
+  }
   return {};
 }
 
@@ -197,6 +212,35 @@ constexpr std::string_view kModelsBody =
     R"({"object":"list","data":[{"id":"mock-1","object":"model","created":0,)"
     R"("owned_by":"sluice-mock"}]})";
 
+// Claude on Vertex AI takes the Messages API's body without `model` (the URL names it) and with
+// "anthropic_version": "vertex-2023-10-16"; streamRawPredict is asked for a stream, rawPredict
+// for a complete answer. Anything else is refused as Vertex refuses it, so a gateway that sends
+// the Anthropic API's body here fails a test.
+Result<Reply> respond_vertex_anthropic(std::string_view body, const std::string& model,
+                                       const ReplySpec& spec, bool stream) {
+  boost::system::error_code ec;
+  boost::json::value doc = boost::json::parse(body, ec);
+  if (ec || !doc.is_object()) {
+    return Error(ErrorKind::kBadRequest, "invalid JSON body");
+  }
+  boost::json::object& o = doc.get_object();
+  const boost::json::value* version = o.if_contains("anthropic_version");
+  if (version == nullptr || !version->is_string() || version->get_string() != "vertex-2023-10-16") {
+    return Error(ErrorKind::kBadRequest, "anthropic_version: must be vertex-2023-10-16");
+  }
+  if (o.contains("model")) {
+    return Error(ErrorKind::kBadRequest, "model: Extra inputs are not permitted");
+  }
+  const boost::json::value* streamed = o.if_contains("stream");
+  if ((streamed != nullptr && streamed->is_bool() && streamed->get_bool()) != stream) {
+    return Error(ErrorKind::kBadRequest,
+                 stream ? "streamRawPredict needs \"stream\": true" : "rawPredict cannot stream");
+  }
+  o.erase("anthropic_version");
+  o["model"] = model;
+  return respond_anthropic_messages(boost::json::serialize(doc), spec);
+}
+
 // The normal reply of a known endpoint, or its validation error.
 Result<Reply> respond(const Route& route, const MockRequest& request, const ReplySpec& spec,
                       ResponseStore& responses) {
@@ -226,6 +270,10 @@ Result<Reply> respond(const Route& route, const MockRequest& request, const Repl
                              route.endpoint == Endpoint::kBedrockConverse
                                  ? BedrockOperation::kConverse
                                  : BedrockOperation::kConverseStream);
+    case Endpoint::kVertexRawPredict:
+    case Endpoint::kVertexStreamRawPredict:
+      return respond_vertex_anthropic(request.body, codec::percent_decode(route.arg), spec,
+                                      route.endpoint == Endpoint::kVertexStreamRawPredict);
     case Endpoint::kResponses:
       return respond_responses(request.body, spec, responses);
     case Endpoint::kStoredResponse:
@@ -249,6 +297,13 @@ Reply RequestHandler::handle(const MockRequest& request) const {
   stats_.record_last_request(request);
   if (auto key = find_header(request.headers, "x-mock-count-key")) {
     stats_.count_key(*key);
+  }
+  if (config_.gcp_auth && path_of(request.target).ends_with("/token")) {
+    Reply r = config_.gcp_auth->handle_token(request, std::chrono::system_clock::now());
+    (r.status == 200 ? stats_.gcp_tokens_issued : stats_.gcp_token_refusals)
+        .fetch_add(1, std::memory_order_relaxed);
+    r.request_number = number;
+    return r;
   }
   const Route route = route_of(path_of(request.target));
   const EndpointInfo info = info_of(route.endpoint);
@@ -321,6 +376,15 @@ Reply RequestHandler::handle_api(const MockRequest& request, const Faults& fault
   if (info.dialect == Dialect::kBedrock) {
     if (auto rejected = check_bedrock_auth(request)) {
       return error_reply(Dialect::kBedrock, *rejected);
+    }
+  }
+  if (path_of(request.target).find("/publishers/") != std::string_view::npos) {
+    stats_.vertex_requests.fetch_add(1, std::memory_order_relaxed);
+    if (config_.gcp_auth) {
+      if (auto rejected = config_.gcp_auth->check(request, std::chrono::system_clock::now())) {
+        stats_.vertex_auth_failures.fetch_add(1, std::memory_order_relaxed);
+        return error_reply(Dialect::kGemini, *rejected);
+      }
     }
   }
   int status = 0;

@@ -7,6 +7,7 @@
 
 #include "bedrock_auth.h"
 #include "faults.h"
+#include "gcp_auth.h"
 #include "mock_request.h"
 #include "prompt_cache.h"
 #include "reply.h"
@@ -23,6 +24,8 @@ struct MockConfig {
   Faults defaults;
   // --aws-*: how Bedrock requests are authenticated (not at all by default).
   BedrockAuthConfig bedrock_auth;
+  // --gcp-service-account: Google's token endpoint and Vertex AI's token check (null: none).
+  std::shared_ptr<GcpAuth> gcp_auth;
 };
 
 // Turns requests into replies. Pure logic, no I/O except reading fixture files; safe to

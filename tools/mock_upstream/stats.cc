@@ -77,6 +77,10 @@ void Stats::reset() {
                   &bedrock_requests_bearer,
                   &bedrock_signatures_valid,
                   &bedrock_signatures_invalid,
+                  &vertex_requests,
+                  &vertex_auth_failures,
+                  &gcp_tokens_issued,
+                  &gcp_token_refusals,
                   &responses_requests,
                   &streams_completed,
                   &streams_aborted,
@@ -115,6 +119,10 @@ std::string Stats::to_json() const {
   o["bedrock_requests_bearer"] = load(bedrock_requests_bearer);
   o["bedrock_signatures_valid"] = load(bedrock_signatures_valid);
   o["bedrock_signatures_invalid"] = load(bedrock_signatures_invalid);
+  o["vertex_requests"] = load(vertex_requests);
+  o["vertex_auth_failures"] = load(vertex_auth_failures);
+  o["gcp_tokens_issued"] = load(gcp_tokens_issued);
+  o["gcp_token_refusals"] = load(gcp_token_refusals);
   o["responses_requests"] = load(responses_requests);
   o["active_streams"] = load(active_streams);
   o["streams_completed"] = load(streams_completed);

@@ -39,6 +39,11 @@ class Stats {
   std::atomic<std::uint64_t> bedrock_requests_bearer{0};
   std::atomic<std::uint64_t> bedrock_signatures_valid{0};
   std::atomic<std::uint64_t> bedrock_signatures_invalid{0};
+  // Vertex AI (paths with /publishers/), and Google's token endpoint (--gcp-service-account).
+  std::atomic<std::uint64_t> vertex_requests{0};
+  std::atomic<std::uint64_t> vertex_auth_failures{0};
+  std::atomic<std::uint64_t> gcp_tokens_issued{0};
+  std::atomic<std::uint64_t> gcp_token_refusals{0};
   // POST …/responses and GET …/responses/{id}.
   std::atomic<std::uint64_t> responses_requests{0};
   std::atomic<std::uint64_t> streams_completed{0};
