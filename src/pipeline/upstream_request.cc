@@ -44,6 +44,7 @@ std::optional<Error> UpstreamRequest::frame_body() {
   framed_.timeouts = target_.timeouts;
   if (passthrough()) {
     framed_.body = call_.ingress().passthrough_body(call_.request(), target_.model);
+    adapter().finish_body(wire_protocol(), framed_.stream, framed_.body);
     return std::nullopt;
   }
   auto ir = call_.ir_for_translation();
@@ -60,6 +61,7 @@ std::optional<Error> UpstreamRequest::frame_body() {
     return std::move(body).error();
   }
   framed_.body = std::move(*body);
+  adapter().finish_body(wire_protocol(), framed_.stream, framed_.body);
   return std::nullopt;
 }
 

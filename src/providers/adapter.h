@@ -87,6 +87,13 @@ class ProviderAdapter {
       boost::asio::any_io_executor executor, const InProcessRequest& request,
       Cancellation& cancel) const;
 
+  // The body as this upstream wants it, after the protocol's codec wrote it (translation) or
+  // the caller's bytes got the upstream model spliced in (passthrough), before
+  // write_request_head: Claude on Vertex AI and on Bedrock's InvokeModel takes no `model` (the
+  // URL names it) and an `anthropic_version` member. Once per attempt; unchanged by default.
+  virtual void finish_body(protocol::ProtocolId /*protocol*/, bool /*stream*/,
+                           std::string& /*body*/) const {}
+
   // The complete HTTP/1.1 request head for `spec`: request line, Host, authentication, the
   // provider's configured headers, Content-Type / Accept / Content-Length, the request id and
   // the forwarded caller headers. Room for request signing (SigV4) here: the body is final when

@@ -43,11 +43,12 @@ Result<BaseUrl> parse_base_url(std::string_view text) {
   return out;
 }
 
-void append_path_segment(std::string& out, std::string_view segment) {
+void append_path_segment(std::string& out, std::string_view segment, std::string_view also_plain) {
   static constexpr char kHex[] = "0123456789ABCDEF";
   for (const char c : segment) {
     const bool plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                       c == '-' || c == '_' || c == '.';
+                       c == '-' || c == '_' || c == '.' ||
+                       also_plain.find(c) != std::string_view::npos;
     if (plain) {
       out.push_back(c);
     } else {

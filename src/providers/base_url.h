@@ -23,7 +23,9 @@ Result<BaseUrl> parse_base_url(std::string_view url);
 
 // Appends `segment` as one URL path segment (a deployment or model name from a route): letters,
 // digits, '-', '_' and '.' as they are, every other byte percent-encoded, so the request line
-// stays well-formed whatever the route says.
-void append_path_segment(std::string& out, std::string_view segment);
+// stays well-formed whatever the route says. `also_plain`: more bytes kept as they are (each
+// must be an RFC 3986 pchar: Vertex AI's "claude-sonnet-4-5@20250929" keeps its '@').
+void append_path_segment(std::string& out, std::string_view segment,
+                         std::string_view also_plain = {});
 
 }  // namespace sluice::providers

@@ -9,6 +9,7 @@
 #include "providers/gemini/gemini_adapter.h"
 #include "providers/mock/mock_adapter.h"
 #include "providers/openai/openai_adapter.h"
+#include "providers/vertex/vertex_adapter.h"
 
 namespace sluice::providers {
 
@@ -29,6 +30,7 @@ const std::array kAdapters = {
     Entry{AzureOpenAiAdapter::kSchema, &AzureOpenAiAdapter::make},
     Entry{GeminiAdapter::kSchema, &GeminiAdapter::make},
     Entry{BedrockAdapter::kSchema, &BedrockAdapter::make},
+    Entry{VertexAdapter::kSchema, &VertexAdapter::make},
 };
 
 const std::array<config::AdapterSchema, kAdapters.size()> kSchemas = [] {

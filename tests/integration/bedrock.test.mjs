@@ -22,6 +22,7 @@ import {
   startSluice,
   usageRecord,
 } from '../support/harness.mjs';
+import { callerProtocols } from '../support/callers.mjs';
 
 const ACCESS_KEY = 'AKIDSLUICETEST0001';
 const SECRET_KEY = 'sluice/test/secret/key/0000000000000001';
@@ -85,32 +86,7 @@ const auth = { authorization: `Bearer ${GATEWAY_KEY}`, 'content-type': 'applicat
 const post = (p, body, headers = {}) =>
   fetch(`${gw.url}${p}`, { method: 'POST', headers: { ...auth, ...headers }, body: JSON.stringify(body) });
 
-// One question in each caller protocol, and its answer's text read back.
-const CALLERS = {
-  chat: {
-    ask: (model, stream, headers) =>
-      post('/v1/chat/completions', { model, max_tokens: 64, stream, messages: [{ role: 'user', content: 'hello' }] }, headers),
-    text: (body) => JSON.parse(body).choices[0].message.content,
-    streamed: (events) => jsonEvents(events).map((e) => e.choices?.[0]?.delta?.content ?? '').join(''),
-  },
-  anthropic: {
-    ask: (model, stream, headers) =>
-      post('/v1/messages', { model, max_tokens: 64, stream, messages: [{ role: 'user', content: 'hello' }] }, { 'anthropic-version': '2023-06-01', ...headers }),
-    text: (body) => JSON.parse(body).content.map((c) => c.text ?? '').join(''),
-    streamed: (events) => jsonEvents(events).map((e) => (e.type === 'content_block_delta' ? e.delta.text ?? '' : '')).join(''),
-  },
-  gemini: {
-    ask: (model, stream, headers) =>
-      post(`/v1beta/models/${model}:${stream ? 'streamGenerateContent?alt=sse' : 'generateContent'}`, { contents: [{ role: 'user', parts: [{ text: 'hello' }] }] }, headers),
-    text: (body) => JSON.parse(body).candidates[0].content.parts.map((p) => p.text ?? '').join(''),
-    streamed: (events) => jsonEvents(events).map((e) => (e.candidates?.[0]?.content?.parts ?? []).map((p) => p.text ?? '').join('')).join(''),
-  },
-  responses: {
-    ask: (model, stream, headers) => post('/v1/responses', { model, max_output_tokens: 64, stream, input: 'hello' }, headers),
-    text: (body) => JSON.parse(body).output.filter((o) => o.type === 'message').map((o) => o.content.map((c) => c.text).join('')).join(''),
-    streamed: (events) => jsonEvents(events).map((e) => (e.type === 'response.output_text.delta' ? e.delta : '')).join(''),
-  },
-};
+const CALLERS = callerProtocols(post);
 
 describe('every caller protocol to Bedrock Converse, signed', () => {
   for (const [protocol, caller] of Object.entries(CALLERS)) {

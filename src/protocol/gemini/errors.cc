@@ -1,7 +1,12 @@
 #include "protocol/gemini/errors.h"
 
 #include <array>
+#include <charconv>
+#include <cmath>
 
+#include <boost/json/value.hpp>
+
+#include "codec/json_read.h"
 #include "codec/json_writer.h"
 
 namespace sluice::protocol::gemini {
@@ -95,6 +100,49 @@ Error error_from_wire(int code, std::string message, std::string_view status_nam
   Error error(ErrorKind::kUpstreamStatus, status, std::move(message));
   if (is_status_name(status_name)) {
     error.with_code(std::string(status_name));
+  }
+  return error;
+}
+
+std::uint32_t retry_delay_seconds(std::string_view body) {
+  boost::system::error_code ec;
+  boost::json::value doc = codec::parse_json(body, ec, {}, 32);
+  const boost::json::value* error =
+      !ec && doc.is_object() ? doc.get_object().if_contains("error") : nullptr;
+  const boost::json::value* details =
+      error != nullptr && error->is_object() ? error->get_object().if_contains("details") : nullptr;
+  if (details == nullptr || !details->is_array()) {
+    return 0;
+  }
+  for (const boost::json::value& d : details->get_array()) {
+    const boost::json::value* type = d.is_object() ? d.get_object().if_contains("@type") : nullptr;
+    const boost::json::value* delay =
+        d.is_object() ? d.get_object().if_contains("retryDelay") : nullptr;
+    if (type == nullptr || !type->is_string() ||
+        !std::string_view(type->get_string()).ends_with("google.rpc.RetryInfo") ||
+        delay == nullptr || !delay->is_string()) {
+      continue;
+    }
+    std::string_view text(delay->get_string());
+    if (!text.ends_with('s')) {
+      return 0;
+    }
+    text.remove_suffix(1);
+    double seconds = 0;
+    auto [ptr, err] = std::from_chars(text.data(), text.data() + text.size(), seconds);
+    if (err != std::errc() || ptr != text.data() + text.size() || !(seconds > 0)) {
+      return 0;
+    }
+    return static_cast<std::uint32_t>(std::min(86400.0, std::ceil(seconds)));
+  }
+  return 0;
+}
+
+Error with_retry_info(Error error, int status, std::string_view body) {
+  if (error.retry_after_seconds() == 0 && (status == 429 || status == 503)) {
+    if (const std::uint32_t wait = retry_delay_seconds(body); wait > 0) {
+      return std::move(error).with_retry_after(wait);
+    }
   }
   return error;
 }

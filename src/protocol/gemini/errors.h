@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -38,5 +39,13 @@ std::string encode_error(const Error& error);
 // kUpstreamStatus with `code` as the HTTP status (500 when it is not an error status), code()
 // = the status name, so re-encoding keeps it.
 Error error_from_wire(int code, std::string message, std::string_view status_name);
+
+// Seconds from the google.rpc.RetryInfo detail of an error body ("retryDelay": "37s" or
+// "1.5s", rounded up), 0 when there is none. Gemini API and Vertex AI answers alike.
+std::uint32_t retry_delay_seconds(std::string_view body);
+
+// `error` (an upstream's 429 or 503 with the error body `body`) waiting what its RetryInfo says
+// when no Retry-After header set a wait already; any other error unchanged.
+Error with_retry_info(Error error, int status, std::string_view body);
 
 }  // namespace sluice::protocol::gemini

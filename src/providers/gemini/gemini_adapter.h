@@ -47,8 +47,4 @@ class GeminiAdapter final : public ProviderAdapter {
 // :streamGenerateContent?alt=sse. A leading "models/" in the model name is dropped.
 std::string gemini_target(std::string_view prefix, std::string_view model, bool stream);
 
-// Seconds from the google.rpc.RetryInfo detail of a Gemini error body ("retryDelay": "37s" or
-// "1.5s", rounded up), 0 when there is none.
-std::uint32_t gemini_retry_delay(std::string_view body);
-
 }  // namespace sluice::providers

@@ -13,6 +13,7 @@
 #include "codec/sse.h"
 #include "providers/adapter.h"
 #include "providers/registry.h"
+#include "providers/vertex/vertex_adapter.h"
 
 namespace sluice::providers {
 namespace {
@@ -597,6 +598,48 @@ std::string mock_answer(const ProviderAdapter& adapter, std::string_view body, b
       boost::asio::detached);
   ioc.run();
   return out;
+}
+
+TEST(VertexAdapter, ExpressModeIsAnApiKeyOnThePublishersPath) {
+  Built b = build(
+      "  - id: p\n    adapter: vertex\n    api_key: AIza-vertex-key-0001\n"
+      "    vertex: { location: global }\n");
+  ASSERT_NE(b.adapter->endpoint(), nullptr);
+  EXPECT_EQ(b.adapter->endpoint()->host, "aiplatform.googleapis.com");
+  EXPECT_EQ(b.adapter->wire_protocol(protocol::Operation::kChat), "gemini");
+  std::string head = head_for(*b.adapter, false);
+  EXPECT_TRUE(head.starts_with("POST /v1/publishers/google/models/m:generateContent HTTP/1.1\r\n"))
+      << head;
+  EXPECT_EQ(field_of(head, "x-goog-api-key"), "AIza-vertex-key-0001");
+  EXPECT_EQ(field_of(head, "Authorization"), "");
+  head = head_for(*b.adapter, true);
+  EXPECT_TRUE(head.starts_with(
+      "POST /v1/publishers/google/models/m:streamGenerateContent?alt=sse HTTP/1.1\r\n"))
+      << head;
+}
+
+TEST(VertexAdapter, TargetsNameTheProjectLocationPublisherAndMethod) {
+  EXPECT_EQ(vertex_target("/v1/projects/p/locations/us-east5/publishers/anthropic/models/",
+                          "claude-sonnet-4-5@20250929", true, true),
+            "/v1/projects/p/locations/us-east5/publishers/anthropic/models/"
+            "claude-sonnet-4-5@20250929:streamRawPredict");
+  EXPECT_EQ(vertex_target("/m/", "claude x", true, false), "/m/claude%20x:rawPredict");
+  EXPECT_EQ(vertex_target("/m/", "models/gemini-2.5-pro", false, false),
+            "/m/gemini-2.5-pro:generateContent");
+}
+
+TEST(VertexAdapter, ClaudeNeedsGoogleCredentialsNotAnApiKey) {
+  config::LoadOptions options;
+  options.getenv = [](const std::string&) -> std::optional<std::string> { return std::nullopt; };
+  auto cfg = load_config_string(
+      "version: 1\nauth: none\nproviders:\n  - id: p\n    adapter: vertex\n    api_key: k\n"
+      "    vertex: { publisher: anthropic, project: x }\n"
+      "routes:\n  - alias: a\n    provider: p\n    model: m\n",
+      "test.yaml", options);
+  ASSERT_TRUE(cfg.has_value()) << cfg.error().message();
+  auto adapter = make_adapter((*cfg)->providers.at(0));
+  ASSERT_FALSE(adapter.has_value());
+  EXPECT_NE(adapter.error().message().find("express mode"), std::string::npos);
 }
 
 TEST(MockAdapter, AnswersTranslatedRequestsInEveryProtocolItSpeaks) {
