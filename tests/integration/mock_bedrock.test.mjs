@@ -158,6 +158,38 @@ test('converse-stream x-mock-stream-error', async () => {
   assert.equal(typeof messages[2].payload.message, 'string');
 });
 
+const invokeBody = { anthropic_version: 'bedrock-2023-05-31', max_tokens: 64,
+                     messages: [{ role: 'user', content: 'Hello there' }] };
+test('invoke: the Messages API answer for the path\'s model', async () => {
+  const res = await post('invoke', invokeBody, { extra: { 'x-mock-events': '2' } });
+  assert.equal(res.status, 200);
+  const body = await res.json();
+  assert.equal(body.type, 'message');
+  assert.equal(body.model, decodeURIComponent(MODEL));
+  assert.equal(body.content[0].text, 'Mock reply w1 w2');
+});
+
+test('invoke-with-response-stream: each Messages event in a chunk, base64', async () => {
+  const res = await post('invoke-with-response-stream', invokeBody, { extra: { 'x-mock-events': '3' } });
+  assert.equal(res.headers.get('content-type'), 'application/vnd.amazon.eventstream');
+  const messages = decodeEventStream(Buffer.from(await res.arrayBuffer()));
+  for (const m of messages) assert.equal(m.headers[':event-type'], 'chunk');
+  const events = messages.map((m) => JSON.parse(Buffer.from(m.payload.bytes, 'base64').toString('utf8')));
+  assert.equal(events[0].type, 'message_start');
+  assert.equal(events.at(-1).type, 'message_stop');
+  const text = events.filter((e) => e.type === 'content_block_delta').map((e) => e.delta.text).join('');
+  assert.equal(text, 'Mock reply w1 w2 w3');
+});
+
+test('invoke refuses the Anthropic API\'s own body: model, stream, no version', async () => {
+  for (const body of [{ ...invokeBody, model: 'x' }, { ...invokeBody, stream: true },
+                      { ...invokeBody, anthropic_version: undefined }]) {
+    const res = await post('invoke', body);
+    assert.equal(res.status, 400, JSON.stringify(body));
+    assert.match(res.headers.get('x-amzn-errortype'), /^ValidationException:/);
+  }
+});
+
 test('validation error: maxTokens 0', async () => {
   const res = await post('converse', { ...conversation, inferenceConfig: { maxTokens: 0 } });
   assert.equal(res.status, 400);
@@ -214,10 +246,10 @@ test('bearer API key', async () => {
 });
 test('stats', async () => {
   const stats = await mock.stats();
-  assert.equal(stats.bedrock_requests, 15);
-  assert.equal(stats.bedrock_requests_signed, 12);
+  assert.equal(stats.bedrock_requests, 20);
+  assert.equal(stats.bedrock_requests_signed, 17);
   assert.equal(stats.bedrock_requests_bearer, 2);
-  assert.equal(stats.bedrock_signatures_valid, 9);
+  assert.equal(stats.bedrock_signatures_valid, 14);
   assert.equal(stats.bedrock_signatures_invalid, 6);
 });
 

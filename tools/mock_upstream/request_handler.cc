@@ -10,6 +10,7 @@
 #include <boost/json/value.hpp>
 
 #include "anthropic_responder.h"
+#include "bedrock_invoke.h"
 #include "bedrock_responder.h"
 #include "chat_responder.h"
 #include "codec/percent.h"
@@ -33,6 +34,8 @@ enum class Endpoint : std::uint8_t {
   kGeminiStream,
   kBedrockConverse,
   kBedrockConverseStream,
+  kBedrockInvoke,           // …/model/{modelId}/invoke (Claude's Messages body)
+  kBedrockInvokeStream,     // …/invoke-with-response-stream
   kVertexRawPredict,        // Claude on Vertex AI: …/publishers/anthropic/models/{m}:rawPredict
   kVertexStreamRawPredict,  // …:streamRawPredict
   kResponses,
@@ -65,6 +68,8 @@ EndpointInfo info_of(Endpoint e) {
       return {"POST", Dialect::kGemini, &Stats::gemini_requests};
     case Endpoint::kBedrockConverse:
     case Endpoint::kBedrockConverseStream:
+    case Endpoint::kBedrockInvoke:
+    case Endpoint::kBedrockInvokeStream:
       return {"POST", Dialect::kBedrock, &Stats::bedrock_requests};
     case Endpoint::kVertexRawPredict:
     case Endpoint::kVertexStreamRawPredict:
@@ -106,6 +111,8 @@ Route bedrock_route(std::string_view path) {
   static constexpr std::pair<std::string_view, Endpoint> kOperations[] = {
       {"/converse", Endpoint::kBedrockConverse},
       {"/converse-stream", Endpoint::kBedrockConverseStream},
+      {"/invoke", Endpoint::kBedrockInvoke},
+      {"/invoke-with-response-stream", Endpoint::kBedrockInvokeStream},
   };
   for (const auto& [operation, endpoint] : kOperations) {
     if (!ends_with(path, operation)) {
@@ -270,6 +277,10 @@ Result<Reply> respond(const Route& route, const MockRequest& request, const Repl
                              route.endpoint == Endpoint::kBedrockConverse
                                  ? BedrockOperation::kConverse
                                  : BedrockOperation::kConverseStream);
+    case Endpoint::kBedrockInvoke:
+    case Endpoint::kBedrockInvokeStream:
+      return respond_bedrock_invoke(request.body, codec::percent_decode(route.arg), spec,
+                                    route.endpoint == Endpoint::kBedrockInvokeStream);
     case Endpoint::kVertexRawPredict:
     case Endpoint::kVertexStreamRawPredict:
       return respond_vertex_anthropic(request.body, codec::percent_decode(route.arg), spec,
