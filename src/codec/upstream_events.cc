@@ -1,6 +1,8 @@
 #include "codec/upstream_events.h"
 
+#include "codec/base64.h"
 #include "codec/http_tokens.h"
+#include "codec/json_members.h"
 
 namespace sluice::codec {
 namespace {
@@ -73,7 +75,7 @@ UpstreamEvents::Status UpstreamEvents::finish(SseEvent& out) {
 }
 
 UpstreamEvents::Status UpstreamEvents::from_message(const EventStreamMessage& message,
-                                                    SseEvent& out) const {
+                                                    SseEvent& out) {
   out = SseEvent{};
   out.raw = message.raw;
   out.has_data = true;
@@ -84,6 +86,8 @@ UpstreamEvents::Status UpstreamEvents::from_message(const EventStreamMessage& me
     out.event = "error";
     out.data = message.error_message;
     out.id = message.error_code;
+  } else if (message.event_type == "chunk") {
+    return unwrap_chunk(message.payload, out);
   } else {
     out.event = message.event_type;
     out.data = message.payload;
@@ -91,7 +95,52 @@ UpstreamEvents::Status UpstreamEvents::from_message(const EventStreamMessage& me
   return Status::kEvent;
 }
 
+UpstreamEvents::Status UpstreamEvents::unwrap_chunk(std::string_view payload, SseEvent& out) {
+  // {"bytes":"<base64>"}: the model's own event, its type in its "type" member. The payload is
+  // small and written by AWS; a member scan is all it needs.
+  constexpr std::string_view kBytes = R"("bytes":")";
+  const std::size_t begin = payload.find(kBytes);
+  const std::size_t end =
+      begin == std::string_view::npos ? begin : payload.find('"', begin + kBytes.size());
+  std::optional<std::string> decoded =
+      end == std::string_view::npos
+          ? std::nullopt
+          : decode_base64(payload.substr(begin + kBytes.size(), end - begin - kBytes.size()));
+  if (!decoded) {
+    malformed_chunk_ = true;
+    return Status::kMalformed;
+  }
+  chunk_data_ = std::move(*decoded);
+  chunk_type_.clear();
+  if (const auto types = find_member(chunk_data_, {.key = "type", .inner = {}}); !types.empty()) {
+    const std::string_view value =
+        std::string_view(chunk_data_)
+            .substr(types.back().begin, types.back().end - types.back().begin);
+    // A plain name ("content_block_delta"): anything else would not make an SSE event line.
+    const bool plain =
+        value.size() >= 2 && value.front() == '"' && value.back() == '"' &&
+        value.substr(1, value.size() - 2).find_first_of("\"\\\r\n") == std::string_view::npos;
+    if (plain) {
+      chunk_type_ = value.substr(1, value.size() - 2);
+    }
+  }
+  // The same event as an SSE block, so a relay that forwards blocks verbatim (an Anthropic
+  // caller on InvokeModelWithResponseStream) writes what the Messages API would have sent.
+  chunk_raw_.clear();
+  if (!chunk_type_.empty()) {
+    chunk_raw_.append("event: ").append(chunk_type_).push_back('\n');
+  }
+  chunk_raw_.append("data: ").append(chunk_data_).append("\n\n");
+  out.event = chunk_type_;
+  out.data = chunk_data_;
+  out.raw = chunk_raw_;
+  return Status::kEvent;
+}
+
 std::string_view UpstreamEvents::malformed() const {
+  if (malformed_chunk_) {
+    return "a chunk whose bytes are not base64";
+  }
   if (aws_ && aws_->error() != EventStreamError::kNone) {
     return describe(aws_->error());
   }

@@ -3,6 +3,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 
 #include "codec/eventstream.h"
@@ -19,7 +20,10 @@ namespace sluice::codec {
 //   bytes. `event` names it: its `:event-type` ("contentBlockDelta"); for an exception its
 //   `:exception-type` ("throttlingException": every modeled exception's name ends in
 //   "Exception"); for an unmodeled error (`:message-type` error) "error", with `data` its
-//   `:error-message` and `id` its `:error-code`.
+//   `:error-message` and `id` its `:error-code`. A `chunk` event (InvokeModelWithResponseStream:
+//   {"bytes":"<base64>"}, the model's own event) is unwrapped: `data` the decoded JSON,
+//   `event` its "type" member ("content_block_delta"), `raw` the same event as an SSE block
+//   ("event: <type>\ndata: <json>\n\n"); bytes that are not base64 are kMalformed.
 //
 // Sans-I/O, single-threaded. Views in the event are valid until the next feed(), next() or
 // finish() call; fed bytes must stay alive until next() returns something other than kEvent
@@ -55,12 +59,18 @@ class UpstreamEvents {
   std::string_view malformed() const;
 
  private:
-  Status from_message(const EventStreamMessage& message, SseEvent& out) const;
+  Status from_message(const EventStreamMessage& message, SseEvent& out);
+  Status unwrap_chunk(std::string_view payload, SseEvent& out);
 
   const std::size_t max_event_bytes_;
   Framing framing_ = Framing::kSse;
   SseParser sse_{max_event_bytes_};
   std::optional<EventStreamDecoder> aws_;
+  // The last unwrapped chunk (its views are these).
+  std::string chunk_data_;
+  std::string chunk_type_;
+  std::string chunk_raw_;
+  bool malformed_chunk_ = false;
 };
 
 }  // namespace sluice::codec

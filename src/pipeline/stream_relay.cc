@@ -28,6 +28,8 @@ StreamRelay::StreamRelay(CallContext& call, AttemptLoop& loop, UpstreamRequest& 
     : call_(call), loop_(loop), up_(up), events_(kMaxSseEvent) {
   // Bedrock streams in AWS's binary event stream framing; every other upstream in SSE.
   events_.set_framing(codec::UpstreamEvents::framing_of(up_.exchange().header("content-type")));
+  adapter_reads_failures_ =
+      up_.passthrough() && events_.framing() == codec::UpstreamEvents::Framing::kEventStream;
 }
 
 Awaitable<void> StreamRelay::run() {
@@ -67,6 +69,12 @@ void StreamRelay::feed_events(codec::UpstreamEvents::Status status, codec::SseEv
   using Status = codec::UpstreamEvents::Status;
   StreamTransform& transform = *up_.transform;
   while (status == Status::kEvent && !transform.failed()) {
+    if (adapter_reads_failures_) {
+      if (auto failed = up_.adapter().stream_failure(event)) {
+        failure_ = std::move(failed);
+        return;
+      }
+    }
     transform.on_event(event, at_end, out_);
     status = at_end ? events_.finish(event) : events_.next(event);
   }

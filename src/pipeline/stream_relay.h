@@ -86,6 +86,9 @@ class StreamRelay {
   State state_ = State::kHolding;
   std::optional<Error> failure_;  // of the upstream read, or an oversized event
   bool ended_ = false;            // the upstream body ended cleanly
+  // Passthrough of an event stream (Bedrock's Invoke): its exceptions are the adapter's to read
+  // (ProviderAdapter::stream_failure), not events of the caller's protocol.
+  bool adapter_reads_failures_ = false;
 };
 
 }  // namespace sluice::pipeline

@@ -12,6 +12,7 @@
 #include <boost/asio/any_io_executor.hpp>
 
 #include "codec/http_head.h"
+#include "codec/sse.h"
 #include "config/config.h"
 #include "core/result.h"
 #include "protocol/ingress.h"
@@ -128,6 +129,14 @@ class ProviderAdapter {
   // (code upstream_auth_failed) whose message says so, while the attempt keeps the upstream
   // status.
   virtual Error classify_failure(int status, const Exchange& response, std::string_view body) const;
+
+  // A passed-through stream's event that is this upstream's own failure report rather than an
+  // event of the caller's protocol (an AWS event stream exception inside Bedrock's
+  // InvokeModelWithResponseStream): the Error the relay ends the stream with, in the caller's
+  // protocol. Asked only of event-stream framed passthrough; nullopt by default.
+  virtual std::optional<Error> stream_failure(const codec::SseEvent& /*event*/) const {
+    return std::nullopt;
+  }
 
   // Response headers relayed to the caller on success and failure alike (rate-limit state).
   virtual bool relays_response_header(std::string_view name) const;

@@ -34,14 +34,14 @@ let gw;
 let dir;
 let admin;
 
-function bedrock(id, { secret = SECRET_KEY, headers = {} } = {}) {
+function bedrock(id, { secret = SECRET_KEY, headers = {}, api } = {}) {
   return {
     id,
     adapter: 'bedrock',
     base_url: mock.url,
     headers: { 'x-mock-count-key': id, ...headers },
     forward_headers: ['x-mock-*'],
-    bedrock: { region: 'us-east-1', access_key_id: ACCESS_KEY, secret_access_key: secret },
+    bedrock: { region: 'us-east-1', access_key_id: ACCESS_KEY, secret_access_key: secret, ...(api ? { api } : {}) },
   };
 }
 
@@ -61,10 +61,12 @@ before(async () => {
       providers: [
         bedrock('aws'),
         bedrock('aws_wrong_key', { secret: 'not/the/right/secret/key/000000000001' }),
+        bedrock('aws_invoke', { api: 'invoke' }),
       ],
       routes: [
         { alias: 'claude', provider: 'aws', model: MODEL },
         { alias: 'claude-once', provider: 'aws', model: MODEL, retry: { per_target_attempts: 1 } },
+        { alias: 'claude-invoke', provider: 'aws_invoke', model: MODEL, retry: { per_target_attempts: 1 } },
         { alias: 'claude-wrong-key', provider: 'aws_wrong_key', model: MODEL, retry: { per_target_attempts: 1 } },
       ],
       keys: [{ name: 'test', key: GATEWAY_KEY }],
@@ -210,5 +212,87 @@ describe('Bedrock failures, in the caller\'s protocol', () => {
     assert.match(final.content[0].text, /^Mock reply/);
     assert.equal(final.stop_reason, 'end_turn');
     assert.ok(final.usage.output_tokens > 0);
+  });
+});
+
+describe('Claude through InvokeModel (bedrock.api: invoke)', () => {
+  for (const stream of [false, true]) {
+    test(`an Anthropic caller is passed through to ${stream ? 'invoke-with-response-stream' : 'invoke'}, signed`, async () => {
+      const request = {
+        model: 'claude-invoke',
+        max_tokens: 64,
+        stream,
+        system: [{ type: 'text', text: 'be brief', cache_control: { type: 'ephemeral' } }],
+        metadata: { user_id: 'u-1' },
+        messages: [{ role: 'user', content: 'hello' }],
+      };
+      const res = await post('/v1/messages', request, { 'anthropic-version': '2023-06-01', 'x-mock-events': '3' });
+      if (!stream) {
+        const body = await res.text();
+        assert.equal(res.status, 200, body);
+        assert.equal(CALLERS.anthropic.text(body), 'Mock reply w1 w2 w3');
+      } else {
+        assert.equal(res.status, 200);
+        assert.match(res.headers.get('content-type'), /text\/event-stream/);
+        const { events } = await collectSse(res);
+        // The Messages API's own events, as Anthropic sends them: named, in order, to message_stop.
+        const names = events.map((e) => e.event);
+        assert.equal(names[0], 'message_start');
+        assert.equal(names.at(-1), 'message_stop');
+        for (const e of events) assert.equal(JSON.parse(e.data).type, e.event);
+        assert.equal(CALLERS.anthropic.streamed(events), 'Mock reply w1 w2 w3');
+      }
+      const stats = await mock.stats();
+      const last = stats.last_request;
+      assert.equal(last.target, `/model/${encodeURIComponent(MODEL)}/${stream ? 'invoke-with-response-stream' : 'invoke'}`);
+      assert.equal(stats.bedrock_signatures_valid, 1, 'the Invoke body is what was signed');
+      // The caller's members as written; no model, no stream; Bedrock's version.
+      const { model, stream: _s, ...rest } = request;
+      assert.deepEqual(JSON.parse(last.body), { anthropic_version: 'bedrock-2023-05-31', ...rest });
+      assert.ok(model);
+    });
+  }
+
+  test('an OpenAI caller is translated to the Messages body and back, streamed', async () => {
+    const res = await CALLERS.chat.ask('claude-invoke', true, { 'x-mock-events': '2' });
+    assert.equal(res.status, 200);
+    const { events } = await collectSse(res);
+    assert.equal(CALLERS.chat.streamed(events), 'Mock reply w1 w2');
+    const sent = JSON.parse((await mock.stats()).last_request.body);
+    assert.equal(sent.anthropic_version, 'bedrock-2023-05-31');
+    assert.equal(sent.model, undefined);
+    assert.equal(sent.stream, undefined);
+  });
+
+  test('the usage record has the tokens of the passed-through stream', async () => {
+    const client = new Anthropic({ apiKey: GATEWAY_KEY, baseURL: gw.url, maxRetries: 0 });
+    const { data: stream, response } = await client.messages
+      .create({ model: 'claude-invoke', max_tokens: 64, stream: true, messages: [{ role: 'user', content: 'hi' }] })
+      .withResponse();
+    let input = 0;
+    let output = 0;
+    for await (const event of stream) {
+      if (event.type === 'message_start') input = event.message.usage.input_tokens;
+      if (event.type === 'message_delta') output = event.usage.output_tokens;
+    }
+    assert.ok(input > 0 && output > 0);
+    const record = await usageRecord(admin, ADMIN_KEY, response.headers.get('x-request-id'));
+    assert.equal(record.provider, 'aws_invoke');
+    assert.equal(record.input_tokens, input);
+    assert.equal(record.output_tokens, output);
+    assert.equal(record.outcome, 'complete');
+  });
+
+  test('an exception inside the Invoke stream ends it with an Anthropic error event, never AWS bytes', async () => {
+    const res = await CALLERS.anthropic.ask('claude-invoke', true, { 'x-mock-events': '6', 'x-mock-stream-error': '2:overloaded_error' });
+    assert.equal(res.status, 200);
+    const text = await res.text();
+    assert.ok(!text.includes(':message-type') && !text.includes(':exception-type'), text);
+    const events = text.split('\n\n').filter(Boolean);
+    const last = events.at(-1);
+    assert.match(last, /^event: error\ndata: /);
+    const error = JSON.parse(last.slice(last.indexOf('data: ') + 6));
+    assert.equal(error.type, 'error');
+    assert.ok(!text.includes('message_stop'));
   });
 });

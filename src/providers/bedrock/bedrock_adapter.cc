@@ -4,6 +4,8 @@
 #include <array>
 #include <chrono>
 
+#include "codec/json_members.h"
+#include "protocol/anthropic/conventions.h"
 #include "protocol/bedrock_converse/conventions.h"
 #include "protocol/bedrock_converse/errors.h"
 
@@ -12,7 +14,15 @@ namespace {
 
 using Option = config::AdapterOption;
 
-constexpr std::array<Option, 5> kOptions = {{
+constexpr std::array<std::string_view, 2> kApis = {"converse", "invoke"};
+constexpr std::array<Option, 8> kOptions = {{
+    {.name = "bedrock.api", .type = Option::Type::kChoice, .choices = kApis},
+    {.name = "default_max_tokens",
+     .type = Option::Type::kUnsigned,
+     .min = 1,
+     .max = 1'000'000,
+     .choices = {}},
+    {.name = "adaptive_thinking", .type = Option::Type::kBool, .min = 0, .max = 0, .choices = {}},
     {.name = "bedrock.region", .type = Option::Type::kString, .min = 0, .max = 0, .choices = {}},
     {.name = "bedrock.access_key_id",
      .type = Option::Type::kString,
@@ -41,7 +51,8 @@ Error config_error(const config::Provider& p, std::string message) {
   return Error(ErrorKind::kBadRequest, p.source + ": provider " + p.id + ": " + std::move(message));
 }
 
-constexpr std::string_view kAmzDate = "x-amz-date";
+// https://docs.aws.amazon.com/bedrock/latest/userguide/model-parameters-anthropic-claude-messages.html
+constexpr std::string_view kInvokeAnthropicVersion = R"("bedrock-2023-05-31")";
 
 }  // namespace
 
@@ -86,26 +97,70 @@ Result<std::unique_ptr<ProviderAdapter>> BedrockAdapter::make(const config::Prov
   for (const auto& [name, value] : p.headers) {
     a->headers_.emplace_back(name, value);
   }
+  a->invoke_ = option_or(p, "bedrock.api") == "invoke";
+  if (const std::string* adaptive = p.option("adaptive_thinking")) {
+    a->upstream_options_.adaptive_thinking = *adaptive == "true";
+  }
+  if (const std::string* max = p.option("default_max_tokens")) {
+    a->upstream_options_.default_max_tokens =
+        static_cast<std::uint32_t>(std::stoul(*max));  // validated
+  }
   return std::unique_ptr<ProviderAdapter>(std::move(a));
 }
 
 protocol::ProtocolId BedrockAdapter::wire_protocol(protocol::Operation operation) const {
-  return operation == protocol::Operation::kChat ? protocol::bedrock_converse::kConverseProtocol
-                                                 : protocol::ProtocolId();
+  if (operation != protocol::Operation::kChat) {
+    return {};
+  }
+  return invoke_ ? protocol::anthropic::kMessagesProtocol
+                 : protocol::bedrock_converse::kConverseProtocol;
 }
 
-std::string bedrock_target(std::string_view prefix, std::string_view model, bool stream) {
+void BedrockAdapter::finish_body(protocol::ProtocolId /*protocol*/, bool /*stream*/,
+                                 std::string& body) const {
+  if (!invoke_) {
+    return;
+  }
+  // The Messages body as InvokeModel takes it: the model is in the path, streaming is the
+  // operation's choice, and the version is Bedrock's.
+  std::string trimmed = codec::remove_member(codec::remove_member(body, "model"), "stream");
+  if (auto versioned = codec::set_member(trimmed, {.key = "anthropic_version", .inner = {}},
+                                         kInvokeAnthropicVersion)) {
+    body = std::move(*versioned);
+  } else {
+    body = std::move(trimmed);
+  }
+}
+
+std::optional<Error> BedrockAdapter::stream_failure(const codec::SseEvent& event) const {
+  if (event.event.ends_with("Exception")) {
+    return protocol::bedrock_converse::stream_exception(event.event, event.data);
+  }
+  if (event.event == "error") {
+    return protocol::bedrock_converse::stream_error(event.id, event.data);
+  }
+  return std::nullopt;
+}
+
+std::string bedrock_target(std::string_view prefix, std::string_view model, BedrockApi api,
+                           bool stream) {
   std::string target;
-  target.reserve(prefix.size() + model.size() + 32);
+  target.reserve(prefix.size() + model.size() + 40);
   target.append(prefix).append("/model/");
   append_path_segment(target, model);
-  target.append(stream ? "/converse-stream" : "/converse");
+  if (api == BedrockApi::kInvoke) {
+    target.append(stream ? "/invoke-with-response-stream" : "/invoke");
+  } else {
+    target.append(stream ? "/converse-stream" : "/converse");
+  }
   return target;
 }
 
 void BedrockAdapter::write_request_head(const RequestSpec& spec, std::string_view body,
                                         codec::HeadWriter& head) const {
-  const std::string target = bedrock_target(url_.path_prefix, spec.model, spec.stream);
+  const std::string target =
+      bedrock_target(url_.path_prefix, spec.model,
+                     invoke_ ? BedrockApi::kInvoke : BedrockApi::kConverse, spec.stream);
   head.request_line("POST", target);
   head.field("Host", url_.host_header).field("User-Agent", "sluice");
   for (const auto& [name, value] : headers_) {

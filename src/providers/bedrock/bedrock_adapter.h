@@ -21,6 +21,15 @@ namespace sluice::providers {
 // back in AWS's binary event stream framing, which the relay reads as events
 // (codec/upstream_events.h). Embeddings routes cannot name it yet.
 //
+// `bedrock.api: invoke` (Claude only): InvokeModel and InvokeModelWithResponseStream with the
+// Anthropic Messages body (/model/{model}/invoke, /invoke-with-response-stream), protocol
+// "anthropic_messages", so an Anthropic caller is passed through: its body loses `model` and
+// `stream` and gains "anthropic_version": "bedrock-2023-05-31" (finish_body), every other
+// member as the caller wrote it; the answer is the Messages API's JSON, and the stream's
+// `chunk` events carry the Messages API's own events (unwrapped by codec/upstream_events.h).
+// Callers' anthropic-beta headers are not passed (Bedrock reads betas from the body's
+// anthropic_beta, which a caller's body may carry itself).
+//
 // Authentication, per request, in write_request_head (the body is final there):
 //   - `api_key` set: a Bedrock API key, sent as `Authorization: Bearer <key>` (no signing);
 //   - otherwise SigV4 (aws/sigv4.h, service "bedrock", the provider's region) with the
@@ -46,6 +55,8 @@ class BedrockAdapter final : public ProviderAdapter {
   static Result<std::unique_ptr<ProviderAdapter>> make(const config::Provider& provider);
 
   protocol::ProtocolId wire_protocol(protocol::Operation operation) const override;
+  void finish_body(protocol::ProtocolId protocol, bool stream, std::string& body) const override;
+  std::optional<Error> stream_failure(const codec::SseEvent& event) const override;
   void write_request_head(const RequestSpec& spec, std::string_view body,
                           codec::HeadWriter& head) const override;
   Error classify_failure(int status, const Exchange& response,
@@ -63,11 +74,15 @@ class BedrockAdapter final : public ProviderAdapter {
   aws::Credentials credentials_;                              // empty with an API key
   std::vector<std::pair<std::string, std::string>> headers_;  // configured; signed
   std::string bearer_;                                        // "Bearer <api_key>"
+  bool invoke_ = false;                                       // bedrock.api: invoke
   std::vector<std::string> secrets_;
 };
 
+enum class BedrockApi : bool { kConverse, kInvoke };
+
 // The request target for `model`: <prefix>/model/<model, percent-encoded>/converse, or
-// /converse-stream.
-std::string bedrock_target(std::string_view prefix, std::string_view model, bool stream);
+// /converse-stream; /invoke or /invoke-with-response-stream for kInvoke.
+std::string bedrock_target(std::string_view prefix, std::string_view model, BedrockApi api,
+                           bool stream);
 
 }  // namespace sluice::providers

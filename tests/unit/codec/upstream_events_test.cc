@@ -9,6 +9,7 @@
 #include <boost/json/parse.hpp>
 #include <gtest/gtest.h>
 
+#include "codec/base64.h"
 #include "codec/eventstream_writer.h"
 
 // The relay's one view of every upstream stream: SSE blocks as they are, and Bedrock's binary
@@ -112,6 +113,46 @@ TEST(UpstreamEventsTest, AnExceptionIsNamedByItsTypeAndAnUnmodeledErrorIsError) 
   EXPECT_EQ(seen[2].event, "error");
   EXPECT_EQ(seen[2].data, "it broke");
   EXPECT_EQ(seen[2].id, "InternalFailure");
+}
+
+TEST(UpstreamEventsTest, AnInvokeChunkIsTheModelsOwnEventAsAnSseBlock) {
+  // InvokeModelWithResponseStream: {"bytes":"<base64 of the Messages API event>"}.
+  const std::string start = R"({"type":"message_start","message":{"id":"msg_1"}})";
+  const std::string delta = R"({"type":"content_block_delta","delta":{"text":"hi"}})";
+  std::string bytes;
+  append_event_stream_event("chunk", R"({"bytes":")" + base64(start) + R"("})", bytes);
+  append_event_stream_event("chunk", R"({"p":"abc","bytes":")" + base64(delta) + R"("})", bytes);
+  for (const std::size_t piece : {bytes.size(), std::size_t{7}, std::size_t{1}}) {
+    UpstreamEvents events(1 << 20);
+    events.set_framing(UpstreamEvents::Framing::kEventStream);
+    std::vector<std::string> raws;
+    SseEvent e;
+    Status last = Status::kNeedMore;
+    std::vector<Seen> seen;
+    for (std::size_t at = 0; at < bytes.size(); at += piece) {
+      const std::string chunk = bytes.substr(at, piece);
+      events.feed(chunk);
+      while ((last = events.next(e)) == Status::kEvent) {
+        seen.push_back({std::string(e.event), std::string(e.data), std::string(e.id)});
+        raws.emplace_back(e.raw);
+      }
+    }
+    ASSERT_EQ(seen.size(), 2u) << piece;
+    EXPECT_EQ(seen[0].event, "message_start");
+    EXPECT_EQ(seen[0].data, start);
+    EXPECT_EQ(raws[0], "event: message_start\ndata: " + start + "\n\n");
+    EXPECT_EQ(seen[1].event, "content_block_delta");
+    EXPECT_EQ(raws[1], "event: content_block_delta\ndata: " + delta + "\n\n");
+  }
+
+  std::string broken;
+  append_event_stream_event("chunk", R"({"bytes":"not base64!"})", broken);
+  UpstreamEvents events(1 << 20);
+  events.set_framing(UpstreamEvents::Framing::kEventStream);
+  events.feed(broken);
+  SseEvent e;
+  EXPECT_EQ(events.next(e), Status::kMalformed);
+  EXPECT_EQ(events.malformed(), "a chunk whose bytes are not base64");
 }
 
 TEST(UpstreamEventsTest, BrokenOrCutFramingIsMalformedAndAnOversizedMessageTooLarge) {

@@ -501,6 +501,32 @@ TEST(BedrockAdapter, AnApiKeyIsABearerTokenAndARegionIsRequired) {
   }
 }
 
+TEST(BedrockAdapter, InvokeSendsClaudeTheMessagesBodyBedrockTakes) {
+  Built b = build(
+      "  - id: p\n    adapter: bedrock\n    api_key: ABSKbedrock-key-0001\n"
+      "    bedrock: { region: us-west-2, api: invoke }\n");
+  const ProviderAdapter& a = *b.adapter;
+  EXPECT_EQ(a.wire_protocol(protocol::Operation::kChat), "anthropic_messages");
+  std::string body = R"({"model":"m","max_tokens":8,"stream":true,"messages":[]})";
+  a.finish_body("anthropic_messages", true, body);
+  EXPECT_EQ(body, R"({"anthropic_version":"bedrock-2023-05-31","max_tokens":8,"messages":[]})");
+  EXPECT_NE(head_for(a, true).find("/model/m/invoke-with-response-stream HTTP/1.1\r\n"),
+            std::string::npos);
+  EXPECT_NE(head_for(a, false).find("/model/m/invoke HTTP/1.1\r\n"), std::string::npos);
+
+  // Inside a passed-through stream, AWS's exceptions are the adapter's to read.
+  codec::SseEvent exception;
+  exception.event = "throttlingException";
+  exception.data = R"({"message":"slow down"})";
+  auto failed = a.stream_failure(exception);
+  ASSERT_TRUE(failed);
+  EXPECT_EQ(failed->http_status(), 429);
+  EXPECT_TRUE(failed->retryable());
+  codec::SseEvent chunk;
+  chunk.event = "content_block_delta";
+  EXPECT_FALSE(a.stream_failure(chunk));
+}
+
 TEST(BedrockAdapter, ClassifiesBedrockErrorsByTheirType) {
   Built b = build(kBedrock);
   const ProviderAdapter& a = *b.adapter;
