@@ -3,6 +3,7 @@
 #include <array>
 
 #include "protocol/anthropic/conventions.h"
+#include "providers/claude_options.h"
 
 namespace sluice::providers {
 
@@ -18,16 +19,8 @@ constexpr std::array<config::AdapterOption, 3> kOptions = {{
      .min = 0,
      .max = 0,
      .choices = {}},
-    {.name = "default_max_tokens",
-     .type = config::AdapterOption::Type::kUnsigned,
-     .min = 1,
-     .max = 1'000'000,
-     .choices = {}},
-    {.name = "adaptive_thinking",
-     .type = config::AdapterOption::Type::kBool,
-     .min = 0,
-     .max = 0,
-     .choices = {}},
+    kDefaultMaxTokensOption,
+    kAdaptiveThinkingOption,
 }};
 
 }  // namespace
@@ -51,13 +44,7 @@ Result<std::unique_ptr<ProviderAdapter>> AnthropicAdapter::make(const config::Pr
   for (const auto& [name, value] : p.headers) {
     a->headers_.emplace_back(name, value);
   }
-  if (const std::string* adaptive = p.option("adaptive_thinking")) {
-    a->upstream_options_.adaptive_thinking = *adaptive == "true";
-  }
-  if (const std::string* max = p.option("default_max_tokens")) {
-    a->upstream_options_.default_max_tokens =
-        static_cast<std::uint32_t>(std::stoul(*max));  // validated
-  }
+  read_claude_options(p, a->upstream_options_);
   return std::unique_ptr<ProviderAdapter>(std::move(a));
 }
 

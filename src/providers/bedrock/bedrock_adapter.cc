@@ -8,6 +8,7 @@
 #include "protocol/anthropic/conventions.h"
 #include "protocol/bedrock_converse/conventions.h"
 #include "protocol/bedrock_converse/errors.h"
+#include "providers/claude_options.h"
 
 namespace sluice::providers {
 namespace {
@@ -17,12 +18,8 @@ using Option = config::AdapterOption;
 constexpr std::array<std::string_view, 2> kApis = {"converse", "invoke"};
 constexpr std::array<Option, 8> kOptions = {{
     {.name = "bedrock.api", .type = Option::Type::kChoice, .choices = kApis},
-    {.name = "default_max_tokens",
-     .type = Option::Type::kUnsigned,
-     .min = 1,
-     .max = 1'000'000,
-     .choices = {}},
-    {.name = "adaptive_thinking", .type = Option::Type::kBool, .min = 0, .max = 0, .choices = {}},
+    kDefaultMaxTokensOption,
+    kAdaptiveThinkingOption,
     {.name = "bedrock.region", .type = Option::Type::kString, .min = 0, .max = 0, .choices = {}},
     {.name = "bedrock.access_key_id",
      .type = Option::Type::kString,
@@ -98,13 +95,7 @@ Result<std::unique_ptr<ProviderAdapter>> BedrockAdapter::make(const config::Prov
     a->headers_.emplace_back(name, value);
   }
   a->invoke_ = option_or(p, "bedrock.api") == "invoke";
-  if (const std::string* adaptive = p.option("adaptive_thinking")) {
-    a->upstream_options_.adaptive_thinking = *adaptive == "true";
-  }
-  if (const std::string* max = p.option("default_max_tokens")) {
-    a->upstream_options_.default_max_tokens =
-        static_cast<std::uint32_t>(std::stoul(*max));  // validated
-  }
+  read_claude_options(p, a->upstream_options_);
   return std::unique_ptr<ProviderAdapter>(std::move(a));
 }
 

@@ -8,6 +8,7 @@
 #include "protocol/gemini/conventions.h"
 #include "protocol/gemini/errors.h"
 #include "providers/background_fetch.h"
+#include "providers/claude_options.h"
 #include "spdlog/spdlog.h"
 
 namespace sluice::providers {
@@ -30,12 +31,8 @@ constexpr std::array<Option, 7> kOptions = {{
      .min = 0,
      .max = 0,
      .choices = {}},
-    {.name = "default_max_tokens",
-     .type = Option::Type::kUnsigned,
-     .min = 1,
-     .max = 1'000'000,
-     .choices = {}},
-    {.name = "adaptive_thinking", .type = Option::Type::kBool, .min = 0, .max = 0, .choices = {}},
+    kDefaultMaxTokensOption,
+    kAdaptiveThinkingOption,
 }};
 
 // https://docs.claude.com/en/api/claude-on-vertex-ai
@@ -124,13 +121,7 @@ Result<std::unique_ptr<ProviderAdapter>> VertexAdapter::make(const config::Provi
     codec::JsonWriter(a->anthropic_version_json_)
         .string(version.empty() ? kVertexAnthropicVersion : version);
     a->passes_caller_headers_ = true;  // anthropic-beta (passes_caller_header)
-    if (const std::string* adaptive = p.option("adaptive_thinking")) {
-      a->upstream_options_.adaptive_thinking = *adaptive == "true";
-    }
-    if (const std::string* max = p.option("default_max_tokens")) {
-      a->upstream_options_.default_max_tokens =
-          static_cast<std::uint32_t>(std::stoul(*max));  // validated
-    }
+    read_claude_options(p, a->upstream_options_);
   }
   for (const auto& [name, value] : p.headers) {
     a->headers_.emplace_back(name, value);
