@@ -26,7 +26,8 @@ struct EstimateInput {
 
 // Adapter kinds tried, in order, when EstimateInput::adapter is empty.
 inline constexpr std::string_view kEstimateAdapterKinds[] = {
-    "openai", "anthropic", "gemini", "azure_openai", "openai_compatible", "mock"};
+    "openai", "anthropic",         "gemini", "azure_openai", "bedrock",
+    "vertex", "openai_compatible", "mock"};
 
 struct Estimate {
   bool priced = false;

@@ -564,6 +564,39 @@ TEST(DefaultPriceBookTest, EmbeddedCatalogueLoadsAndPricesKnownModels) {
   EXPECT_FALSE(book->charge(in).priced);
 }
 
+TEST(DefaultPriceBookTest, PricesVertexClaudeByItsVersionedIdsAndGeminiByName) {
+  const std::shared_ptr<const PriceBook> book = default_price_book();
+  ASSERT_NE(book, nullptr);
+  ChargeInput in;
+  in.provider = "gcp";
+  in.adapter = "vertex";
+  in.usage_reported = true;
+  in.entered_at_ms = at("2026-12-04T12:00:00Z");
+  // Sonnet 4.5 at Anthropic's (global) rates: 1000 uncached x $3 + 8000 cache reads x $0.30 +
+  // 1000 cache writes x $3.75 + 500 x $15.
+  in.model = "claude-sonnet-4-5@20250929";
+  in.usage = io(10'000, 500);
+  in.usage.cache_read_tokens = 8000;
+  in.usage.cache_write_tokens = 1000;
+  Charge c = book->charge(in);
+  ASSERT_TRUE(c.priced) << c.items_json;
+  EXPECT_EQ(c.micros, 16'650) << c.items_json;
+  // Opus 4 (the '@' ends its prefix) is not Opus 4.5's price, nor the reverse.
+  in.usage = io(1'000'000, 0);
+  in.model = "claude-opus-4@20250514";
+  EXPECT_EQ(book->charge(in).micros, 15'000'000);
+  in.model = "claude-opus-4-5@20251101";
+  EXPECT_EQ(book->charge(in).micros, 5'000'000);
+  // Gemini 2.5 Pro's tier over 200k prompt tokens applies to the whole request.
+  in.model = "gemini-2.5-pro";
+  in.usage = io(100'000, 1000);
+  EXPECT_EQ(book->charge(in).micros, 125'000 + 10'000);
+  in.usage = io(300'000, 1000);
+  EXPECT_EQ(book->charge(in).micros, 750'000 + 15'000);
+  in.model = "gemini-2.5-flash-lite";
+  EXPECT_FALSE(book->charge(in).priced);
+}
+
 TEST(DefaultPriceBookTest, PricesBedrockModelsByIdAndInferenceProfile) {
   const std::shared_ptr<const PriceBook> book = default_price_book();
   ASSERT_NE(book, nullptr);
