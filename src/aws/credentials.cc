@@ -95,6 +95,10 @@ std::optional<ProfileKeys> read_profile(std::string_view text, std::string_view 
       keys->session_token = value;
     } else if (name == "role_arn") {
       keys->role_arn = value;
+    } else if (name == "web_identity_token_file") {
+      keys->web_identity_token_file = value;
+    } else if (name == "role_session_name") {
+      keys->role_session_name = value;
     }
   }
   return keys;
@@ -109,7 +113,26 @@ Result<FoundCredentials> find_credentials(const CredentialSettings& settings,
     return configured.error();
   }
   if (*configured) {
-    return FoundCredentials{std::move(**configured), "config"};
+    return FoundCredentials{std::move(**configured), std::nullopt, "config"};
+  }
+  const auto session_name = [&](const std::string& named) {
+    std::string name = named.empty() ? env("AWS_ROLE_SESSION_NAME").value_or("") : named;
+    return name.empty() ? std::string("sluice") : name;
+  };
+  if (!settings.role_arn.empty()) {
+    std::string token_file = settings.web_identity_token_file;
+    if (token_file.empty()) {
+      token_file = env("AWS_WEB_IDENTITY_TOKEN_FILE").value_or("");
+    }
+    if (token_file.empty()) {
+      return Error(ErrorKind::kBadRequest,
+                   "bedrock.role_arn needs a web identity token file "
+                   "(bedrock.web_identity_token_file or AWS_WEB_IDENTITY_TOKEN_FILE)");
+    }
+    return FoundCredentials{
+        {},
+        WebIdentity{settings.role_arn, token_file, session_name(settings.role_session_name)},
+        "config (web identity)"};
   }
   Result<std::optional<Credentials>> environment =
       complete(env("AWS_ACCESS_KEY_ID").value_or(""), env("AWS_SECRET_ACCESS_KEY").value_or(""),
@@ -118,7 +141,14 @@ Result<FoundCredentials> find_credentials(const CredentialSettings& settings,
     return environment.error();
   }
   if (*environment) {
-    return FoundCredentials{std::move(**environment), "environment"};
+    return FoundCredentials{std::move(**environment), std::nullopt, "environment"};
+  }
+  const std::string env_role = env("AWS_ROLE_ARN").value_or("");
+  const std::string env_token_file = env("AWS_WEB_IDENTITY_TOKEN_FILE").value_or("");
+  if (!env_role.empty() && !env_token_file.empty()) {
+    return FoundCredentials{{},
+                            WebIdentity{env_role, env_token_file, session_name({})},
+                            "environment (AWS_ROLE_ARN, web identity)"};
   }
   std::string profile = settings.profile;
   if (profile.empty()) {
@@ -148,14 +178,20 @@ Result<FoundCredentials> find_credentials(const CredentialSettings& settings,
       return found.error();
     }
     if (*found) {
-      return FoundCredentials{std::move(**found), where};
+      return FoundCredentials{std::move(**found), std::nullopt, where};
+    }
+    if (!keys->role_arn.empty() && !keys->web_identity_token_file.empty()) {
+      return FoundCredentials{{},
+                              WebIdentity{keys->role_arn, keys->web_identity_token_file,
+                                          session_name(keys->role_session_name)},
+                              where + " (web identity)"};
     }
     if (!keys->role_arn.empty()) {
       return Error(ErrorKind::kBadRequest,
                    where +
-                       " names a role (role_arn) and no keys: assuming roles is not "
-                       "supported yet; give keys, or run with the role's keys in the "
-                       "environment");
+                       " names a role (role_arn) without web_identity_token_file: only web "
+                       "identity roles are assumed yet; give keys, a token file, or run with the "
+                       "role's keys in the environment");
     }
   }
   return Error(ErrorKind::kBadRequest,

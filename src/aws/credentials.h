@@ -21,18 +21,35 @@ namespace sluice::aws {
 //      [<profile>], then AWS_CONFIG_FILE (default ~/.aws/config), section [profile <profile>]
 //      ([default] for the default profile), keys aws_access_key_id, aws_secret_access_key,
 //      aws_session_token.
-// Temporary credentials that expire (web identity, IMDS, SSO) are not read yet: a profile that
-// names only a role is reported, not guessed at.
+// Web identity (an OIDC token file exchanged for a role's temporary keys through STS
+// AssumeRoleWithWebIdentity, as EKS gives pods) comes in three places of that chain: the
+// provider's `bedrock.role_arn` (right after its static keys), AWS_ROLE_ARN with
+// AWS_WEB_IDENTITY_TOKEN_FILE (after the environment's keys), and a profile's role_arn with
+// web_identity_token_file. The chain then names the role, not keys (FoundCredentials::
+// web_identity): the caller fetches and refreshes them (aws/web_identity.h). Other temporary
+// credentials (source_profile chains, IMDS, SSO) are not read yet: a profile that names only a
+// role is reported, not guessed at.
 struct CredentialSettings {
   std::string access_key_id{};
   std::string secret_access_key{};
   std::string session_token{};
   std::string profile{};
+  std::string role_arn{};                 // web identity, with the token file below
+  std::string web_identity_token_file{};  // else AWS_WEB_IDENTITY_TOKEN_FILE
+  std::string role_session_name{};        // else AWS_ROLE_SESSION_NAME, else "sluice"
+};
+
+// A role to assume with a web identity token.
+struct WebIdentity {
+  std::string role_arn;
+  std::string token_file;  // read again at every exchange: EKS rotates it
+  std::string session_name;
 };
 
 // The credentials found, and where (for the start-up log line: never the secret).
 struct FoundCredentials {
-  Credentials credentials;
+  Credentials credentials;                  // empty when web_identity is set
+  std::optional<WebIdentity> web_identity;  // the keys are the role's, fetched through STS
   std::string source;  // "config", "environment", "~/.aws/credentials [prod]"...
 };
 
@@ -53,7 +70,9 @@ struct ProfileKeys {
   std::string access_key_id;
   std::string secret_access_key;
   std::string session_token;
-  std::string role_arn;  // noticed, so that a role-only profile is reported
+  std::string role_arn;  // with web_identity_token_file: web identity; alone: reported
+  std::string web_identity_token_file;
+  std::string role_session_name;
 };
 std::optional<ProfileKeys> read_profile(std::string_view text, std::string_view section);
 

@@ -117,8 +117,9 @@ std::string amz_date_text(std::chrono::system_clock::time_point t) {
 
 }  // namespace
 
-BedrockAuth::BedrockAuth(BedrockAuthConfig config)
+BedrockAuth::BedrockAuth(BedrockAuthConfig config, const StsIssuer* sts)
     : config_(std::move(config)),
+      sts_(sts),
       signer_(config_.region, std::string(kService)),
       content_sha256_signer_(config_.region, std::string(kService),
                              aws::SignerOptions{.add_content_sha256 = true}) {}
@@ -140,7 +141,7 @@ AuthOutcome BedrockAuth::check(const MockRequest& request,
   } else {
     out.scheme = AuthScheme::kOther;
   }
-  if (!config_.enabled()) {
+  if (!config_.enabled() && sts_ == nullptr) {
     return out;
   }
   out.checked = true;
@@ -198,8 +199,20 @@ std::optional<Error> BedrockAuth::check_sigv4(const MockRequest& request, std::s
         "keyid/date/region/service/term, got '" +
         std::string(auth.credential) + "'");
   }
+  aws::Credentials credentials{config_.access_key_id, config_.secret_access_key, {}};
+  const auto token = find_header(request.headers, "x-amz-security-token");
   if (config_.access_key_id.empty() || scope[0] != config_.access_key_id) {
-    return auth_error("UnrecognizedClientException", std::string(kInvalidToken));
+    // Temporary keys STS issued: known, not expired, and with their own session token.
+    const auto issued = sts_ != nullptr ? sts_->find(scope[0], now) : std::nullopt;
+    if (!issued || !token || trim(*token) != issued->credentials.session_token) {
+      return auth_error("UnrecognizedClientException", std::string(kInvalidToken));
+    }
+    if (issued->expired) {
+      return auth_error("ExpiredTokenException",
+                        "The security token included in the request is "
+                        "expired");
+    }
+    credentials = issued->credentials;
   }
 
   const std::string_view date_text = trim(*amz_date);
@@ -269,8 +282,7 @@ std::optional<Error> BedrockAuth::check_sigv4(const MockRequest& request, std::s
   for (const auto& [name, value] : decoded) {
     query.push_back({name, value});
   }
-  aws::Credentials credentials{config_.access_key_id, config_.secret_access_key, {}};
-  if (auto token = find_header(request.headers, "x-amz-security-token")) {
+  if (token) {
     credentials.session_token = std::string(trim(*token));
   }
   const aws::Request to_sign{request.method, path_of(request.target), query, headers,

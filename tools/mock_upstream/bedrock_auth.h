@@ -8,6 +8,7 @@
 #include "aws/sigv4.h"
 #include "core/error.h"
 #include "mock_request.h"
+#include "sts_issuer.h"
 
 namespace sluice::mock {
 
@@ -50,7 +51,8 @@ struct AuthOutcome {
 // construction; check() is const and safe from any number of threads.
 class BedrockAuth {
  public:
-  explicit BedrockAuth(BedrockAuthConfig config);
+  // `sts`: temporary keys it issued are accepted too (null: none).
+  explicit BedrockAuth(BedrockAuthConfig config, const StsIssuer* sts = nullptr);
 
   // The scheme of `request` and, when the config is enabled, the verdict at `now`. Pure:
   // no I/O, completes inline.
@@ -64,6 +66,7 @@ class BedrockAuth {
                                    std::chrono::system_clock::time_point now) const;
 
   BedrockAuthConfig config_;
+  const StsIssuer* sts_;
   aws::Signer signer_;
   // For requests that sign x-amz-content-sha256.
   aws::Signer content_sha256_signer_;

@@ -115,7 +115,17 @@ int main(int argc, char** argv) {
   app.add_option("--gcp-token-lifetime-s", gcp.token_lifetime_s,
                  "Vertex AI: the expires_in of issued tokens")
       ->capture_default_str();
+  sluice::mock::StsConfig sts;
+  app.add_option("--aws-web-identity-token", sts.web_identity_token,
+                 "Bedrock: play AWS STS's AssumeRoleWithWebIdentity for this web identity token "
+                 "and accept the temporary keys it issues");
+  app.add_option("--aws-sts-lifetime-s", sts.lifetime_s,
+                 "Bedrock: how long issued temporary keys live")
+      ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
+  if (!sts.web_identity_token.empty()) {
+    config.sts = std::make_shared<sluice::mock::StsIssuer>(sts);
+  }
   if (!gcp.service_account_file.empty()) {
     auto loaded = sluice::mock::GcpAuth::load(gcp);
     if (!loaded) {

@@ -298,7 +298,9 @@ Result<Reply> respond(const Route& route, const MockRequest& request, const Repl
 }  // namespace
 
 RequestHandler::RequestHandler(MockConfig config, Stats& stats)
-    : config_(std::move(config)), stats_(stats), bedrock_auth_(config_.bedrock_auth) {}
+    : config_(std::move(config)),
+      stats_(stats),
+      bedrock_auth_(config_.bedrock_auth, config_.sts.get()) {}
 
 Reply RequestHandler::handle(const MockRequest& request) const {
   if (path_of(request.target).starts_with("/_mock/")) {
@@ -308,6 +310,13 @@ Reply RequestHandler::handle(const MockRequest& request) const {
   stats_.record_last_request(request);
   if (auto key = find_header(request.headers, "x-mock-count-key")) {
     stats_.count_key(*key);
+  }
+  if (config_.sts && StsIssuer::is_sts_request(request)) {
+    Reply r = config_.sts->handle(request, std::chrono::system_clock::now());
+    (r.status == 200 ? stats_.sts_credentials_issued : stats_.sts_refusals)
+        .fetch_add(1, std::memory_order_relaxed);
+    r.request_number = number;
+    return r;
   }
   if (config_.gcp_auth && path_of(request.target).ends_with("/token")) {
     Reply r = config_.gcp_auth->handle_token(request, std::chrono::system_clock::now());

@@ -13,6 +13,7 @@
 #include "reply.h"
 #include "responses_responder.h"
 #include "stats.h"
+#include "sts_issuer.h"
 
 namespace sluice::mock {
 
@@ -26,6 +27,8 @@ struct MockConfig {
   BedrockAuthConfig bedrock_auth;
   // --gcp-service-account: Google's token endpoint and Vertex AI's token check (null: none).
   std::shared_ptr<GcpAuth> gcp_auth;
+  // --aws-web-identity-token: AWS STS's AssumeRoleWithWebIdentity (null: none).
+  std::shared_ptr<StsIssuer> sts;
 };
 
 // Turns requests into replies. Pure logic, no I/O except reading fixture files; safe to

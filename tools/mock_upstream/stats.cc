@@ -81,6 +81,8 @@ void Stats::reset() {
                   &vertex_auth_failures,
                   &gcp_tokens_issued,
                   &gcp_token_refusals,
+                  &sts_credentials_issued,
+                  &sts_refusals,
                   &responses_requests,
                   &streams_completed,
                   &streams_aborted,
@@ -123,6 +125,8 @@ std::string Stats::to_json() const {
   o["vertex_auth_failures"] = load(vertex_auth_failures);
   o["gcp_tokens_issued"] = load(gcp_tokens_issued);
   o["gcp_token_refusals"] = load(gcp_token_refusals);
+  o["sts_credentials_issued"] = load(sts_credentials_issued);
+  o["sts_refusals"] = load(sts_refusals);
   o["responses_requests"] = load(responses_requests);
   o["active_streams"] = load(active_streams);
   o["streams_completed"] = load(streams_completed);

@@ -44,6 +44,9 @@ class Stats {
   std::atomic<std::uint64_t> vertex_auth_failures{0};
   std::atomic<std::uint64_t> gcp_tokens_issued{0};
   std::atomic<std::uint64_t> gcp_token_refusals{0};
+  // AWS STS AssumeRoleWithWebIdentity (--aws-web-identity-token).
+  std::atomic<std::uint64_t> sts_credentials_issued{0};
+  std::atomic<std::uint64_t> sts_refusals{0};
   // POST …/responses and GET …/responses/{id}.
   std::atomic<std::uint64_t> responses_requests{0};
   std::atomic<std::uint64_t> streams_completed{0};

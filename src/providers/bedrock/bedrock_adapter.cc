@@ -4,11 +4,14 @@
 #include <array>
 #include <chrono>
 
+#include "aws/web_identity.h"
 #include "codec/json_members.h"
 #include "protocol/anthropic/conventions.h"
 #include "protocol/bedrock_converse/conventions.h"
 #include "protocol/bedrock_converse/errors.h"
+#include "providers/background_fetch.h"
 #include "providers/claude_options.h"
+#include "spdlog/spdlog.h"
 
 namespace sluice::providers {
 namespace {
@@ -16,7 +19,23 @@ namespace {
 using Option = config::AdapterOption;
 
 constexpr std::array<std::string_view, 2> kApis = {"converse", "invoke"};
-constexpr std::array<Option, 8> kOptions = {{
+constexpr std::array<Option, 12> kOptions = {{
+    {.name = "bedrock.role_arn", .type = Option::Type::kString, .min = 0, .max = 0, .choices = {}},
+    {.name = "bedrock.web_identity_token_file",
+     .type = Option::Type::kString,
+     .min = 0,
+     .max = 0,
+     .choices = {}},
+    {.name = "bedrock.role_session_name",
+     .type = Option::Type::kString,
+     .min = 0,
+     .max = 0,
+     .choices = {}},
+    {.name = "bedrock.sts_endpoint",
+     .type = Option::Type::kString,
+     .min = 0,
+     .max = 0,
+     .choices = {}},
     {.name = "bedrock.api", .type = Option::Type::kChoice, .choices = kApis},
     kDefaultMaxTokensOption,
     kAdaptiveThinkingOption,
@@ -48,6 +67,8 @@ Error config_error(const config::Provider& p, std::string message) {
   return Error(ErrorKind::kBadRequest, p.source + ": provider " + p.id + ": " + std::move(message));
 }
 
+// How long make() waits for a new role's first keys.
+constexpr std::chrono::seconds kFirstKeysWait{5};
 // https://docs.aws.amazon.com/bedrock/latest/userguide/model-parameters-anthropic-claude-messages.html
 constexpr std::string_view kInvokeAnthropicVersion = R"("bedrock-2023-05-31")";
 
@@ -76,14 +97,36 @@ Result<std::unique_ptr<ProviderAdapter>> BedrockAdapter::make(const config::Prov
     a->bearer_ = "Bearer " + p.api_key;
     a->secrets_.push_back(p.api_key);
   } else {
-    Result<aws::FoundCredentials> found =
-        aws::find_credentials({.access_key_id = option_or(p, "bedrock.access_key_id"),
-                               .secret_access_key = option_or(p, "bedrock.secret_access_key"),
-                               .session_token = option_or(p, "bedrock.session_token"),
-                               .profile = option_or(p, "bedrock.profile")},
-                              env);
+    Result<aws::FoundCredentials> found = aws::find_credentials(
+        {.access_key_id = option_or(p, "bedrock.access_key_id"),
+         .secret_access_key = option_or(p, "bedrock.secret_access_key"),
+         .session_token = option_or(p, "bedrock.session_token"),
+         .profile = option_or(p, "bedrock.profile"),
+         .role_arn = option_or(p, "bedrock.role_arn"),
+         .web_identity_token_file = option_or(p, "bedrock.web_identity_token_file"),
+         .role_session_name = option_or(p, "bedrock.role_session_name")},
+        env);
     if (!found) {
       return config_error(p, found.error().message() + " (or set api_key to a Bedrock API key)");
+    }
+    if (found->web_identity) {
+      std::string sts_override = option_or(p, "bedrock.sts_endpoint");
+      if (sts_override.empty()) {
+        sts_override = env("AWS_ENDPOINT_URL_STS").value_or("");
+      }
+      auto role = RoleCredentials::shared(std::move(*found->web_identity),
+                                          aws::sts_endpoint(region, sts_override));
+      if (!role) {
+        return config_error(p, role.error().message());
+      }
+      a->role_ = std::move(*role);
+      if (background_fetch_installed() && a->role_->current() == nullptr) {
+        if (auto failed = a->role_->wait_first(kFirstKeysWait)) {
+          // Not fatal: the role is assumed again on its schedule; requests go unsigned
+          // meanwhile and Bedrock's 403 names the credentials.
+          spdlog::warn("provider {}: no keys yet for its role: {}", p.id, failed->message());
+        }
+      }
     }
     a->credentials_ = std::move(found->credentials);
     a->secrets_.push_back(a->credentials_.secret_access_key);
@@ -177,14 +220,17 @@ void BedrockAdapter::write_request_head(const RequestSpec& spec, std::string_vie
                                .query = {},
                                .headers = signed_headers,
                                .payload = aws::Payload::bytes(body)};
+    const aws::Credentials* keys = role_ ? role_->current() : &credentials_;
     Result<aws::Signed> signed_request =
-        signer_.sign(request, credentials_, std::chrono::system_clock::now());
+        keys != nullptr ? signer_.sign(request, *keys, std::chrono::system_clock::now())
+                        : Result<aws::Signed>(Error(ErrorKind::kInternal, "no keys yet"));
     if (signed_request) {
       for (const aws::Header& h : signed_request->headers) {
         head.field(h.name, h.value);
       }
     }
-    // A signing failure (a configured header the signer refuses) leaves the request unsigned:
+    // A signing failure (a configured header the signer refuses, a role whose keys have not
+    // come yet) leaves the request unsigned:
     // Bedrock answers 403, classified below as the provider's credential problem.
   }
   for (const auto& [name, value] : spec.forwarded) {

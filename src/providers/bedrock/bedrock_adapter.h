@@ -9,6 +9,7 @@
 #include "aws/sigv4.h"
 #include "providers/adapter.h"
 #include "providers/base_url.h"
+#include "providers/bedrock/role_credentials.h"
 
 namespace sluice::providers {
 
@@ -36,7 +37,11 @@ namespace sluice::providers {
 //     credentials aws/credentials.h finds: `bedrock.access_key_id` + `bedrock.secret_access_key`
 //     (+ `bedrock.session_token`), else AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY /
 //     AWS_SESSION_TOKEN, else the shared files' profile (`bedrock.profile`, AWS_PROFILE,
-//     "default"), read once when the snapshot is built. Host, Content-Type, X-Amz-Date,
+//     "default"), read once when the snapshot is built; or a role assumed with a web identity
+//     token (`bedrock.role_arn` + `bedrock.web_identity_token_file`, AWS_ROLE_ARN +
+//     AWS_WEB_IDENTITY_TOKEN_FILE, or a profile's role_arn + web_identity_token_file) through
+//     STS (`bedrock.sts_endpoint`, AWS_ENDPOINT_URL_STS, else the region's), its temporary keys
+//     kept fresh off the request path (role_credentials.h). Host, Content-Type, X-Amz-Date,
 //     X-Amz-Content-Sha256 (the body's SHA-256), X-Amz-Security-Token and the provider's
 //     configured headers are signed; forwarded caller headers are not.
 // Region: `bedrock.region`, else AWS_REGION, else AWS_DEFAULT_REGION; required.
@@ -71,7 +76,8 @@ class BedrockAdapter final : public ProviderAdapter {
 
   BaseUrl url_;
   aws::Signer signer_;
-  aws::Credentials credentials_;                              // empty with an API key
+  aws::Credentials credentials_;           // static keys; empty with an API key or a role
+  std::shared_ptr<RoleCredentials> role_;  // web identity: the role's keys, kept fresh
   std::vector<std::pair<std::string, std::string>> headers_;  // configured; signed
   std::string bearer_;                                        // "Bearer <api_key>"
   bool invoke_ = false;                                       // bedrock.api: invoke

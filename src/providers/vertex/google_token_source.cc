@@ -1,8 +1,6 @@
 #include "providers/vertex/google_token_source.h"
 
-#include <map>
-#include <mutex>
-
+#include "core/shared_by_key.h"
 #include "providers/background_fetch.h"
 #include "spdlog/spdlog.h"
 
@@ -13,15 +11,10 @@ using std::chrono::system_clock;
 
 constexpr std::chrono::seconds kFetchTimeout{10};
 
-// Live sources by what identifies their credentials. Touched when snapshots are built and
-// sources die, never by a request.
-struct Registry {
-  std::mutex mutex;
-  std::map<std::string, std::weak_ptr<GoogleTokenSource>, std::less<>> sources;
-};
-Registry& registry() {
-  static Registry* const r = new Registry;  // outlives every source (never destroyed)
-  return *r;
+// Live sources by what identifies their credentials (never destroyed: outlives every source).
+SharedByKey<GoogleTokenSource>& live_sources() {
+  static auto* const sources = new SharedByKey<GoogleTokenSource>;
+  return *sources;
 }
 
 // Everything the token depends on: the same key means the same tokens.
@@ -42,35 +35,18 @@ std::string identity_of(const gcp::GoogleCredentials& c) {
 
 Result<std::shared_ptr<GoogleTokenSource>> GoogleTokenSource::shared(
     gcp::GoogleCredentials credentials) {
-  std::string key = identity_of(credentials);
-  Registry& r = registry();
-  std::lock_guard lock(r.mutex);
-  if (auto it = r.sources.find(key); it != r.sources.end()) {
-    if (auto live = it->second.lock()) {
-      return live;
+  const std::string key = identity_of(credentials);
+  return live_sources().get_or_make(key, [&]() -> Result<std::shared_ptr<GoogleTokenSource>> {
+    auto requester = gcp::TokenRequester::make(std::move(credentials));
+    if (!requester) {
+      return std::move(requester).error();
     }
-  }
-  auto requester = gcp::TokenRequester::make(std::move(credentials));
-  if (!requester) {
-    return std::move(requester).error();
-  }
-  auto source = std::make_shared<GoogleTokenSource>(std::move(*requester), key);
-  r.sources[std::move(key)] = source;
-  return source;
+    return std::make_shared<GoogleTokenSource>(std::move(*requester));
+  });
 }
 
-GoogleTokenSource::GoogleTokenSource(gcp::TokenRequester requester, std::string key)
-    : requester_(std::move(requester)),
-      key_(std::move(key)),
-      refreshed_("sluice-gtoken", [this] { return fetch(); }) {}
-
-GoogleTokenSource::~GoogleTokenSource() {
-  Registry& r = registry();
-  std::lock_guard lock(r.mutex);
-  if (auto it = r.sources.find(key_); it != r.sources.end() && it->second.expired()) {
-    r.sources.erase(it);
-  }
-}
+GoogleTokenSource::GoogleTokenSource(gcp::TokenRequester requester)
+    : requester_(std::move(requester)), refreshed_("sluice-gtoken", [this] { return fetch(); }) {}
 
 Result<Expiring<std::string>> GoogleTokenSource::fetch() const {
   const auto now = system_clock::now();

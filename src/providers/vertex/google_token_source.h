@@ -22,8 +22,7 @@ class GoogleTokenSource {
   // one (its first fetch started).
   static Result<std::shared_ptr<GoogleTokenSource>> shared(gcp::GoogleCredentials credentials);
 
-  GoogleTokenSource(gcp::TokenRequester requester, std::string key);
-  ~GoogleTokenSource();
+  explicit GoogleTokenSource(gcp::TokenRequester requester);
 
   // "Bearer <token>" for an Authorization header, null until the first token arrived. Valid
   // while this source lives (core/refreshed.h).

@@ -129,5 +129,46 @@ TEST(ReadProfileTest, SectionsAndKeysAsWritten) {
   EXPECT_FALSE(read_profile(text, "A").has_value()) << "names are case-sensitive";
 }
 
+TEST_F(CredentialsTest, AWebIdentityRoleComesAfterTheEnvironmentsKeysAndBeforeProfiles) {
+  env_.vars["AWS_ROLE_ARN"] = "arn:aws:iam::1:role/r";
+  env_.vars["AWS_WEB_IDENTITY_TOKEN_FILE"] = "/var/run/secrets/token";
+  env_.vars["AWS_SHARED_CREDENTIALS_FILE"] =
+      write("creds", "[default]\naws_access_key_id = AKIDFILE\naws_secret_access_key = s\n");
+  Result<FoundCredentials> role = find_credentials({}, env_.lookup());
+  ASSERT_TRUE(role) << role.error().message();
+  ASSERT_TRUE(role->web_identity);
+  EXPECT_EQ(role->web_identity->role_arn, "arn:aws:iam::1:role/r");
+  EXPECT_EQ(role->web_identity->token_file, "/var/run/secrets/token");
+  EXPECT_EQ(role->web_identity->session_name, "sluice");
+  EXPECT_TRUE(role->credentials.access_key_id.empty());
+
+  // Keys in the environment win over the role, as in the AWS SDKs.
+  env_.vars["AWS_ACCESS_KEY_ID"] = "AKIDENV";
+  env_.vars["AWS_SECRET_ACCESS_KEY"] = "envsecret";
+  Result<FoundCredentials> keys = find_credentials({}, env_.lookup());
+  ASSERT_TRUE(keys);
+  EXPECT_FALSE(keys->web_identity);
+  EXPECT_EQ(keys->credentials.access_key_id, "AKIDENV");
+
+  // The provider's own role comes before both, with the environment's token file.
+  Result<FoundCredentials> configured = find_credentials(
+      {.role_arn = "arn:aws:iam::1:role/mine", .role_session_name = "gw"}, env_.lookup());
+  ASSERT_TRUE(configured && configured->web_identity);
+  EXPECT_EQ(configured->web_identity->role_arn, "arn:aws:iam::1:role/mine");
+  EXPECT_EQ(configured->web_identity->session_name, "gw");
+}
+
+TEST_F(CredentialsTest, AProfilesRoleWithATokenFileIsAWebIdentity) {
+  env_.vars["AWS_CONFIG_FILE"] = write("config",
+                                       "[profile eks]\nrole_arn = arn:aws:iam::1:role/p\n"
+                                       "web_identity_token_file = /t\nrole_session_name = s1\n");
+  Result<FoundCredentials> found = find_credentials({.profile = "eks"}, env_.lookup());
+  ASSERT_TRUE(found) << found.error().message();
+  ASSERT_TRUE(found->web_identity);
+  EXPECT_EQ(found->web_identity->token_file, "/t");
+  EXPECT_EQ(found->web_identity->session_name, "s1");
+  EXPECT_NE(found->source.find("web identity"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace sluice::aws

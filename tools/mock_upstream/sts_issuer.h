@@ -1,0 +1,54 @@
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+
+#include "aws/sigv4.h"
+#include "mock_request.h"
+#include "reply.h"
+
+namespace sluice::mock {
+
+// --aws-web-identity-token, --aws-sts-lifetime-s.
+struct StsConfig {
+  std::string web_identity_token;  // the one token AssumeRoleWithWebIdentity accepts
+  std::uint32_t lifetime_s = 3600;
+};
+
+// Plays AWS STS's AssumeRoleWithWebIdentity (a form-encoded POST of the Query API to any path,
+// Action=AssumeRoleWithWebIdentity) for one web identity token: a RoleArn, a RoleSessionName
+// and exactly that WebIdentityToken get temporary keys (ASIAMOCK..., a secret, a session token)
+// that expire after the configured lifetime, in STS's XML; anything else its <ErrorResponse>
+// (InvalidIdentityToken, ValidationError). BedrockAuth then accepts SigV4 signatures made with
+// issued keys that have not expired and carry their session token. Thread-safe.
+class StsIssuer {
+ public:
+  explicit StsIssuer(StsConfig config) : config_(std::move(config)) {}
+
+  static bool is_sts_request(const MockRequest& request);
+  Reply handle(const MockRequest& request, std::chrono::system_clock::time_point now);
+
+  // The issued keys of `access_key_id`, and whether they have expired at `now`.
+  struct Issued {
+    aws::Credentials credentials;
+    bool expired = false;
+  };
+  std::optional<Issued> find(std::string_view access_key_id,
+                             std::chrono::system_clock::time_point now) const;
+
+ private:
+  const StsConfig config_;
+  mutable std::mutex mutex_;
+  struct Entry {
+    aws::Credentials credentials;
+    std::chrono::system_clock::time_point expires;
+  };
+  std::map<std::string, Entry, std::less<>> issued_;
+  std::uint64_t count_ = 0;
+};
+
+}  // namespace sluice::mock
