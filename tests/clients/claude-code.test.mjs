@@ -16,6 +16,9 @@ import { fileURLToPath } from 'node:url';
 import { makeTempDir, removeTempDir } from '../support/harness.mjs';
 import {
   ANTHROPIC_MODEL,
+  BEDROCK_INVOKE_MODEL,
+  BEDROCK_MODEL,
+  VERTEX_CLAUDE_MODEL,
   GATEWAY_KEY,
   GEMINI_MODEL,
   MOCK_TEXT,
@@ -183,5 +186,35 @@ describe('Claude Code through Sluice', () => {
     const last = sent.contents.at(-1);
     const response = last.parts.find((p) => p.functionResponse)?.functionResponse;
     assert.equal(response?.name, 'Read');
+  });
+
+  test('Bedrock InvokeModel upstream (passthrough): a Read tool turn', async () => {
+    const run = await runClaude({ model: BEDROCK_INVOKE_MODEL, format: 'stream-json' });
+    const { sent } = await assertAgentTurn(run, { alias: BEDROCK_INVOKE_MODEL });
+    // Claude Code's Messages body as it sent it, but for what InvokeModel takes elsewhere.
+    assert.equal(sent.anthropic_version, 'bedrock-2023-05-31');
+    assert.equal(sent.model, undefined);
+    assert.equal(sent.stream, undefined);
+    const { target, headers } = await lastUpstreamBody(stack);
+    assert.match(target, /\/invoke-with-response-stream$/);
+    assert.match(headers.authorization, /^AWS4-HMAC-SHA256 /);
+  });
+
+  test('Vertex AI Claude upstream (passthrough): a Read tool turn', async () => {
+    const run = await runClaude({ model: VERTEX_CLAUDE_MODEL });
+    const { sent } = await assertAgentTurn(run, { alias: VERTEX_CLAUDE_MODEL });
+    assert.equal(sent.anthropic_version, 'vertex-2023-10-16');
+    assert.equal(sent.model, undefined);
+    const { target, headers } = await lastUpstreamBody(stack);
+    assert.match(target, /publishers\/anthropic\/models\/claude-sonnet-4-5@20250929:(stream)?[rR]awPredict$/);
+    assert.match(headers.authorization, /^Bearer ya29\.mock-\d+$/);
+  });
+
+  test('Bedrock Converse upstream (translation): a Read tool turn', async () => {
+    const run = await runClaude({ model: BEDROCK_MODEL });
+    const { sent } = await assertAgentTurn(run, { alias: BEDROCK_MODEL });
+    const result = sent.messages.at(-1).content.find((b) => b.toolResult)?.toolResult;
+    assert.ok(result, JSON.stringify(sent.messages.at(-1)).slice(0, 500));
+    assert.ok(sent.toolConfig.tools.some((t) => t.toolSpec.name === 'Read'));
   });
 });

@@ -18,6 +18,7 @@ import { fileURLToPath } from 'node:url';
 import { makeTempDir, removeTempDir } from '../support/harness.mjs';
 import {
   ANTHROPIC_MODEL,
+  BEDROCK_MODEL,
   GATEWAY_KEY,
   MOCK_TEXT,
   gatewayEntries,
@@ -25,6 +26,7 @@ import {
   probeFeatures,
   requires,
   useClientStack,
+  VERTEX_CLAUDE_MODEL,
 } from './support.mjs';
 
 await probeFeatures();
@@ -106,7 +108,7 @@ async function runCodex({ model, tool }) {
 }
 
 /** The checks every run makes: Codex finished its turn without an error, every request went through. */
-async function assertCompletedTurn(run) {
+async function assertCompletedTurn(run, alias = ANTHROPIC_MODEL) {
   const { code, events, context } = run;
   const failed = events.filter((e) => e.type === 'turn.failed' || e.type === 'error');
   assert.deepEqual(failed, [], context);
@@ -121,9 +123,9 @@ async function assertCompletedTurn(run) {
     // The one field left out of each translated request: the web_search tool (the IR has no
     // server tools; prompt_cache_key, client_metadata, include and store change nothing).
     assert.equal(e.ignored_fields, 1, 'web_search is the one thing left out');
-    assert.equal(e.alias, ANTHROPIC_MODEL);
+    assert.equal(e.alias, alias);
     assert.equal(e.api, 'openai_responses');
-    assert.equal(e.upstream[0].passthrough, false, 'an Anthropic upstream is reached by translation');
+    assert.equal(e.upstream[0].passthrough, false, 'a Responses caller is translated for this upstream');
   }
   return calls;
 }
@@ -156,4 +158,15 @@ describe('Codex CLI through Sluice', () => {
     assert.ok(command, run.context);
     assert.match(command.item.command, /cat notes\.txt/);
   });
+
+  for (const [alias, where] of [[VERTEX_CLAUDE_MODEL, 'Vertex AI Claude'], [BEDROCK_MODEL, 'Bedrock Converse']]) {
+    test(`${where} upstream (translation): a shell tool turn`, requires('responsesIngress'), async () => {
+      const run = await runCodex({ model: alias, tool: { name: 'exec_command', arguments: { cmd: 'cat notes.txt' } } });
+      const calls = await assertCompletedTurn(run, alias);
+      assert.equal(calls.length, 2, 'one tool call, then the answer');
+      const { body, target } = await lastUpstreamBody(stack);
+      assert.ok(body.includes(run.secret), 'the command output went back upstream');
+      assert.match(target, alias === BEDROCK_MODEL ? /\/converse-stream$/ : /:streamRawPredict$/);
+    });
+  }
 });

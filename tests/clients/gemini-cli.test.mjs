@@ -5,7 +5,8 @@
 // GEMINI_CLI_CUSTOM_HEADERS, which the gateway forwards to the mock) asks for the CLI's shell
 // tool on a file in the working directory; the CLI runs it and sends the output back; the
 // upstream then answers in words. Against a Gemini upstream every call is passed through;
-// against Anthropic and OpenAI ones it is translated, tool call and function response included.
+// against Anthropic, OpenAI and Bedrock Converse ones it is translated, tool call and function
+// response included; Gemini on Vertex AI is passed through like the Gemini API.
 
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -17,10 +18,12 @@ import { fileURLToPath } from 'node:url';
 import { makeTempDir, removeTempDir } from '../support/harness.mjs';
 import {
   ANTHROPIC_MODEL,
+  BEDROCK_MODEL,
   GATEWAY_KEY,
   GEMINI_MODEL,
   MOCK_TEXT,
   OPENAI_MODEL,
+  VERTEX_GEMINI_MODEL,
   gatewayEntries,
   lastUpstreamBody,
   probeFeatures,
@@ -147,5 +150,20 @@ describe('Gemini CLI through Sluice', () => {
     await assertShellLoop(run, { model: OPENAI_MODEL, passthrough: false });
     const { json } = await lastUpstreamBody(stack);
     assert.equal(json.messages.at(-1).role, 'tool');
+  });
+
+  test('Vertex AI Gemini upstream (passthrough): a shell tool turn', requires('geminiIngress'), async () => {
+    const run = await runGemini({ model: VERTEX_GEMINI_MODEL });
+    await assertShellLoop(run, { model: VERTEX_GEMINI_MODEL, passthrough: true });
+    const { target, headers } = await lastUpstreamBody(stack);
+    assert.match(target, /\/projects\/sluice-clients\/locations\/us-east5\/publishers\/google\/models\/gemini-2\.5-flash:streamGenerateContent/);
+    assert.match(headers.authorization, /^Bearer ya29\.mock-\d+$/);
+  });
+
+  test('Bedrock Converse upstream (translation): a shell tool turn', requires('geminiIngress'), async () => {
+    const run = await runGemini({ model: BEDROCK_MODEL });
+    await assertShellLoop(run, { model: BEDROCK_MODEL, passthrough: false });
+    const { json } = await lastUpstreamBody(stack);
+    assert.ok(json.messages.at(-1).content.some((b) => b.toolResult));
   });
 });

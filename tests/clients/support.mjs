@@ -8,9 +8,14 @@
 //   gemini-2.5-flash   -> adapter gemini    -> the mock's generateContent endpoints
 //   gpt-4.1-resp       -> the built-in mock answering in the Responses protocol (the gateway has
 //                         no Responses upstream adapter, so this is the only Responses passthrough)
+//   bedrock-claude     -> adapter bedrock, Converse (SigV4-signed; the mock checks signatures)
+//   bedrock-claude-invoke -> adapter bedrock, api invoke (the Messages body through InvokeModel)
+//   vertex-gemini      -> adapter vertex, publisher google (OAuth tokens the mock issues)
+//   vertex-claude      -> adapter vertex, publisher anthropic (rawPredict)
 // Every network provider forwards x-mock-* headers, so a client can script the upstream.
 
 import assert from 'node:assert/strict';
+import { generateKeyPairSync } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, beforeEach } from 'node:test';
@@ -19,6 +24,7 @@ import {
   GATEWAY_KEY,
   PROVIDER_KEY,
   makeTempDir,
+  removeTempDir,
   runBinary,
   sluiceBin,
   startMock,
@@ -37,6 +43,14 @@ export const RESPONSES_MOCK_MODEL = 'gpt-4.1-resp';
 // home directory is pseudonymised on the way up and restored on the way back, and an output
 // policy holds the answer's stream back 32 characters.
 export const PRIVATE_MODEL = 'claude-private';
+export const BEDROCK_MODEL = 'bedrock-claude';
+export const BEDROCK_INVOKE_MODEL = 'bedrock-claude-invoke';
+export const VERTEX_GEMINI_MODEL = 'vertex-gemini';
+export const VERTEX_CLAUDE_MODEL = 'vertex-claude';
+
+// The cloud upstreams' credentials, as the mock checks them.
+const AWS_KEY_ID = 'AKIDSLUICECLIENTS01';
+const AWS_SECRET = 'sluice/clients/secret/key/00000000001';
 
 // What each alias's upstream speaks, as the access log's `passthrough` will tell.
 export const UPSTREAM_PROTOCOL = {
@@ -45,9 +59,31 @@ export const UPSTREAM_PROTOCOL = {
   [GEMINI_MODEL]: 'gemini',
   [RESPONSES_MOCK_MODEL]: 'openai_responses',
   [PRIVATE_MODEL]: 'anthropic',
+  [BEDROCK_MODEL]: 'bedrock_converse',
+  [BEDROCK_INVOKE_MODEL]: 'anthropic',
+  [VERTEX_GEMINI_MODEL]: 'gemini',
+  [VERTEX_CLAUDE_MODEL]: 'anthropic',
 };
 
-function config(mock, { gemini }) {
+// A service account key for Vertex: written for the mock (which checks its assertions) and for
+// the gateway (whose token_uri points at the mock).
+function serviceAccount(dir, tokenUri, privateKey) {
+  const file = path.join(dir, tokenUri ? 'sa.json' : 'mock-sa.json');
+  writeFileSync(
+    file,
+    JSON.stringify({
+      type: 'service_account',
+      project_id: 'sluice-clients',
+      private_key_id: 'k1',
+      private_key: privateKey,
+      client_email: 'gateway@sluice-clients.iam.gserviceaccount.com',
+      token_uri: tokenUri ?? 'http://unused/token',
+    }),
+  );
+  return file;
+}
+
+function config(mock, { gemini, cloud }) {
   const net = (id, adapter, baseUrl) => ({
     id,
     adapter,
@@ -69,6 +105,30 @@ function config(mock, { gemini }) {
   if (gemini) {
     providers.push(net('gemini', 'gemini', `${mock.url}/v1beta`));
     routes.push({ alias: GEMINI_MODEL, provider: 'gemini', model: 'gemini-2.5-flash' });
+  }
+  if (cloud) {
+    const aws = (id, extra) => ({
+      id,
+      adapter: 'bedrock',
+      base_url: mock.url,
+      forward_headers: ['x-mock-*'],
+      bedrock: { region: 'us-east-1', access_key_id: AWS_KEY_ID, secret_access_key: AWS_SECRET, ...extra },
+    });
+    const gcp = (id, publisher) => ({
+      id,
+      adapter: 'vertex',
+      base_url: `${mock.url}/v1`,
+      forward_headers: ['x-mock-*'],
+      vertex: { location: 'us-east5', publisher, credentials_file: cloud.serviceAccount },
+    });
+    providers.push(aws('bedrock', {}), aws('bedrock-invoke', { api: 'invoke' }));
+    providers.push(gcp('vertex-google', 'google'), gcp('vertex-anthropic', 'anthropic'));
+    routes.push(
+      { alias: BEDROCK_MODEL, provider: 'bedrock', model: 'us.anthropic.claude-sonnet-4-5-20250929-v1:0' },
+      { alias: BEDROCK_INVOKE_MODEL, provider: 'bedrock-invoke', model: 'us.anthropic.claude-sonnet-4-5-20250929-v1:0' },
+      { alias: VERTEX_GEMINI_MODEL, provider: 'vertex-google', model: 'gemini-2.5-flash' },
+      { alias: VERTEX_CLAUDE_MODEL, provider: 'vertex-anthropic', model: 'claude-sonnet-4-5@20250929' },
+    );
   }
   return {
     version: 1,
@@ -156,13 +216,28 @@ export async function probeFeatures() {
  */
 export function useClientStack() {
   const stack = { gw: null, mock: null };
+  let dir;
   before(async () => {
-    stack.mock = await startMock({ fixtures: false });
-    stack.gw = await startSluice(config(stack.mock, { gemini: features.geminiAdapter !== false }));
+    dir = makeTempDir('sluice-clients-cloud-');
+    const { privateKey } = generateKeyPairSync('rsa', {
+      modulusLength: 2048,
+      privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
+      publicKeyEncoding: { type: 'spki', format: 'pem' },
+    });
+    stack.mock = await startMock({
+      fixtures: false,
+      args: [
+        '--aws-access-key-id', AWS_KEY_ID, '--aws-secret-access-key', AWS_SECRET,
+        '--gcp-service-account', serviceAccount(dir, null, privateKey),
+      ],
+    });
+    const cloud = { serviceAccount: serviceAccount(dir, `${stack.mock.url}/token`, privateKey) };
+    stack.gw = await startSluice(config(stack.mock, { gemini: features.geminiAdapter !== false, cloud }));
   });
   after(async () => {
     await stack.gw?.stop();
     await stack.mock?.stop();
+    if (dir) removeTempDir(dir);
   });
   beforeEach(async () => {
     // The access log is written by a background thread: let the previous test's lines (one per
@@ -222,6 +297,11 @@ export function mockInputTokens(protocol, body) {
     }
     for (const c of body.contents) {
       chars += c.parts ? textChars(c.parts) : 0;
+    }
+  } else if (protocol === 'bedrock_converse') {
+    chars += textChars(body.system ?? []);
+    for (const m of body.messages) {
+      chars += textChars(m.content);
     }
   } else if (protocol === 'openai_responses') {
     if (typeof body.instructions === 'string') {
@@ -297,6 +377,12 @@ export function protocolOfTarget(target) {
   }
   if (/:(stream)?[gG]enerateContent$/.test(p)) {
     return 'gemini';
+  }
+  if (/\/converse(-stream)?$/.test(p)) {
+    return 'bedrock_converse';
+  }
+  if (/\/invoke(-with-response-stream)?$/.test(p) || /:(stream)?[rR]awPredict$/.test(p)) {
+    return 'anthropic'; // Claude on Bedrock's InvokeModel and on Vertex AI: the Messages body
   }
   throw new Error(`unknown upstream path ${target}`);
 }
