@@ -66,13 +66,20 @@ TEST(ExamplesTest, QuickstartSkipsRealProvidersWithoutKeys) {
                 "provider openai skipped: OPENAI_API_KEY is not set",
                 "provider anthropic skipped: ANTHROPIC_API_KEY is not set",
                 "provider gemini skipped: GEMINI_API_KEY is not set",
+                "provider bedrock skipped: AWS_ACCESS_KEY_ID is not set, AWS_REGION is not set",
+                "provider vertex skipped: GOOGLE_APPLICATION_CREDENTIALS is not set, "
+                "GOOGLE_CLOUD_PROJECT is not set",
                 "route gpt-4o-mini skipped: provider openai disabled (OPENAI_API_KEY not set)",
                 "route text-embedding-3-small skipped: provider openai disabled (OPENAI_API_KEY "
                 "not set)",
                 "route claude-sonnet-4-5 skipped: provider anthropic disabled (ANTHROPIC_API_KEY "
                 "not set)",
                 "route gemini-2.5-flash skipped: provider gemini disabled (GEMINI_API_KEY not "
-                "set)"}));
+                "set)",
+                "route bedrock-claude-sonnet-4 skipped: provider bedrock disabled "
+                "(AWS_ACCESS_KEY_ID not set, AWS_REGION not set)",
+                "route vertex-gemini-2.5-flash skipped: provider vertex disabled "
+                "(GOOGLE_APPLICATION_CREDENTIALS not set, GOOGLE_CLOUD_PROJECT not set)"}));
   ASSERT_EQ(config.keys.size(), 1u);
   // printf %s sk-sluice-dev-0000000000 | sha256sum
   EXPECT_EQ(config.keys[0].sha256_hex,
@@ -96,7 +103,8 @@ TEST(ExamplesTest, QuickstartWithKeyEnablesOpenAIOnly) {
   EXPECT_EQ(config.providers[3].base_url, "");  // the adapter's default
   EXPECT_EQ(config.providers[3].api_key, "sk-test");
   EXPECT_EQ(config.routes.size(), 6u);
-  EXPECT_EQ(config.notes.size(), 4u);  // anthropic and gemini, and their routes
+  // anthropic, gemini, bedrock and vertex, and their routes
+  EXPECT_EQ(config.notes.size(), 8u);
 }
 
 }  // namespace
