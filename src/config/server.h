@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include "config/values.h"
 
@@ -23,6 +24,10 @@ struct ServerSettings {
   // A stream with nothing to send for this long gets an SSE comment (`: keep-alive`), so that
   // load balancers' idle timeouts do not cut a model that thinks for minutes. 0 = off.
   Millis heartbeat{15000};
+  // Seals the upstream reasoning state translated answers hand OpenAI Responses callers
+  // (encrypted_content; pipeline/reasoning_seal.h). Every instance of a fleet needs the same
+  // one; "" = a random key per process. A secret: never logged or echoed.
+  std::string reasoning_seal_key;
 };
 
 // `server:` (limits of the listener and of each request). Throws ConfigError.

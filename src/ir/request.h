@@ -29,7 +29,8 @@ struct ContentPart {
   PartKind kind = PartKind::kText;
   std::string text;        // kText, kReasoning
   std::string id;          // kToolCall: call id; kToolResult: id of the call it answers
-  std::string name;        // kToolCall: tool name
+  std::string name;        // kToolCall: tool name; kReasoning, kRedactedReasoning: the upstream
+                           // protocol that signed `signature`, when known (reasoning_seal.h)
   std::string arguments;   // kToolCall: arguments as a JSON text (an object), "{}" when empty
   std::string source;      // kImage: URL, or base64 payload when !image_is_url
   std::string media_type;  // kImage with base64 data: "image/png", ...

@@ -57,6 +57,12 @@ Result<ir::Request*> CallContext::ir() {
     }
     ir_ = std::make_unique<ir::Request>(std::move(*ir));
     ir_strict_ = request_.strict_fields;
+    if (ctx_.ingress->seals_reasoning()) {
+      // Opened once for every reader (the cache key sees the signature, not its random nonce);
+      // what does not open never goes upstream.
+      request_.ignored_fields += static_cast<std::uint32_t>(
+          open_reasoning(*ir_, ctx_.snapshot->reasoning_seal(), /*only_sealed=*/true));
+    }
   }
   return ir_.get();
 }

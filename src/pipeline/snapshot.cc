@@ -92,6 +92,7 @@ Result<std::shared_ptr<const Snapshot>> Snapshot::build(
     return std::move(prices).error();
   }
   snap->price_book_ = std::move(*prices);
+  snap->reasoning_seal_ = std::make_unique<const ReasoningSeal>(cfg->server.reasoning_seal_key);
   // Each guardrail policy compiled once, shared by the routes that apply it.
   std::unordered_map<std::string_view, std::shared_ptr<const guardrails::Policy>> policies;
   for (const config::GuardrailPolicy& p : cfg->guardrails.policies) {

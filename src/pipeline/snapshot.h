@@ -11,6 +11,7 @@
 #include "core/result.h"
 #include "guardrails/policy.h"
 #include "metering/pricing.h"
+#include "pipeline/reasoning_seal.h"
 #include "protocol/ingress.h"
 #include "providers/adapter.h"
 #include "routing/health.h"
@@ -96,11 +97,14 @@ class Snapshot {
   // The price catalogue of this version: metering.prices, or the one built into the binary.
   // Requests charge with the book of the snapshot they pinned.
   const metering::PriceBook& price_book() const { return *price_book_; }
+  // Seals the reasoning state translated answers hand callers (server.reasoning_seal_key).
+  const ReasoningSeal& reasoning_seal() const { return *reasoning_seal_; }
 
  private:
   std::shared_ptr<const config::Config> config_;
   std::shared_ptr<routing::HealthRegistry> health_;
   std::shared_ptr<const metering::PriceBook> price_book_;
+  std::unique_ptr<const ReasoningSeal> reasoning_seal_;
   std::vector<std::unique_ptr<ProviderRuntime>> providers_;
   std::vector<std::unique_ptr<RouteRuntime>> routes_;
   std::unordered_map<std::string_view, const RouteRuntime*> by_alias_;

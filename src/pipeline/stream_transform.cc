@@ -68,8 +68,9 @@ class Translation final : public StreamTransform {
  public:
   Translation(const protocol::IngressCodec& /*ingress*/,
               std::unique_ptr<protocol::StreamDecoder> decoder,
-              std::unique_ptr<protocol::StreamEncoder> encoder)
-      : decoder_(std::move(decoder)), encoder_(std::move(encoder)) {
+              std::unique_ptr<protocol::StreamEncoder> encoder, const ReasoningSeal* seal,
+              protocol::ProtocolId origin)
+      : decoder_(std::move(decoder)), encoder_(std::move(encoder)), seal_(seal), origin_(origin) {
     events_.reserve(8);
   }
 
@@ -111,7 +112,10 @@ class Translation final : public StreamTransform {
 
  private:
   void encode(std::string& out) {
-    for (const ir::StreamEvent& ev : events_) {
+    for (ir::StreamEvent& ev : events_) {
+      if (seal_ != nullptr) {
+        seal_reasoning(ev, *seal_, origin_);
+      }
       switch (ev.kind) {
         case ir::StreamEventKind::kUsage:
           usage_ = ev.usage;
@@ -141,6 +145,8 @@ class Translation final : public StreamTransform {
 
   std::unique_ptr<protocol::StreamDecoder> decoder_;
   std::unique_ptr<protocol::StreamEncoder> encoder_;
+  const ReasoningSeal* seal_;
+  protocol::ProtocolId origin_;
   std::uint32_t reported_clamped_ = 0;  // the encoder's counts at the last report
   std::uint32_t reported_dropped_ = 0;
   std::vector<ir::StreamEvent> events_;
@@ -159,10 +165,13 @@ std::unique_ptr<StreamTransform> make_passthrough(
   return std::make_unique<Passthrough>(ingress, std::move(sniffer));
 }
 
-std::unique_ptr<StreamTransform> make_translation(
-    const protocol::IngressCodec& ingress, std::unique_ptr<protocol::StreamDecoder> decoder,
-    std::unique_ptr<protocol::StreamEncoder> encoder) {
-  return std::make_unique<Translation>(ingress, std::move(decoder), std::move(encoder));
+std::unique_ptr<StreamTransform> make_translation(const protocol::IngressCodec& ingress,
+                                                  std::unique_ptr<protocol::StreamDecoder> decoder,
+                                                  std::unique_ptr<protocol::StreamEncoder> encoder,
+                                                  const ReasoningSeal* seal,
+                                                  protocol::ProtocolId origin) {
+  return std::make_unique<Translation>(ingress, std::move(decoder), std::move(encoder), seal,
+                                       origin);
 }
 
 }  // namespace sluice::pipeline

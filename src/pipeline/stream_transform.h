@@ -9,6 +9,7 @@
 #include "codec/sse.h"
 #include "core/error.h"
 #include "ir/stream_event.h"
+#include "pipeline/reasoning_seal.h"
 #include "pipeline/request_context.h"
 #include "protocol/ingress.h"
 #include "protocol/stream.h"
@@ -56,8 +57,12 @@ class StreamTransform {
 std::unique_ptr<StreamTransform> make_passthrough(const protocol::IngressCodec& ingress,
                                                   std::unique_ptr<protocol::StreamSniffer> sniffer);
 
+// `seal`: the caller's protocol seals reasoning state (IngressCodec::seals_reasoning); each
+// signature `origin` (the upstream's protocol) made is sealed before the encoder sees it.
 std::unique_ptr<StreamTransform> make_translation(const protocol::IngressCodec& ingress,
                                                   std::unique_ptr<protocol::StreamDecoder> decoder,
-                                                  std::unique_ptr<protocol::StreamEncoder> encoder);
+                                                  std::unique_ptr<protocol::StreamEncoder> encoder,
+                                                  const ReasoningSeal* seal = nullptr,
+                                                  protocol::ProtocolId origin = {});
 
 }  // namespace sluice::pipeline

@@ -35,6 +35,10 @@ protocol::ProtocolId UpstreamRequest::wire_protocol() const {
   return passthrough() ? call_.ingress().protocol() : adapter().wire_protocol(target_.operation);
 }
 
+const ReasoningSeal* UpstreamRequest::seal() const {
+  return call_.ingress().seals_reasoning() ? &call_.ctx().snapshot->reasoning_seal() : nullptr;
+}
+
 Attempt& UpstreamRequest::record() { return call_.ctx().attempts[record_]; }
 
 std::optional<Error> UpstreamRequest::frame_body() {
@@ -55,8 +59,17 @@ std::optional<Error> UpstreamRequest::frame_body() {
   if (codec == nullptr) {
     return no_codec(call_.ingress(), adapter(), target_.operation);  // the snapshot refuses these
   }
-  auto body =
-      codec->encode_request(**ir, adapter().encode_target(target_.model, call_.request().stream));
+  // Reasoning another kind of upstream signed (an earlier turn answered elsewhere) would fail
+  // this one: it is left out, for this attempt only.
+  const ir::Request* request = *ir;
+  std::optional<ir::Request> own;
+  if (has_foreign_reasoning(*request, wire_protocol())) {
+    own = without_foreign_reasoning(*request, wire_protocol());
+    request = &*own;
+    ++call_.ctx().ignored_fields;
+  }
+  auto body = codec->encode_request(*request,
+                                    adapter().encode_target(target_.model, call_.request().stream));
   if (!body) {
     return std::move(body).error();
   }
@@ -109,7 +122,8 @@ std::optional<Error> UpstreamRequest::make_transform() {
     const protocol::UpstreamCodec* codec = adapter().upstream_codec(target_.operation);
     auto encoder = codec != nullptr ? ingress.make_stream_encoder(request) : nullptr;
     if (encoder) {
-      transform = make_translation(ingress, codec->make_stream_decoder(), std::move(encoder));
+      transform = make_translation(ingress, codec->make_stream_decoder(), std::move(encoder),
+                                   seal(), wire_protocol());
       return std::nullopt;
     }
   }
@@ -152,6 +166,9 @@ Result<std::string> UpstreamRequest::answer(std::string body) {
   ctx.usage = decoded->usage;
   record().unknown_fields = decoded->unknown_fields;
   ctx.finish_reason = std::string(ir::to_string(decoded->finish));
+  if (const ReasoningSeal* s = seal()) {
+    seal_reasoning(*decoded, *s, wire_protocol());
+  }
   bool clamped = false;
   auto encoded = ingress.encode_response_for(call_.request(), *decoded, clamped);
   if (clamped) {

@@ -74,6 +74,9 @@ class UpstreamRequest {
   std::unique_ptr<StreamTransform> transform;
 
  private:
+  // The snapshot's seal when the caller's protocol seals reasoning state, null otherwise.
+  const ReasoningSeal* seal() const;
+
   CallContext& call_;
   const TargetRuntime& target_;
   AttemptMode mode_;

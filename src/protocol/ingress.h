@@ -192,6 +192,12 @@ class IngressCodec {
                                                   bool& usage_clamped) const {
     return encode_response(response, usage_clamped);
   }
+  // Whether translated answers hand this protocol's callers the upstream's reasoning state
+  // sealed (pipeline/reasoning_seal.h) rather than as the upstream signed it, and every
+  // unsealed value a caller sends back is the reasoning of an upstream of this protocol
+  // itself, never sent to another. OpenAI Responses: encrypted_content is opaque to its clients.
+  // Protocols whose signatures callers may check or produce themselves keep them raw.
+  virtual bool seals_reasoning() const { return false; }
   // Per-request stream encoder (translation) and sniffer (passthrough); null when this
   // protocol has no streams.
   virtual std::unique_ptr<StreamEncoder> make_stream_encoder(

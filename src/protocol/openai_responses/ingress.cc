@@ -1,7 +1,9 @@
 #include "protocol/openai_responses/ingress.h"
 
+#include <algorithm>
 #include <array>
 #include <chrono>
+#include <cstring>
 
 #include <boost/json/serialize.hpp>
 #include <boost/json/value.hpp>
@@ -15,6 +17,7 @@
 #include "protocol/openai_responses/response.h"
 #include "protocol/openai_responses/stream_encoder.h"
 #include "protocol/openai_responses/stream_sniffer.h"
+#include "protocol/sealed_reasoning.h"
 
 namespace sluice::protocol::openai_responses {
 namespace json = boost::json;
@@ -47,6 +50,42 @@ Error invalid_type(std::string_view param, std::string_view expected) {
   return bad(
       "Invalid type for '" + std::string(param) + "': expected " + std::string(expected) + ".",
       std::string(param));
+}
+
+// `body` for a Responses upstream without the reasoning input items whose encrypted_content
+// the gateway sealed (an earlier turn answered by an upstream of another protocol): OpenAI
+// cannot open them and refuses the whole turn, and under store: false it cannot look the item
+// up by id either, so the item goes, summary and all. nullopt when there are none (the common
+// case costs one scan of the body).
+std::optional<std::string> without_sealed_reasoning(std::string_view body,
+                                                    std::string_view upstream_model) {
+  if (memmem(body.data(), body.size(), kSealedReasoningPrefix.data(),
+             kSealedReasoningPrefix.size()) == nullptr) {
+    return std::nullopt;
+  }
+  boost::system::error_code ec;
+  json::value doc = codec::parse_json(body, ec, {}, kMaxJsonDepth);
+  json::object* root = ec ? nullptr : doc.if_object();
+  json::value* input = root != nullptr ? root->if_contains("input") : nullptr;
+  if (input == nullptr || !input->is_array()) {
+    return std::nullopt;
+  }
+  json::array& items = input->get_array();
+  const std::size_t before = items.size();
+  const auto sealed_item = [](const json::value& item) {
+    const json::object* o = item.if_object();
+    if (o == nullptr || string_at(*o, "type").value_or("") != "reasoning") {
+      return false;
+    }
+    const std::optional<std::string_view> sealed = string_at(*o, "encrypted_content");
+    return sealed && sealed->starts_with(kSealedReasoningPrefix);
+  };
+  items.erase(std::remove_if(items.begin(), items.end(), sealed_item), items.end());
+  if (items.size() == before) {
+    return std::nullopt;
+  }
+  (*root)["model"] = upstream_model;
+  return json::serialize(doc);
 }
 
 }  // namespace
@@ -152,6 +191,9 @@ Result<ir::Request> ResponsesIngress::to_ir(IngressRequest& request) const {
 
 std::string ResponsesIngress::passthrough_body(const IngressRequest& request,
                                                std::string_view upstream_model) const {
+  if (auto rewritten = without_sealed_reasoning(request.body, upstream_model)) {
+    return std::move(*rewritten);
+  }
   return codec::with_model(request.body, request.spliceable, request.model_begin, request.model_end,
                            upstream_model);
 }

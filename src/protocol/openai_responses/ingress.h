@@ -44,6 +44,7 @@ class ResponsesIngress final : public IngressCodec {
   Result<std::string> encode_response_for(const IngressRequest& request,
                                           const ir::Response& response,
                                           bool& usage_clamped) const override;
+  bool seals_reasoning() const override { return true; }
   std::unique_ptr<protocol::StreamEncoder> make_stream_encoder(
       const IngressRequest& request) const override;
   std::unique_ptr<protocol::StreamSniffer> make_stream_sniffer(

@@ -175,7 +175,10 @@ routes:
     {"ServerUnknownField", "version: 1\nserver: {threads: 4}\n",
      "test.yaml:2:10: server.threads: unknown field (expected one of: workers, max_connections, "
      "max_header_bytes, max_body_bytes, idle_timeout_ms, request_timeout_ms, drain_timeout_ms, "
-     "max_upstream_response_bytes, strict_fields, heartbeat_ms)"},
+     "max_upstream_response_bytes, strict_fields, heartbeat_ms, reasoning_seal_key)"},
+    {"ServerSealKeyTooShort", "version: 1\nserver:\n  reasoning_seal_key: short-secret\n",
+     "test.yaml:3:23: server.reasoning_seal_key: must be at least 32 characters (e.g. `openssl "
+     "rand -base64 32`)"},
     {"ServerNotAMapping", "version: 1\nserver: fast\n",
      "test.yaml:2:9: server: expected a mapping, got a scalar"},
     {"ServerHeaderBytesTooSmall", "version: 1\nserver:\n  max_header_bytes: 512\n",
