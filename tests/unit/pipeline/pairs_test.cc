@@ -1,6 +1,8 @@
 // Every caller protocol x every upstream protocol, on the recorded upstream fixtures
-// (tests/fixtures/<provider>/), through the production translation path: the upstream
+// (tests/fixtures/<provider>/), through the production translation path: the upstream body's
+// framing (codec/upstream_events.h: SSE, or Bedrock's binary event stream), the upstream
 // protocol's UpstreamCodec decoder, pipeline::make_translation, the caller codec's encoder.
+// Upstream-only protocols (Bedrock Converse: no caller speaks it) are upstreams here too.
 //
 // For each pair and fixture:
 //   - golden: the caller's bytes equal tests/golden/pairs/<caller>/<upstream dir>/<fixture>
@@ -12,7 +14,8 @@
 //     JSON), finish reason and usage as the upstream reported, within what the caller's
 //     protocol can express (documented in docs/protocols.md);
 //   - metering: the usage reported to observers is the upstream's, exactly, and equals what a
-//     passthrough sniffer of the upstream's own protocol reads from the same bytes.
+//     passthrough sniffer of the upstream's own protocol reads from the same bytes (where a
+//     caller can speak that protocol, so a passthrough exists).
 // The set of protocols is the registry's: a protocol registered later is covered here
 // without a change to this file.
 
@@ -32,6 +35,7 @@
 #include <gtest/gtest.h>
 
 #include "codec/sse.h"
+#include "codec/upstream_events.h"
 #include "ir/response.h"
 #include "ir/stream_event.h"
 #include "pipeline/request_context.h"
@@ -52,6 +56,7 @@ const std::map<std::string, std::string, std::less<>>& fixture_dirs() {
       {"anthropic_messages", "anthropic"},
       {"gemini", "gemini"},
       {"openai_responses", "openai-responses"},
+      {"bedrock_converse", "bedrock"},
   };
   return dirs;
 }
@@ -63,13 +68,51 @@ std::string read_file(const fs::path& path) {
   return s.str();
 }
 
-// An answer fixture: a stream (.sse) or a complete answer (.json), not an error or another API.
+// An answer fixture: a stream (.sse, or a Bedrock .eventstream.bin) or a complete answer
+// (.json), not an error, another API, or a stream's decoded listing (.events.json).
 bool is_answer(const std::string& name) {
   if (name.starts_with("error-") || name.find("embed") != std::string::npos ||
-      name.starts_with("cached-contents")) {
+      name.starts_with("cached-contents") || name.ends_with(".events.json")) {
     return false;
   }
-  return name.ends_with(".sse") || name.ends_with(".json");
+  return name.ends_with(".sse") || name.ends_with(".eventstream.bin") || name.ends_with(".json");
+}
+
+bool is_stream(const std::string& name) {
+  return name.ends_with(".sse") || name.ends_with(".eventstream.bin");
+}
+
+codec::UpstreamEvents::Framing framing_of(const std::string& name) {
+  return name.ends_with(".eventstream.bin") ? codec::UpstreamEvents::Framing::kEventStream
+                                            : codec::UpstreamEvents::Framing::kSse;
+}
+
+// Feeds `pieces` of an upstream body, framed as `framing`, to `sink` event by event; `last` is
+// true for the event finish() gives. Returns false when the framing itself is malformed.
+template <class Sink>
+bool for_each_event(codec::UpstreamEvents::Framing framing,
+                    const std::vector<std::string_view>& pieces, Sink&& sink) {
+  codec::UpstreamEvents events(1 << 20);
+  events.set_framing(framing);
+  codec::SseEvent ev;
+  for (std::string_view piece : pieces) {
+    events.feed(piece);
+    codec::UpstreamEvents::Status status;
+    while ((status = events.next(ev)) == codec::UpstreamEvents::Status::kEvent) {
+      if (!sink(ev, false)) {
+        return true;
+      }
+    }
+    if (status != codec::UpstreamEvents::Status::kNeedMore) {
+      return false;
+    }
+  }
+  const codec::UpstreamEvents::Status last = events.finish(ev);
+  if (last == codec::UpstreamEvents::Status::kEvent) {
+    sink(ev, true);
+  }
+  return last == codec::UpstreamEvents::Status::kEvent ||
+         last == codec::UpstreamEvents::Status::kNeedMore;
 }
 
 // The production codecs of each protocol (protocol/registry.h): the upstream side (decoders)
@@ -106,7 +149,7 @@ std::vector<Fixture> fixtures_of(std::string_view protocol) {
     if (!is_answer(name)) {
       continue;
     }
-    out.push_back({std::string(protocol), it->second, name, name.ends_with(".sse"), read_file(f)});
+    out.push_back({std::string(protocol), it->second, name, is_stream(name), read_file(f)});
   }
   return out;
 }
@@ -192,19 +235,16 @@ Summary summarize_response(const ir::Response& r) {
   return s;
 }
 
-// Decodes a whole SSE body with `decoder`.
-Summary decode_stream(protocol::StreamDecoder& decoder, std::string_view bytes) {
+// Decodes a whole stream body, framed as `framing`, with `decoder`.
+Summary decode_stream(
+    protocol::StreamDecoder& decoder, std::string_view bytes,
+    codec::UpstreamEvents::Framing framing = codec::UpstreamEvents::Framing::kSse) {
   Summary s;
-  codec::SseParser parser;
-  parser.feed(bytes);
   std::vector<ir::StreamEvent> events;
-  codec::SseEvent ev;
-  while (parser.next(ev) == codec::SseParser::Status::kEvent) {
+  EXPECT_TRUE(for_each_event(framing, {bytes}, [&](const codec::SseEvent& ev, bool) {
     decoder.on_event(ev, events);
-  }
-  if (parser.finish(ev) == codec::SseParser::Status::kEvent) {
-    decoder.on_event(ev, events);
-  }
+    return true;
+  }));
   if (!decoder.finished()) {
     decoder.on_end(events);
   }
@@ -286,6 +326,7 @@ struct Translated {
 
 Translated translate_stream(const protocol::IngressCodec& caller,
                             const protocol::UpstreamCodec& upstream,
+                            codec::UpstreamEvents::Framing framing,
                             const std::vector<std::string_view>& pieces) {
   protocol::IngressRequest request;
   request.model = "pair-model";
@@ -295,17 +336,13 @@ Translated translate_stream(const protocol::IngressCodec& caller,
   auto transform =
       make_translation(caller, upstream.make_stream_decoder(), caller.make_stream_encoder(request));
   Translated t;
-  codec::SseParser parser;
-  codec::SseEvent ev;
-  for (std::string_view piece : pieces) {
-    parser.feed(piece);
-    while (!transform->failed() && parser.next(ev) == codec::SseParser::Status::kEvent) {
-      transform->on_event(ev, false, t.bytes);
+  EXPECT_TRUE(for_each_event(framing, pieces, [&](const codec::SseEvent& ev, bool last) {
+    if (transform->failed()) {
+      return false;
     }
-  }
-  if (!transform->failed() && parser.finish(ev) == codec::SseParser::Status::kEvent) {
-    transform->on_event(ev, true, t.bytes);
-  }
+    transform->on_event(ev, last, t.bytes);
+    return true;
+  }));
   if (!transform->failed()) {
     transform->on_end(t.bytes);
   }
@@ -357,14 +394,25 @@ void PrintTo(const Pair& pair, std::ostream* os) {
   *os << pair.caller->protocol() << " <- " << pair.fixture.dir << "/" << pair.fixture.name;
 }
 
+// The chat upstream protocols: every caller protocol, and those only upstreams speak.
+std::vector<std::string_view> upstream_protocols() {
+  std::vector<std::string_view> out;
+  for (const protocol::UpstreamCodec* c : protocol::upstream_codecs()) {
+    if (c->operation() == protocol::Operation::kChat) {
+      out.push_back(c->protocol());
+    }
+  }
+  return out;
+}
+
 std::vector<Pair> all_pairs() {
   std::vector<Pair> out;
   for (const protocol::IngressCodec* caller : chat_codecs()) {
-    for (const protocol::IngressCodec* upstream : chat_codecs()) {
-      if (upstream->protocol() == caller->protocol()) {
+    for (std::string_view upstream : upstream_protocols()) {
+      if (upstream == caller->protocol()) {
         continue;
       }
-      for (Fixture& f : fixtures_of(upstream->protocol())) {
+      for (Fixture& f : fixtures_of(upstream)) {
         out.push_back({caller, std::move(f)});
       }
     }
@@ -394,11 +442,12 @@ TEST_P(PairTest, TranslatesGoldenRoundTripAndMeters) {
   ASSERT_TRUE(upstream && reader);
 
   if (f.stream) {
-    const Translated whole = translate_stream(caller, *upstream, {f.bytes});
+    const codec::UpstreamEvents::Framing framing = framing_of(f.name);
+    const Translated whole = translate_stream(caller, *upstream, framing, {f.bytes});
     check_golden(golden_path(caller.protocol(), f), whole.bytes);
 
     auto upstream_decoder = upstream->make_stream_decoder();
-    const Summary want = decode_stream(*upstream_decoder, f.bytes);
+    const Summary want = decode_stream(*upstream_decoder, f.bytes, framing);
     if (want.error) {
       // An upstream error event: the caller gets its own protocol's error event, no usage is
       // invented, and the stream is not complete.
@@ -420,25 +469,21 @@ TEST_P(PairTest, TranslatesGoldenRoundTripAndMeters) {
     for (const protocol::IngressCodec* c : chat_codecs()) {
       native = c->protocol() == f.protocol ? c : native;
     }
-    ASSERT_NE(native, nullptr);
-    protocol::IngressRequest native_request;
-    native_request.stream = true;
-    native_request.include_usage = true;
-    auto passthrough = make_passthrough(*native, native->make_stream_sniffer(native_request));
-    std::string relayed;
-    codec::SseParser parser;
-    codec::SseEvent ev;
-    parser.feed(f.bytes);
-    while (parser.next(ev) == codec::SseParser::Status::kEvent) {
-      passthrough->on_event(ev, false, relayed);
+    if (native != nullptr) {  // no caller speaks an upstream-only protocol: no passthrough
+      protocol::IngressRequest native_request;
+      native_request.stream = true;
+      native_request.include_usage = true;
+      auto passthrough = make_passthrough(*native, native->make_stream_sniffer(native_request));
+      std::string relayed;
+      for_each_event(framing, {f.bytes}, [&](const codec::SseEvent& ev, bool last) {
+        passthrough->on_event(ev, last, relayed);
+        return true;
+      });
+      passthrough->on_end(relayed);
+      RequestContext sniffed;
+      passthrough->report(sniffed);
+      EXPECT_EQ(sniffed.usage, whole.ctx.usage) << "the sniffer and the decoder disagree";
     }
-    if (parser.finish(ev) == codec::SseParser::Status::kEvent) {
-      passthrough->on_event(ev, true, relayed);
-    }
-    passthrough->on_end(relayed);
-    RequestContext sniffed;
-    passthrough->report(sniffed);
-    EXPECT_EQ(sniffed.usage, whole.ctx.usage) << "the sniffer and the decoder disagree";
 
     // Every split point gives the same bytes (every byte for fixtures up to 1,500 bytes; a
     // stride that keeps about 1,500 cuts for larger ones, which still lands inside every event
@@ -448,7 +493,7 @@ TEST_P(PairTest, TranslatesGoldenRoundTripAndMeters) {
     for (std::size_t cut = 1; cut < f.bytes.size(); cut += step) {
       const std::string_view all(f.bytes);
       const Translated split =
-          translate_stream(caller, *upstream, {all.substr(0, cut), all.substr(cut)});
+          translate_stream(caller, *upstream, framing, {all.substr(0, cut), all.substr(cut)});
       if (split.bytes != whole.bytes) {  // timestamps may tick between runs: compare without them
         ASSERT_EQ(normalized(split.bytes), whole_normalized) << "cut at byte " << cut;
       }
@@ -471,11 +516,14 @@ TEST_P(PairTest, TranslatesGoldenRoundTripAndMeters) {
 
 INSTANTIATE_TEST_SUITE_P(AllPairs, PairTest, testing::ValuesIn(all_pairs()), pair_name);
 
-// The matrix is what it claims: every registered chat protocol has fixtures, so none is
-// silently left out of the pairs above.
+// The matrix is what it claims: every registered chat protocol, caller or upstream-only, has
+// fixtures, so none is silently left out of the pairs above.
 TEST(PairMatrix, EveryChatProtocolHasRecordedAnswers) {
   for (const protocol::IngressCodec* c : chat_codecs()) {
     EXPECT_FALSE(fixtures_of(c->protocol()).empty()) << c->protocol();
+  }
+  for (std::string_view upstream : upstream_protocols()) {
+    EXPECT_FALSE(fixtures_of(upstream).empty()) << upstream;
   }
   EXPECT_GE(chat_codecs().size(), 2u);
 }
