@@ -95,6 +95,18 @@ struct ResponseFormat {
 // OpenAI reasoning model accepts.
 std::string_view effort_for_budget(std::uint32_t budget);
 
+// What an embeddings call (protocol::Operation::kEmbeddings) asks for. Only texts: token-id
+// inputs are tokenizer-specific and only ever passed through to an upstream of the caller's
+// protocol.
+struct Embed {
+  std::vector<std::string> inputs;  // in order; one vector comes back for each
+  std::optional<std::uint32_t> dimensions;
+  // What the vectors are for, for upstreams that embed documents and queries differently
+  // (Cohere's input_type: search_document, search_query, classification, clustering); ""
+  // when the caller did not say.
+  std::string input_type;
+};
+
 struct Request {
   std::string model;
   std::vector<ContentPart> system;  // system prompt, text parts in order
@@ -110,6 +122,7 @@ struct Request {
   std::string user;  // end-user id: OpenAI `user`, Anthropic metadata.user_id
   Reasoning reasoning;
   ResponseFormat response_format;
+  Embed embed;  // embeddings calls only; the chat members above are empty then
 };
 
 }  // namespace sluice::ir

@@ -37,6 +37,9 @@ struct Response {
   std::string stop_sequence;
   std::optional<Usage> usage;
   std::int64_t created = 0;  // unix seconds, when the provider says
+  // An embeddings call's answer: one vector per Embed::inputs entry, in order (content empty).
+  // Doubles: the upstream's numbers (float32 values printed in decimal) survive unchanged.
+  std::vector<std::vector<double>> embeddings;
   // Schema drift: distinct fields of the upstream's answer its decoder does not know (at the
   // levels it reads: answer, message / choice / candidate, content block / part, usage).
   std::uint32_t unknown_fields = 0;

@@ -48,6 +48,9 @@ std::uint64_t estimate_input_tokens(const Request& request) {
     fixed += kPerTool;
   }
   bytes += request.response_format.schema.size();  // providers put the schema in the prompt
+  for (const std::string& input : request.embed.inputs) {
+    bytes += input.size();
+  }
   return (bytes + kBytesPerToken - 1) / kBytesPerToken + fixed + images * kPerImage;
 }
 

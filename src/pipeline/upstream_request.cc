@@ -163,6 +163,9 @@ Result<std::string> UpstreamRequest::answer(std::string body) {
   if (!decoded) {
     return std::move(decoded).error();
   }
+  if (!decoded->usage) {
+    decoded->usage = adapter().usage_from_headers(exchange());
+  }
   ctx.usage = decoded->usage;
   record().unknown_fields = decoded->unknown_fields;
   ctx.finish_reason = std::string(ir::to_string(decoded->finish));

@@ -7,6 +7,7 @@
 #include "protocol/anthropic/ingress.h"
 #include "protocol/anthropic/upstream.h"
 #include "protocol/bedrock_converse/upstream.h"
+#include "protocol/bedrock_embeddings/upstream.h"
 #include "protocol/gemini/ingress.h"
 #include "protocol/gemini/upstream.h"
 #include "protocol/openai_chat/embeddings_ingress.h"
@@ -41,6 +42,7 @@ constexpr std::array kUpstream = {
     static_cast<const UpstreamCodec*>(&kInstance<openai_responses::ResponsesUpstream>),
     static_cast<const UpstreamCodec*>(&kInstance<gemini::GeminiUpstream>),
     static_cast<const UpstreamCodec*>(&kInstance<bedrock_converse::ConverseUpstream>),
+    static_cast<const UpstreamCodec*>(&kInstance<bedrock_embeddings::EmbeddingsUpstream>),
 };
 
 bool iequals(std::string_view a, std::string_view lower) {

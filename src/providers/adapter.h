@@ -15,6 +15,7 @@
 #include "codec/sse.h"
 #include "config/config.h"
 #include "core/result.h"
+#include "ir/usage.h"
 #include "protocol/ingress.h"
 #include "protocol/upstream.h"
 #include "providers/base_url.h"
@@ -135,6 +136,13 @@ class ProviderAdapter {
   // InvokeModelWithResponseStream): the Error the relay ends the stream with, in the caller's
   // protocol. Asked only of event-stream framed passthrough; nullopt by default.
   virtual std::optional<Error> stream_failure(const codec::SseEvent& /*event*/) const {
+    return std::nullopt;
+  }
+
+  // The usage a translated answer's headers state, for answers whose body states none (Bedrock
+  // reports Cohere embeddings' token count only in X-Amzn-Bedrock-Input-Token-Count). Asked
+  // only then; nullopt by default.
+  virtual std::optional<ir::Usage> usage_from_headers(const Exchange& /*response*/) const {
     return std::nullopt;
   }
 

@@ -68,6 +68,9 @@ before(async () => {
         { alias: 'claude-once', provider: 'aws', model: MODEL, retry: { per_target_attempts: 1 } },
         { alias: 'claude-invoke', provider: 'aws_invoke', model: MODEL, retry: { per_target_attempts: 1 } },
         { alias: 'claude-wrong-key', provider: 'aws_wrong_key', model: MODEL, retry: { per_target_attempts: 1 } },
+        { alias: 'titan', kind: 'embeddings', provider: 'aws', model: 'amazon.titan-embed-text-v2:0' },
+        { alias: 'titan-v1', kind: 'embeddings', provider: 'aws', model: 'amazon.titan-embed-text-v1' },
+        { alias: 'cohere', kind: 'embeddings', provider: 'aws', model: 'us.cohere.embed-v4:0' },
       ],
       keys: [{ name: 'test', key: GATEWAY_KEY }],
     },
@@ -294,5 +297,94 @@ describe('Claude through InvokeModel (bedrock.api: invoke)', () => {
     const error = JSON.parse(last.slice(last.indexOf('data: ') + 6));
     assert.equal(error.type, 'error');
     assert.ok(!text.includes('message_stop'));
+  });
+});
+
+describe('embeddings through InvokeModel (Titan, Cohere), for OpenAI embeddings callers', () => {
+  const client = () => new OpenAI({ apiKey: GATEWAY_KEY, baseURL: `${gw.url}/v1`, maxRetries: 0 });
+  const norm = (v) => Math.sqrt(v.reduce((s, x) => s + x * x, 0));
+
+  test('the OpenAI SDK (base64 by default) gets Titan v2 vectors, signed, metered from the answer', async () => {
+    const { data: answer, response } = await client()
+      .embeddings.create({ model: 'titan', input: 'the quick brown fox', dimensions: 256 })
+      .withResponse();
+    assert.equal(answer.object, 'list');
+    assert.equal(answer.model, 'titan');
+    assert.equal(answer.data.length, 1);
+    assert.equal(answer.data[0].embedding.length, 256);
+    assert.ok(Math.abs(norm(answer.data[0].embedding) - 1) < 1e-5, 'unit length, as Titan was asked');
+    const stats = await mock.stats();
+    const last = stats.last_request;
+    assert.equal(last.target, `/model/${encodeURIComponent('amazon.titan-embed-text-v2:0')}/invoke`);
+    assert.equal(stats.bedrock_signatures_valid, 1);
+    assert.deepEqual(JSON.parse(last.body), { inputText: 'the quick brown fox', dimensions: 256, normalize: true });
+    const tokens = Math.floor('the quick brown fox'.length / 4) + 1;
+    assert.deepEqual(answer.usage, { prompt_tokens: tokens, total_tokens: tokens });
+    const record = await usageRecord(admin, ADMIN_KEY, response.headers.get('x-request-id'));
+    assert.equal(record.provider, 'aws');
+    assert.equal(record.operation, 'embeddings');
+    assert.equal(record.input_tokens, tokens);
+    assert.equal(record.output_tokens, 0);
+    assert.equal(record.outcome, 'complete');
+  });
+
+  test('float vectors carry the same values the base64 ones do', async () => {
+    const asFloat = await post('/v1/embeddings', { model: 'titan', input: 'same text', encoding_format: 'float' });
+    assert.equal(asFloat.status, 200);
+    const floats = (await asFloat.json()).data[0].embedding;
+    const viaSdk = await client().embeddings.create({ model: 'titan', input: 'same text' });
+    assert.equal(floats.length, 1024, "Titan v2's default");
+    assert.deepEqual(viaSdk.data[0].embedding, floats.map((x) => Math.fround(x)));
+  });
+
+  test('Cohere takes the batch in one call; its token count comes from the response header', async () => {
+    const inputs = ['first document', 'second, longer document', 'third'];
+    const { data: answer, response } = await client()
+      .embeddings.create({ model: 'cohere', input: inputs, dimensions: 512 })
+      .withResponse();
+    assert.equal(answer.data.length, 3);
+    assert.deepEqual(answer.data.map((d) => d.index), [0, 1, 2]);
+    for (const d of answer.data) assert.equal(d.embedding.length, 512);
+    assert.notDeepEqual(answer.data[0].embedding, answer.data[1].embedding, 'one vector per text, in order');
+    const stats = await mock.stats();
+    assert.equal(stats.requests_total, 1, 'one upstream call for the batch');
+    assert.deepEqual(JSON.parse(stats.last_request.body), { texts: inputs, input_type: 'search_document', output_dimension: 512 });
+    const tokens = inputs.reduce((n, t) => n + Math.floor(t.length / 4) + 1, 0);
+    assert.equal(answer.usage.prompt_tokens, tokens);
+    const record = await usageRecord(admin, ADMIN_KEY, response.headers.get('x-request-id'));
+    assert.equal(record.input_tokens, tokens);
+  });
+
+  test("a caller's input_type reaches Cohere", async () => {
+    const res = await post('/v1/embeddings', { model: 'cohere', input: 'what is a fox?', input_type: 'search_query' });
+    assert.equal(res.status, 200, await res.clone().text());
+    assert.equal(JSON.parse((await mock.stats()).last_request.body).input_type, 'search_query');
+  });
+
+  test('what the model cannot take is a 400 in OpenAI\'s shape, never an upstream call', async () => {
+    const cases = [
+      [{ model: 'titan', input: ['a', 'b'] }, 'input', 'too_many_inputs'],
+      [{ model: 'titan-v1', input: 'a', dimensions: 256 }, 'dimensions', null],
+      [{ model: 'titan', input: [1, 2, 3] }, 'input', 'translation_unsupported'],
+      [{ model: 'cohere', input: Array.from({ length: 97 }, (_, i) => `t${i}`) }, 'input', 'too_many_inputs'],
+    ];
+    for (const [body, param, code] of cases) {
+      const res = await post('/v1/embeddings', body);
+      const text = await res.text();
+      assert.equal(res.status, 400, text);
+      const error = JSON.parse(text).error;
+      assert.equal(error.param, param, text);
+      if (code) assert.equal(error.code, code, text);
+    }
+    assert.equal((await mock.stats()).requests_total, 0);
+  });
+
+  test("Bedrock's own refusal is the caller's 400, not retried", async () => {
+    // Titan v2 takes 256, 512 or 1024 dimensions only: the mock answers as Bedrock does.
+    const res = await post('/v1/embeddings', { model: 'titan', input: 'a', dimensions: 300 });
+    const text = await res.text();
+    assert.equal(res.status, 400, text);
+    assert.match(JSON.parse(text).error.message, /dimensions/);
+    assert.equal((await mock.stats()).requests_total, 1);
   });
 });

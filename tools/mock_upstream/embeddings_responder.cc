@@ -73,7 +73,10 @@ bool word_byte(unsigned char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c > 0x7f;
 }
 
-// The hashes an input string's vector sums: one of the whole text (kHash), or one per word.
+std::uint32_t string_tokens(std::size_t chars) { return estimate_tokens(chars); }
+
+}  // namespace
+
 std::vector<std::uint64_t> text_terms(std::string_view text, EmbeddingMode mode) {
   std::vector<std::uint64_t> terms;
   if (mode == EmbeddingMode::kBagOfWords) {
@@ -99,10 +102,6 @@ std::vector<std::uint64_t> text_terms(std::string_view text, EmbeddingMode mode)
   }
   return terms;
 }
-
-std::uint32_t string_tokens(std::size_t chars) { return estimate_tokens(chars); }
-
-}  // namespace
 
 Result<EmbeddingsRequest> parse_embeddings_request(std::string_view body, EmbeddingMode mode) {
   // Small requests parse without touching the heap; large ones spill over transparently.

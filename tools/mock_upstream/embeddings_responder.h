@@ -40,6 +40,9 @@ inline constexpr std::uint64_t kMaxTotalFloats = 8u << 20;
 Result<EmbeddingsRequest> parse_embeddings_request(std::string_view body,
                                                    EmbeddingMode mode = EmbeddingMode::kHash);
 
+// The hashes an input text's vector sums: one of the whole text (kHash), or one per word.
+std::vector<std::uint64_t> text_terms(std::string_view text, EmbeddingMode mode);
+
 // The unit-length float32 vector for one input hash; same hash, same vector.
 std::vector<float> embedding_for(std::uint64_t hash, std::uint32_t dimensions);
 

@@ -10,6 +10,7 @@
 #include <boost/json/value.hpp>
 
 #include "anthropic_responder.h"
+#include "bedrock_embed.h"
 #include "bedrock_invoke.h"
 #include "bedrock_responder.h"
 #include "chat_responder.h"
@@ -279,6 +280,12 @@ Result<Reply> respond(const Route& route, const MockRequest& request, const Repl
                                  : BedrockOperation::kConverseStream);
     case Endpoint::kBedrockInvoke:
     case Endpoint::kBedrockInvokeStream:
+      if (const std::string model = codec::percent_decode(route.arg);
+          route.endpoint == Endpoint::kBedrockInvoke && is_bedrock_embedding_model(model)) {
+        return respond_bedrock_embed(
+            request.body, model,
+            spec.bag_of_words_embeddings ? EmbeddingMode::kBagOfWords : EmbeddingMode::kHash);
+      }
       return respond_bedrock_invoke(request.body, codec::percent_decode(route.arg), spec,
                                     route.endpoint == Endpoint::kBedrockInvokeStream);
     case Endpoint::kVertexRawPredict:

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <charconv>
 #include <chrono>
 
 #include "aws/web_identity.h"
@@ -9,6 +10,7 @@
 #include "protocol/anthropic/conventions.h"
 #include "protocol/bedrock_converse/conventions.h"
 #include "protocol/bedrock_converse/errors.h"
+#include "protocol/bedrock_embeddings/upstream.h"
 #include "providers/background_fetch.h"
 #include "providers/claude_options.h"
 #include "spdlog/spdlog.h"
@@ -143,6 +145,9 @@ Result<std::unique_ptr<ProviderAdapter>> BedrockAdapter::make(const config::Prov
 }
 
 protocol::ProtocolId BedrockAdapter::wire_protocol(protocol::Operation operation) const {
+  if (operation == protocol::Operation::kEmbeddings) {
+    return protocol::bedrock_embeddings::kEmbeddingsProtocol;
+  }
   if (operation != protocol::Operation::kChat) {
     return {};
   }
@@ -150,10 +155,10 @@ protocol::ProtocolId BedrockAdapter::wire_protocol(protocol::Operation operation
                  : protocol::bedrock_converse::kConverseProtocol;
 }
 
-void BedrockAdapter::finish_body(protocol::ProtocolId /*protocol*/, bool /*stream*/,
+void BedrockAdapter::finish_body(protocol::ProtocolId wire, bool /*stream*/,
                                  std::string& body) const {
-  if (!invoke_) {
-    return;
+  if (wire != protocol::anthropic::kMessagesProtocol) {
+    return;  // Converse and embeddings bodies are final as their codecs wrote them
   }
   // The Messages body as InvokeModel takes it: the model is in the path, streaming is the
   // operation's choice, and the version is Bedrock's.
@@ -192,9 +197,10 @@ std::string bedrock_target(std::string_view prefix, std::string_view model, Bedr
 
 void BedrockAdapter::write_request_head(const RequestSpec& spec, std::string_view body,
                                         codec::HeadWriter& head) const {
+  const bool invoke = invoke_ || spec.operation == protocol::Operation::kEmbeddings;
   const std::string target =
       bedrock_target(url_.path_prefix, spec.model,
-                     invoke_ ? BedrockApi::kInvoke : BedrockApi::kConverse, spec.stream);
+                     invoke ? BedrockApi::kInvoke : BedrockApi::kConverse, spec.stream);
   head.request_line("POST", target);
   head.field("Host", url_.host_header).field("User-Agent", "sluice");
   for (const auto& [name, value] : headers_) {
@@ -259,6 +265,19 @@ Error BedrockAdapter::classify_failure(int status, const Exchange& response,
 
 bool BedrockAdapter::relays_response_header(std::string_view name) const {
   return ProviderAdapter::relays_response_header(name) || iequals(name, "x-amzn-requestid");
+}
+
+std::optional<ir::Usage> BedrockAdapter::usage_from_headers(const Exchange& response) const {
+  const std::string_view input = response.header("x-amzn-bedrock-input-token-count");
+  std::uint64_t tokens = 0;
+  const auto [end, ec] = std::from_chars(input.data(), input.data() + input.size(), tokens);
+  if (input.empty() || ec != std::errc() || end != input.data() + input.size()) {
+    return std::nullopt;
+  }
+  ir::Usage usage{.input_tokens = tokens};
+  const std::string_view output = response.header("x-amzn-bedrock-output-token-count");
+  std::from_chars(output.data(), output.data() + output.size(), usage.output_tokens);
+  return usage;
 }
 
 }  // namespace sluice::providers

@@ -20,7 +20,13 @@ namespace sluice::providers {
 // inference profile id or an ARN percent-encoded as one path segment: "anthropic.claude-3-5-
 // sonnet-20240620-v1:0" is sent as ...-v1%3A0), in protocol "bedrock_converse"; the stream comes
 // back in AWS's binary event stream framing, which the relay reads as events
-// (codec/upstream_events.h). Embeddings routes cannot name it yet.
+// (codec/upstream_events.h).
+//
+// Embeddings routes: InvokeModel (/model/{model}/invoke) with the body of the model's family
+// (Titan Text / Multimodal Embeddings, Cohere Embed), protocol "bedrock_embeddings"
+// (protocol/bedrock_embeddings/): OpenAI embeddings callers are translated. Bedrock states
+// Cohere's token count only in the X-Amzn-Bedrock-Input-Token-Count response header, which
+// usage_from_headers reads.
 //
 // `bedrock.api: invoke` (Claude only): InvokeModel and InvokeModelWithResponseStream with the
 // Anthropic Messages body (/model/{model}/invoke, /invoke-with-response-stream), protocol
@@ -67,6 +73,7 @@ class BedrockAdapter final : public ProviderAdapter {
   Error classify_failure(int status, const Exchange& response,
                          std::string_view body) const override;
   bool relays_response_header(std::string_view name) const override;
+  std::optional<ir::Usage> usage_from_headers(const Exchange& response) const override;
   std::span<const std::string> secrets() const override { return secrets_; }
 
  private:
@@ -87,7 +94,7 @@ class BedrockAdapter final : public ProviderAdapter {
 enum class BedrockApi : bool { kConverse, kInvoke };
 
 // The request target for `model`: <prefix>/model/<model, percent-encoded>/converse, or
-// /converse-stream; /invoke or /invoke-with-response-stream for kInvoke.
+// /converse-stream; /invoke or /invoke-with-response-stream for kInvoke (embeddings too).
 std::string bedrock_target(std::string_view prefix, std::string_view model, BedrockApi api,
                            bool stream);
 

@@ -428,7 +428,7 @@ TEST(BedrockAdapter, SignsConverseWithSigV4OverTheHostTheBodyAndItsOwnHeaders) {
   Built b = build(kBedrock);
   const ProviderAdapter& a = *b.adapter;
   EXPECT_EQ(a.wire_protocol(protocol::Operation::kChat), "bedrock_converse");
-  EXPECT_EQ(a.wire_protocol(protocol::Operation::kEmbeddings), "");
+  EXPECT_EQ(a.wire_protocol(protocol::Operation::kEmbeddings), "bedrock_embeddings");
   std::string head;
   codec::HeadWriter writer(head);
   RequestSpec spec;
@@ -525,6 +525,41 @@ TEST(BedrockAdapter, InvokeSendsClaudeTheMessagesBodyBedrockTakes) {
   codec::SseEvent chunk;
   chunk.event = "content_block_delta";
   EXPECT_FALSE(a.stream_failure(chunk));
+}
+
+TEST(BedrockAdapter, EmbeddingsGoToInvokeModelWithTheirBodyAsTheCodecWroteIt) {
+  Built b = build(kBedrock);  // Converse for chat: embeddings still take InvokeModel
+  const ProviderAdapter& a = *b.adapter;
+  std::string body = R"({"model":"x","inputText":"a"})";
+  a.finish_body("bedrock_embeddings", false, body);
+  EXPECT_EQ(body, R"({"model":"x","inputText":"a"})") << "only Claude's Messages bodies are edited";
+  std::string head;
+  codec::HeadWriter writer(head);
+  RequestSpec spec;
+  spec.operation = protocol::Operation::kEmbeddings;
+  spec.protocol = "bedrock_embeddings";
+  spec.model = "amazon.titan-embed-text-v2:0";
+  spec.content_length = 2;
+  a.write_request_head(spec, "{}", writer);
+  EXPECT_EQ(head.rfind("POST /model/amazon.titan-embed-text-v2%3A0/invoke HTTP/1.1", 0), 0u)
+      << head;
+  EXPECT_EQ(field_of(head, "Accept"), "application/json");
+  EXPECT_NE(field_of(head, "authorization").find("/bedrock/aws4_request"), std::string::npos);
+}
+
+TEST(BedrockAdapter, ReadsTheTokenCountsBedrockStatesInHeaders) {
+  Built b = build(kBedrock);
+  const ProviderAdapter& a = *b.adapter;
+  using Fields = HeadersOnly::Fields;
+  const auto usage = [&](Fields fields) { return a.usage_from_headers(HeadersOnly(fields)); };
+  EXPECT_EQ(usage(Fields{{"X-Amzn-Bedrock-Input-Token-Count", "42"}}),
+            (ir::Usage{.input_tokens = 42}));
+  EXPECT_EQ(usage(Fields{{"x-amzn-bedrock-input-token-count", "7"},
+                         {"x-amzn-bedrock-output-token-count", "3"}}),
+            (ir::Usage{.input_tokens = 7, .output_tokens = 3}));
+  EXPECT_FALSE(usage(Fields{}));
+  EXPECT_FALSE(usage(Fields{{"X-Amzn-Bedrock-Input-Token-Count", "4x"}}));
+  EXPECT_FALSE(usage(Fields{{"X-Amzn-Bedrock-Input-Token-Count", "-1"}}));
 }
 
 TEST(BedrockAdapter, ClassifiesBedrockErrorsByTheirType) {
