@@ -34,7 +34,8 @@ class EmbeddingsIngress final : public OpenAiIngress {
   Result<std::string> encode_response_for(const IngressRequest& request,
                                           const ir::Response& response,
                                           bool& usage_clamped) const override;
-  std::unique_ptr<StreamEncoder> make_stream_encoder(const IngressRequest&) const override {
+  std::unique_ptr<protocol::StreamEncoder> make_stream_encoder(
+      const IngressRequest&) const override {
     return nullptr;
   }
   std::unique_ptr<protocol::StreamSniffer> make_stream_sniffer(
