@@ -34,9 +34,9 @@ class NoHead final : public sluice::codec::RequestHead {
 
 const sluice::protocol::openai_chat::EmbeddingsIngress kIngress;
 const be::EmbeddingsUpstream kBedrock;
-constexpr std::string_view kModels[] = {"amazon.titan-embed-text-v2:0", "amazon.titan-embed-text-v1",
-                                        "amazon.titan-embed-image-v1", "cohere.embed-english-v3",
-                                        "us.cohere.embed-v4:0"};
+constexpr std::string_view kModels[] = {"amazon.titan-embed-text-v2:0",
+                                        "amazon.titan-embed-text-v1", "amazon.titan-embed-image-v1",
+                                        "cohere.embed-english-v3", "us.cohere.embed-v4:0"};
 
 void check_list(const std::string& body, std::size_t vectors) {
   const json::value v = expect_json(body, "encoded embeddings list is not valid JSON");
