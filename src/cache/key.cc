@@ -139,6 +139,9 @@ void write_request(Canonical& c, const ir::Request& r, std::size_t messages) {
   c.text('F', r.response_format.description);
   c.flag('F', r.response_format.strict.has_value());
   c.flag('F', r.response_format.strict.value_or(false));
+  if (!r.provider_options.empty()) {  // last and only when set: keys without one stay as they were
+    c.text('P', r.provider_options);
+  }
 }
 
 void write_scope(Canonical& c, const KeyScope& scope) {

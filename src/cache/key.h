@@ -44,9 +44,9 @@ struct KeyScope {
 // the answer, each tagged and length-prefixed so that no two requests serialize alike: system,
 // messages (roles, names, every part's content, tool calls and results, reasoning and its
 // signatures), tools, tool choice, response format, max_tokens, temperature, top_p, top_k,
-// stop sequences and reasoning settings. Left out, because they do not change the answer: the
-// model alias (the route is in the scope), `stream`, the end-user id, and prompt-cache
-// breakpoints (a provider's billing hint).
+// stop sequences, reasoning settings and the caller's provider_options. Left out, because they do
+// not change the answer: the model alias (the route is in the scope), `stream`, the end-user id,
+// and prompt-cache breakpoints (a provider's billing hint).
 Key answer_key(const ir::Request& request, const KeyScope& scope);
 
 // The digest a request's bytes are known by in cache/key_aliases.h: its caller protocol's api

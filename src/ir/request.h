@@ -123,6 +123,9 @@ struct Request {
   Reasoning reasoning;
   ResponseFormat response_format;
   Embed embed;  // embeddings calls only; the chat members above are empty then
+  // The caller's provider_options bag as compact JSON, "" when none (pipeline/provider_options.h
+  // applies it to the upstream body; the IR holds it so the answer cache keys on it).
+  std::string provider_options;
 };
 
 }  // namespace sluice::ir

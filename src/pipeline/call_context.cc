@@ -57,6 +57,16 @@ Result<ir::Request*> CallContext::ir() {
     }
     ir_ = std::make_unique<ir::Request>(std::move(*ir));
     ir_strict_ = request_.strict_fields;
+    if (request_.provider_options) {
+      auto bag = provider_options();
+      if (!bag) {
+        ir_.reset();
+        return std::move(bag).error();
+      }
+      if (!(*bag)->empty()) {
+        ir_->provider_options = (*bag)->text();  // part of the question the cache keys on
+      }
+    }
     if (ctx_.ingress->seals_reasoning()) {
       // Opened once for every reader (the cache key sees the signature, not its random nonce);
       // what does not open never goes upstream.
@@ -65,6 +75,20 @@ Result<ir::Request*> CallContext::ir() {
     }
   }
   return ir_.get();
+}
+
+Result<const ProviderOptions*> CallContext::provider_options() {
+  if (!request_.provider_options) {
+    return nullptr;
+  }
+  if (!provider_options_) {
+    auto read = ProviderOptions::read(request_.body);
+    if (!read) {
+      return std::move(read).error();
+    }
+    provider_options_ = std::move(*read);
+  }
+  return &*provider_options_;  // possibly empty: its member still comes out of the body
 }
 
 Result<ir::Request*> CallContext::ir_for_translation() {

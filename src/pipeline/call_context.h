@@ -18,6 +18,7 @@
 #include "pipeline/filter.h"
 #include "pipeline/filter_chain.h"
 #include "pipeline/held_downstream.h"
+#include "pipeline/provider_options.h"
 #include "pipeline/request_context.h"
 #include "pipeline/snapshot.h"
 #include "protocol/ingress.h"
@@ -72,6 +73,9 @@ class CallContext final : public routing::RequestFacts {
   // The IR to translate from: ir() under the config's strict_fields (a field the translation
   // would drop is refused); counts the fields it ignores into the context.
   Result<ir::Request*> ir_for_translation();
+  // The caller's provider_options (provider_options.h), read from its body on first use and
+  // checked (400 for what is not allowed); null when the body has no such member.
+  Result<const ProviderOptions*> provider_options();
   // Replaces the caller's body with one a filter rewrote, and decodes it again so that the
   // envelope facts and every later stage see the new request; an IR already built is dropped.
   std::optional<Error> replace_body(std::string body);
@@ -217,6 +221,7 @@ class CallContext final : public routing::RequestFacts {
   std::unique_ptr<std::string> rewritten_body_;  // replace_body's; request_.body views it
   std::unique_ptr<ir::Request> ir_;
   bool ir_strict_ = false;  // ir_ was decoded under strict_fields
+  std::optional<ProviderOptions> provider_options_;
   std::optional<std::uint64_t> output_limit_;
   // What the body asks for, read once from the codec's output_limit_fields.
   mutable std::optional<std::optional<std::uint64_t>> requested_limit_;

@@ -48,6 +48,9 @@ std::optional<Error> UpstreamRequest::frame_body() {
   framed_.timeouts = target_.timeouts;
   if (passthrough()) {
     framed_.body = call_.ingress().passthrough_body(call_.request(), target_.model);
+    if (auto failed = apply_provider_options()) {
+      return failed;
+    }
     adapter().finish_body(wire_protocol(), framed_.stream, framed_.body);
     return std::nullopt;
   }
@@ -74,7 +77,22 @@ std::optional<Error> UpstreamRequest::frame_body() {
     return std::move(body).error();
   }
   framed_.body = std::move(*body);
+  if (auto failed = apply_provider_options()) {
+    return failed;
+  }
   adapter().finish_body(wire_protocol(), framed_.stream, framed_.body);
+  return std::nullopt;
+}
+
+std::optional<Error> UpstreamRequest::apply_provider_options() {
+  if (!call_.request().provider_options || target_.operation != protocol::Operation::kChat) {
+    return std::nullopt;
+  }
+  auto bag = call_.provider_options();
+  if (!bag) {
+    return std::move(bag).error();
+  }
+  framed_.body = (*bag)->apply(framed_.body, wire_protocol(), call_.ctx().ignored_fields);
   return std::nullopt;
 }
 

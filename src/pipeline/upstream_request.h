@@ -43,6 +43,9 @@ class UpstreamRequest {
   // Frames the body: the caller's bytes with the upstream model spliced in (passthrough), or
   // the IR encoded for the adapter (translation; a 400 for what the target cannot express).
   std::optional<Error> frame_body();
+  // The caller's provider_options (provider_options.h) applied to framed_.body for this
+  // attempt's wire protocol, the bag itself kept out of it; its 400 when the bag is not allowed.
+  std::optional<Error> apply_provider_options();
   const std::string& body() const { return framed_.body; }
   // Writes the head for the body as it now is: the adapter's request line, authentication and
   // signing, the caller's forwardable headers, this attempt's traceparent. The attempt gets

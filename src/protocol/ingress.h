@@ -49,6 +49,10 @@ struct IngressRequest {
   std::size_t object_open = 0;
   bool spliceable = false;
   std::uint32_t codec_flags = 0;  // private to the codec that decoded the request
+  // The body has a top-level provider_options member (any JSON type): the caller's bag of
+  // provider-specific parameters (pipeline/provider_options.h), which the pipeline checks,
+  // merges into the upstream body and keeps out of it. Set by decode.
+  bool provider_options = false;
   std::optional<ir::Request> ir;
   // The gateway's estimate of the prompt's tokens (about 4 bytes of request body per token),
   // for protocols that must state input usage before the upstream has reported it (Anthropic's

@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -27,6 +28,24 @@ struct UpstreamOptions {
   // anthropic_messages: reasoning as {"type":"adaptive"} thinking plus output_config.effort,
   // never budget_tokens (models that refuse budgets).
   bool adaptive_thinking = false;
+};
+
+// One member a caller may set through its provider_options bag (pipeline/provider_options.h)
+// in this protocol's request bodies, and the JSON type it must have.
+struct ProviderOption {
+  enum class Type : std::uint8_t { kObject, kArray, kString, kInteger, kNumber, kBool };
+  std::string_view name;
+  Type type = Type::kObject;
+  // kObject: the keys a caller may set inside it; empty = any.
+  std::span<const std::string_view> keys = {};
+};
+
+// What of a caller's provider_options bag this protocol's upstreams take: the entries under
+// `family` (several protocols may share one: OpenAI's Chat Completions and Responses), the
+// members listed. An empty family: none.
+struct ProviderOptionsSpec {
+  std::string_view family;
+  std::span<const ProviderOption> members;
 };
 
 // Where a translated request goes: what its codec needs beyond the IR.
@@ -65,6 +84,11 @@ class UpstreamCodec {
   // A per-request stream decoder (upstream events -> IR events); null when this protocol has no
   // streams.
   virtual std::unique_ptr<StreamDecoder> make_stream_decoder() const = 0;
+  // The provider options this protocol's upstreams take (the bag's family and its members);
+  // none by default. Chosen for what translation cannot carry, and never what would change
+  // the price metering charges, keep prompts at the provider, or reach state another tenant
+  // created under the gateway's own key.
+  virtual ProviderOptionsSpec provider_options() const { return {}; }
 };
 
 }  // namespace sluice::protocol

@@ -27,10 +27,11 @@ namespace {
 // stream.
 Result<IngressRequest> decode_envelope(std::string_view body, bool count_tokens) {
   using Kind = codec::EnvelopeField::Kind;
-  std::array<codec::EnvelopeField, 4> fields = {
+  std::array<codec::EnvelopeField, 5> fields = {
       codec::EnvelopeField("model"), codec::EnvelopeField("stream"),
-      codec::EnvelopeField("max_tokens"), codec::EnvelopeField("messages")};
-  auto& [model, stream, max_tokens, messages] = fields;
+      codec::EnvelopeField("max_tokens"), codec::EnvelopeField("messages"),
+      codec::EnvelopeField("provider_options")};
+  auto& [model, stream, max_tokens, messages, provider_options] = fields;
   std::string syntax;
   if (body.empty() || !codec::scan_envelope(body, fields, syntax, kMaxJsonDepth)) {
     return Error(ErrorKind::kBadRequest,
@@ -74,6 +75,7 @@ Result<IngressRequest> decode_envelope(std::string_view body, bool count_tokens)
   request.spliceable = model.spliceable();
   request.model_begin = model.begin;
   request.model_end = model.end;
+  request.provider_options = provider_options.kind != Kind::kAbsent;
   return request;
 }
 

@@ -295,10 +295,10 @@ class RequestDecoder {
 
  private:
   static bool known_top_level(std::string_view key) {
-    static constexpr std::array<std::string_view, 15> kKnown = {
-        "model",       "max_tokens",  "messages", "system",        "tools",
-        "tool_choice", "temperature", "top_p",    "top_k",         "stop_sequences",
-        "stream",      "metadata",    "thinking", "output_config", "output_format"};
+    static constexpr std::array<std::string_view, 16> kKnown = {
+        "model",       "max_tokens",    "messages",      "system",          "tools",  "tool_choice",
+        "temperature", "top_p",         "top_k",         "stop_sequences",  "stream", "metadata",
+        "thinking",    "output_config", "output_format", "provider_options"};
     for (std::string_view k : kKnown) {
       if (k == key) {
         return true;

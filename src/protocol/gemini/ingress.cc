@@ -85,7 +85,10 @@ Result<IngressRequest> GeminiIngress::decode(std::string_view body,
         "streamGenerateContent with ?alt=sse (the Google Gen AI SDKs do)",
         "alt");
   }
-  std::array<codec::EnvelopeField, 1> fields = {codec::EnvelopeField("contents")};
+  // Gemini's JSON takes either spelling of a field name.
+  std::array<codec::EnvelopeField, 3> fields = {codec::EnvelopeField("contents"),
+                                                codec::EnvelopeField("provider_options"),
+                                                codec::EnvelopeField("providerOptions")};
   std::string syntax;
   if (body.empty() || !codec::scan_envelope(body, fields, syntax, kMaxJsonDepth)) {
     return bad("Invalid JSON payload received. " +
@@ -97,6 +100,8 @@ Result<IngressRequest> GeminiIngress::decode(std::string_view body,
   }
   request.body = body;
   request.include_usage = true;  // every Gemini chunk carries usageMetadata
+  request.provider_options = fields[1].kind != codec::EnvelopeField::Kind::kAbsent ||
+                             fields[2].kind != codec::EnvelopeField::Kind::kAbsent;
   return request;
 }
 

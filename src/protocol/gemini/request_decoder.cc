@@ -197,9 +197,10 @@ class RequestDecoder final : public parts::CallIds {
     if (member(root, "cachedContent") != nullptr) {
       return untranslatable("cached_content", "cachedContent");
     }
-    static constexpr std::array<std::string_view, 8> kKnown = {
-        "contents",         "systemInstruction", "tools", "toolConfig",
-        "generationConfig", "cachedContent",     "model", "safetySettings"};
+    static constexpr std::array<std::string_view, 9> kKnown = {
+        "contents",   "systemInstruction", "tools",
+        "toolConfig", "generationConfig",  "cachedContent",
+        "model",      "safetySettings",    "providerOptions"};
     std::string scratch;
     for (const json::key_value_pair& kv : root) {
       const std::string_view key =

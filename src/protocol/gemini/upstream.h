@@ -15,6 +15,7 @@ class GeminiUpstream final : public UpstreamCodec {
                                      const EncodeTarget& target) const override;
   Result<ir::Response> decode_response(std::string_view body) const override;
   std::unique_ptr<protocol::StreamDecoder> make_stream_decoder() const override;
+  ProviderOptionsSpec provider_options() const override;
 };
 
 }  // namespace sluice::protocol::gemini

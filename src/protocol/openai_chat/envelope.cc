@@ -215,6 +215,8 @@ class RequestScanner {
         if (v == Value::kObject) {
           in_stream_options_ = true;
         }
+      } else if (top_key_ == "provider_options") {
+        provider_options_ = true;
       } else if (top_key_ == "input") {
         input_type_ = v;
         if (v == Value::kArray) {
@@ -297,6 +299,7 @@ class RequestScanner {
 
   Value stream_type_ = Value::kNone;
   bool stream_ = false;
+  bool provider_options_ = false;
   Value stream_options_type_ = Value::kNone;
   bool stream_options_key_ = false;  // a top-level "stream_options" member, null included
   bool in_stream_options_ = false;
@@ -383,6 +386,7 @@ Result<ChatRequest> RequestScanner::finish(std::string_view body) const {
   }
   req.model = model_;
   req.stream = stream_;
+  req.provider_options = provider_options_;
   req.include_usage = include_usage_;
   // "stream_options":null counts: encode_upstream_body must replace it rather than splice a
   // second member in front of it, which the upstream would override with the null.

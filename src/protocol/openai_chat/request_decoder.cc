@@ -336,7 +336,7 @@ Result<void> decode_response_format(const json::value& v, ir::ResponseFormat& ou
 
 // Top-level fields decode_request maps into the IR, or that the ingress reads (stream_options).
 bool mapped_field(std::string_view key) {
-  static constexpr std::array<std::string_view, 17> kMapped = {"model",
+  static constexpr std::array<std::string_view, 18> kMapped = {"model",
                                                                "messages",
                                                                "tools",
                                                                "tool_choice",
@@ -352,7 +352,8 @@ bool mapped_field(std::string_view key) {
                                                                "safety_identifier",
                                                                "reasoning_effort",
                                                                "response_format",
-                                                               "n"};
+                                                               "n",
+                                                               "provider_options"};
   return std::find(kMapped.begin(), kMapped.end(), key) != kMapped.end();
 }
 

@@ -93,11 +93,12 @@ std::optional<std::string> without_sealed_reasoning(std::string_view body,
 Result<IngressRequest> ResponsesIngress::decode(std::string_view body,
                                                 const codec::RequestHead& /*head*/) const {
   using Kind = codec::EnvelopeField::Kind;
-  std::array<codec::EnvelopeField, 6> fields = {
-      codec::EnvelopeField("model"), codec::EnvelopeField("stream"),
-      codec::EnvelopeField("store"), codec::EnvelopeField("previous_response_id"),
-      codec::EnvelopeField("input"), codec::EnvelopeField("conversation")};
-  auto& [model, stream, store, previous, input, conversation] = fields;
+  std::array<codec::EnvelopeField, 7> fields = {
+      codec::EnvelopeField("model"),           codec::EnvelopeField("stream"),
+      codec::EnvelopeField("store"),           codec::EnvelopeField("previous_response_id"),
+      codec::EnvelopeField("input"),           codec::EnvelopeField("conversation"),
+      codec::EnvelopeField("provider_options")};
+  auto& [model, stream, store, previous, input, conversation, provider_options] = fields;
   std::string syntax;
   if (body.empty() || !codec::scan_envelope(body, fields, syntax, kMaxJsonDepth)) {
     return bad(body.empty() ? std::string("The request body is empty; expected a JSON object.")
@@ -140,6 +141,7 @@ Result<IngressRequest> ResponsesIngress::decode(std::string_view body,
   request.spliceable = model.spliceable();
   request.model_begin = model.begin;
   request.model_end = model.end;
+  request.provider_options = provider_options.kind != Kind::kAbsent;
   if (previous.kind == Kind::kString) {
     request.continues = std::move(previous.text);
   }

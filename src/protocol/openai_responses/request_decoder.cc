@@ -571,7 +571,8 @@ bool known_field(std::string_view key) {
                                                 "safety_identifier",
                                                 "stream_options",
                                                 "previous_response_id",
-                                                "text"};
+                                                "text",
+                                                "provider_options"};
   for (std::string_view k : kKnown) {
     if (k == key) {
       return true;

@@ -45,6 +45,7 @@ TEST(CacheKeyTest, EveryFieldThatChangesTheAnswerChangesTheKey) {
   variants.emplace_back(question("hello")).reasoning.effort = "high";
   variants.emplace_back(question("hello")).response_format.kind =
       ir::ResponseFormat::Kind::kJsonObject;
+  variants.emplace_back(question("hello")).provider_options = R"({"openai":{"seed":1}})";
   for (std::size_t i = 0; i < variants.size(); ++i) {
     EXPECT_NE(answer_key(variants[i], kScope), base) << "variant " << i;
   }
