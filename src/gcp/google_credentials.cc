@@ -93,7 +93,20 @@ std::string_view GoogleCredentials::project_id() const {
   if (const auto* key = std::get_if<ServiceAccountKey>(&identity)) {
     return key->project_id;
   }
-  return std::get<AuthorizedUser>(identity).quota_project_id;
+  if (const auto* user = std::get_if<AuthorizedUser>(&identity)) {
+    return user->quota_project_id;
+  }
+  return {};  // the metadata server knows it, but Vertex's project is configured
+}
+
+GoogleCredentials metadata_server(std::string_view host) {
+  GoogleCredentials out;
+  out.identity =
+      MetadataServer{.host = std::string(host),
+                     .token_uri = "http://" + std::string(host) +
+                                  "/computeMetadata/v1/instance/service-accounts/default/token"};
+  out.source = "the metadata server at " + std::string(host);
+  return out;
 }
 
 const std::string& GoogleCredentials::token_uri() const {
@@ -156,8 +169,12 @@ EnvLookup process_environment() {
   };
 }
 
-Result<GoogleCredentials> find_credentials(std::string_view configured, const EnvLookup& env) {
+Result<GoogleCredentials> find_credentials(std::string_view configured, const EnvLookup& env,
+                                           std::string_view metadata_host) {
   std::string path(configured);
+  if (path.empty() && !metadata_host.empty()) {
+    return metadata_server(metadata_host);
+  }
   if (path.empty()) {
     path = env("GOOGLE_APPLICATION_CREDENTIALS").value_or("");
   }
@@ -170,9 +187,14 @@ Result<GoogleCredentials> find_credentials(std::string_view configured, const En
     }
   }
   if (path.empty()) {
+    if (const auto host = env("GCE_METADATA_HOST"); host && !host->empty()) {
+      return metadata_server(*host);
+    }
     return Error(ErrorKind::kBadRequest,
                  "no Google credentials: set vertex.credentials_file or "
-                 "GOOGLE_APPLICATION_CREDENTIALS, or run `gcloud auth application-default login`");
+                 "GOOGLE_APPLICATION_CREDENTIALS, run `gcloud auth application-default login`, "
+                 "or on Google Cloud set vertex.metadata_server: " +
+                     std::string(kMetadataHost));
   }
   auto text = read_text_file(path);
   if (!text) {
@@ -223,6 +245,10 @@ Result<TokenRequest> TokenRequester::request(system_clock::time_point now) const
     }
     append_form(out.form, "grant_type", "urn:ietf:params:oauth:grant-type:jwt-bearer");
     append_form(out.form, "assertion", *assertion);
+    return out;
+  }
+  if (std::holds_alternative<MetadataServer>(credentials_.identity)) {
+    out.metadata = true;  // the workload's own account; the server grants its scopes
     return out;
   }
   const auto& user = std::get<AuthorizedUser>(credentials_.identity);

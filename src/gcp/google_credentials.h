@@ -18,7 +18,12 @@
 //     grant_type=urn:ietf:params:oauth:grant-type:jwt-bearer;
 //   - an authorized user file (`"type": "authorized_user"`, what `gcloud auth application-default
 //     login` writes): its refresh token POSTed as grant_type=refresh_token with the client id
-//     and secret (RFC 6749 section 6).
+//     and secret (RFC 6749 section 6);
+//   - the metadata server of the machine or pod (GCE, GKE Workload Identity, Cloud Run): GET
+//     http://<host>/computeMetadata/v1/instance/service-accounts/default/token with
+//     `Metadata-Flavor: Google` (https://cloud.google.com/compute/docs/access/
+//     authenticate-workloads#applications); the identity is the workload's, nothing secret is
+//     configured.
 // The answer is {"access_token","expires_in","token_type":"Bearer"}. Pure: no I/O here (the
 // caller posts what token_request() writes, from a background thread).
 namespace sluice::gcp {
@@ -43,8 +48,21 @@ struct AuthorizedUser {
   std::string quota_project_id;
 };
 
+// The metadata server at `host` ("metadata.google.internal", or GCE_METADATA_HOST's host:port).
+struct MetadataServer {
+  std::string host;
+  std::string
+      token_uri;  // http://<host>/computeMetadata/v1/instance/service-accounts/default/token
+};
+
+inline constexpr std::string_view kMetadataHost = "metadata.google.internal";
+
+// The metadata server credentials for `host`.
+struct GoogleCredentials;
+GoogleCredentials metadata_server(std::string_view host);
+
 struct GoogleCredentials {
-  std::variant<ServiceAccountKey, AuthorizedUser> identity;
+  std::variant<ServiceAccountKey, AuthorizedUser, MetadataServer> identity;
   std::string source;  // the file it came from, for messages (never a secret)
 
   // The project the credentials belong to, "" when the file does not say.
@@ -60,15 +78,20 @@ Result<GoogleCredentials> parse_credentials(std::string_view json, std::string_v
 using EnvLookup = std::function<std::optional<std::string>(std::string_view name)>;
 EnvLookup process_environment();
 
-// The credentials file ADC names: `configured` when set, else GOOGLE_APPLICATION_CREDENTIALS,
-// else $HOME/.config/gcloud/application_default_credentials.json when it exists. kBadRequest
-// saying where it looked when none is found or the file cannot be read.
-Result<GoogleCredentials> find_credentials(std::string_view configured, const EnvLookup& env);
+// Where a provider's Google credentials come from, in this order: the configured file, the
+// configured metadata server (`metadata_host`), GOOGLE_APPLICATION_CREDENTIALS,
+// $HOME/.config/gcloud/application_default_credentials.json when it exists, the metadata server
+// GCE_METADATA_HOST names (the variable Google's client libraries read). kBadRequest saying
+// where it looked when none is found or the file cannot be read.
+Result<GoogleCredentials> find_credentials(std::string_view configured, const EnvLookup& env,
+                                           std::string_view metadata_host = {});
 
-// One token request: where to POST, and its application/x-www-form-urlencoded body.
+// One token request: where to POST, and its application/x-www-form-urlencoded body; or, for
+// the metadata server (`metadata`), a GET with Metadata-Flavor: Google.
 struct TokenRequest {
   std::string url;
   std::string form;
+  bool metadata = false;
 };
 
 // An access token and when it expires.

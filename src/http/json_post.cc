@@ -42,6 +42,7 @@ struct JsonPoster::Connection {
   providers::BaseUrl url;
   std::string target;
   Headers headers;
+  bool get = false;  // a GET without a body (a metadata server) instead of a POST
   std::shared_ptr<net::ssl::context> ssl;
   net::io_context ioc{1};
   std::unique_ptr<beast::tcp_stream> plain;
@@ -124,10 +125,13 @@ struct JsonPoster::Connection {
   template <class Stream>
   Awaitable<void> write_read(Stream& stream, std::string_view body, Clock::time_point deadline,
                              PostAnswer& answer) {
-    bhttp::request<bhttp::span_body<const char>> req{bhttp::verb::post, target, 11};
+    bhttp::request<bhttp::span_body<const char>> req{get ? bhttp::verb::get : bhttp::verb::post,
+                                                     target, 11};
     req.set(bhttp::field::host, url.host_header);
     req.set(bhttp::field::user_agent, kUserAgent);
-    req.set(bhttp::field::content_type, "application/json");
+    if (!get) {
+      req.set(bhttp::field::content_type, "application/json");
+    }
     for (const auto& [name, value] : headers) {
       req.set(name, value);
     }
@@ -206,6 +210,8 @@ PostAnswer JsonPoster::post(std::string_view body, Clock::time_point deadline) {
   return connection_->post(body, deadline);
 }
 
+void JsonPoster::use_get() { connection_->get = true; }
+
 void JsonPoster::close() {
   if (connection_) {  // not moved from
     connection_->close();
@@ -231,13 +237,21 @@ Result<int> post_json(const std::string& url, const std::string& body, milliseco
 providers::FetchAnswer fetch_in_background(const providers::FetchRequest& request,
                                            milliseconds timeout) {
   JsonPoster::Headers headers;
-  headers.emplace_back("Content-Type", request.content_type);
+  if (!request.content_type.empty()) {
+    headers.emplace_back("Content-Type", request.content_type);
+  }
   if (!request.accept.empty()) {
     headers.emplace_back("Accept", request.accept);
+  }
+  for (const auto& [name, value] : request.headers) {
+    headers.emplace_back(name, value);
   }
   auto poster = JsonPoster::to(request.url, std::move(headers));
   if (!poster) {
     return {.status = 0, .body = {}, .failure = poster.error().message()};
+  }
+  if (request.method == providers::FetchRequest::Method::kGet) {
+    poster->use_get();
   }
   PostAnswer answer = poster->post(request.body, Clock::now() + timeout);
   return {.status = answer.status,

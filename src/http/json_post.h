@@ -40,6 +40,8 @@ class JsonPoster {
   ~JsonPoster();
 
   PostAnswer post(std::string_view body, std::chrono::steady_clock::time_point deadline);
+  // Sends GETs (no body, no Content-Type) from now on: a metadata server's token endpoint.
+  void use_get();
   void close();  // drops the kept-alive connection
 
  private:

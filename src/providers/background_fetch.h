@@ -1,17 +1,24 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 
 namespace sluice::providers {
 
-// One POST an adapter's credential refresher makes (an OAuth token endpoint, AWS STS).
+// One request an adapter's credential refresher makes: a POST (an OAuth token endpoint, AWS
+// STS) or a GET (a metadata server).
 struct FetchRequest {
+  enum class Method : std::uint8_t { kPost, kGet };
   std::string_view url;
-  std::string_view content_type;  // "application/x-www-form-urlencoded"
+  Method method = Method::kPost;
+  std::string_view content_type;  // "application/x-www-form-urlencoded"; "" for none (a GET)
   std::string_view accept;        // "" for none
-  std::string_view body;
+  std::span<const std::pair<std::string_view, std::string_view>> headers;  // besides those
+  std::string_view body;                                                   // a POST's
 };
 
 // What it came to: the answer's status and body, or status 0 and why not.

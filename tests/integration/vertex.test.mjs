@@ -93,11 +93,14 @@ before(async () => {
         vertex('gemini_vertex', 'google'),
         vertex('claude_vertex', 'anthropic'),
         vertex('stranger', 'google', stranger),
+        // On Google Cloud: the workload's own account, from the metadata server (the mock).
+        { ...vertex('metadata_vertex', 'google'), vertex: { location: 'us-central1', publisher: 'google', project: 'p-meta', metadata_server: new URL(mock.url).host } },
       ],
       routes: [
         { alias: 'gemini', provider: 'gemini_vertex', model: 'gemini-2.5-flash' },
         { alias: 'claude', provider: 'claude_vertex', model: 'claude-sonnet-4-5@20250929' },
         { alias: 'stranger', provider: 'stranger', model: 'gemini-2.5-flash', retry: { per_target_attempts: 1 } },
+        { alias: 'gemini-metadata', provider: 'metadata_vertex', model: 'gemini-2.5-flash' },
       ],
       keys: [{ name: 'test', key: GATEWAY_KEY }],
     },
@@ -237,6 +240,21 @@ describe('access tokens', () => {
     const stats = await mock.stats();
     assert.equal(stats.vertex_auth_failures, 0, 'no request went out with an expired token');
     assert.ok(requests >= 2);
+  });
+
+  test('from the metadata server (GKE Workload Identity, GCE): nothing secret configured, the token a GET with Metadata-Flavor', async () => {
+    const res = await CALLERS.chat.ask('gemini-metadata', false, { 'x-mock-events': '3' });
+    assert.equal(await answerText(CALLERS.chat, res, false), 'Mock reply w1 w2 w3');
+    const stats = await mock.stats();
+    assert.equal(stats.vertex_auth_failures, 0, 'the request carried a token the mock issued');
+    assert.match(stats.last_request.target, /^\/v1\/projects\/p-meta\/locations\/us-central1\/publishers\/google\/models\/gemini-2\.5-flash:generateContent$/);
+    // The mock's metadata server refuses what the real one refuses.
+    const bare = await fetch(`${mock.url}/computeMetadata/v1/instance/service-accounts/default/token`);
+    assert.equal(bare.status, 403, 'no Metadata-Flavor header');
+    const proxied = await fetch(`${mock.url}/computeMetadata/v1/instance/service-accounts/default/token`, {
+      headers: { 'metadata-flavor': 'Google', 'x-forwarded-for': '10.0.0.1' },
+    });
+    assert.equal(proxied.status, 403, 'forwarded through a proxy');
   });
 
   test('a key the token endpoint refuses is a 502 naming the provider, and no key material is echoed', async () => {

@@ -145,6 +145,18 @@ std::optional<std::string> GcpAuth::refuse_assertion(const MockRequest& request,
 }
 
 Reply GcpAuth::handle_token(const MockRequest& request, system_clock::time_point now) {
+  if (path_of(request.target) == kMetadataTokenPath) {
+    // The metadata server: a GET that says it is one (Metadata-Flavor: Google) and was not
+    // forwarded by a proxy, as the real one demands; its text answers are plain.
+    const auto flavor = find_header(request.headers, "metadata-flavor");
+    if (request.method != "GET" || !flavor || *flavor != "Google" ||
+        find_header(request.headers, "x-forwarded-for")) {
+      Reply r = body_reply("Missing required header: Metadata-Flavor: Google", "text/html");
+      r.status = 403;
+      return r;
+    }
+    return issue(now);
+  }
   if (request.method != "POST") {
     return json_reply(405, R"({"error":"invalid_request"})");
   }
@@ -173,6 +185,10 @@ Reply GcpAuth::handle_token(const MockRequest& request, system_clock::time_point
   if (auto refused = refuse_assertion(request, assertion, now)) {
     return refusal(*refused);
   }
+  return issue(now);
+}
+
+Reply GcpAuth::issue(system_clock::time_point now) {
   std::lock_guard lock(mutex_);
   // Expired tokens are forgotten as new ones are issued.
   std::erase_if(tokens_, [&](const auto& entry) { return entry.second <= now; });

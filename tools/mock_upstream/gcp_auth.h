@@ -14,6 +14,9 @@
 
 namespace sluice::mock {
 
+inline constexpr std::string_view kMetadataTokenPath =
+    "/computeMetadata/v1/instance/service-accounts/default/token";
+
 // --gcp-service-account, --gcp-token-lifetime-s.
 struct GcpAuthConfig {
   std::string service_account_file;  // empty: Vertex AI requests are not checked
@@ -29,6 +32,9 @@ struct GcpAuthConfig {
 //   including cloud-platform, iat within 5 minutes of the mock's clock, exp no more than an
 //   hour after iat and not past. Answers {"access_token":"ya29.mock-<n>","expires_in":<lifetime>,
 //   "token_type":"Bearer"}, or 400 {"error":"invalid_grant","error_description":...}.
+// - GET /computeMetadata/v1/instance/service-accounts/default/token plays the metadata server
+//   (GCE, GKE Workload Identity): with Metadata-Flavor: Google and no X-Forwarded-For it answers
+//   a token like the one above (no assertion: the workload is the account), else 403.
 // - Any request whose path has /publishers/ (Vertex AI) must carry Authorization: Bearer with
 //   a token it issued that has not expired, else 401 UNAUTHENTICATED in Google's shape.
 // Thread-safe (issued tokens behind a mutex).
@@ -48,6 +54,7 @@ class GcpAuth {
  private:
   struct Key;
   GcpAuth(GcpAuthConfig config, std::string client_email, std::unique_ptr<Key> key);
+  Reply issue(std::chrono::system_clock::time_point now);  // a new token, remembered
   std::optional<std::string> refuse_assertion(const MockRequest& request,
                                               std::string_view assertion,
                                               std::chrono::system_clock::time_point now) const;

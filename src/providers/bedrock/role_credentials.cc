@@ -44,8 +44,10 @@ Result<Expiring<aws::Credentials>> RoleCredentials::fetch() const {
   }
   const std::string form = aws::assume_role_form(identity_, *token);
   const FetchAnswer answer = background_fetch({.url = sts_url_,
+                                               .method = FetchRequest::Method::kPost,
                                                .content_type = "application/x-www-form-urlencoded",
                                                .accept = "text/xml",
+                                               .headers = {},
                                                .body = form},
                                               kFetchTimeout);
   if (answer.status == 0) {

@@ -24,10 +24,9 @@ std::string identity_of(const gcp::GoogleCredentials& c) {
   if (const auto* account = std::get_if<gcp::ServiceAccountKey>(&c.identity)) {
     key.append(account->client_email).append("\n").append(account->private_key_id);
     key.append("\n").append(account->private_key);
-  } else {
-    const auto& user = std::get<gcp::AuthorizedUser>(c.identity);
-    key.append(user.client_id).append("\n").append(user.refresh_token);
-  }
+  } else if (const auto* user = std::get_if<gcp::AuthorizedUser>(&c.identity)) {
+    key.append(user->client_id).append("\n").append(user->refresh_token);
+  }  // the metadata server: its token_uri says it all
   return key;
 }
 
@@ -54,11 +53,18 @@ Result<Expiring<std::string>> GoogleTokenSource::fetch() const {
   if (!request) {
     return std::move(request).error();
   }
-  const FetchAnswer answer = background_fetch({.url = request->url,
-                                               .content_type = "application/x-www-form-urlencoded",
-                                               .accept = "application/json",
-                                               .body = request->form},
-                                              kFetchTimeout);
+  static constexpr std::pair<std::string_view, std::string_view> kMetadataFlavor[] = {
+      {"Metadata-Flavor", "Google"}};
+  const FetchAnswer answer = background_fetch(
+      {.url = request->url,
+       .method = request->metadata ? FetchRequest::Method::kGet : FetchRequest::Method::kPost,
+       .content_type = request->metadata ? "" : "application/x-www-form-urlencoded",
+       .accept = "application/json",
+       .headers = request->metadata
+                      ? std::span(kMetadataFlavor)
+                      : std::span<const std::pair<std::string_view, std::string_view>>(),
+       .body = request->form},
+      kFetchTimeout);
   const std::string& source = requester_.credentials().source;
   if (answer.status == 0) {
     spdlog::warn("google credentials {}: the token endpoint {} did not answer: {}", source,

@@ -17,11 +17,16 @@ namespace {
 using Option = config::AdapterOption;
 
 constexpr std::array<std::string_view, 2> kPublishers = {"google", "anthropic"};
-constexpr std::array<Option, 7> kOptions = {{
+constexpr std::array<Option, 8> kOptions = {{
     {.name = "vertex.project", .type = Option::Type::kString, .min = 0, .max = 0, .choices = {}},
     {.name = "vertex.location", .type = Option::Type::kString, .min = 0, .max = 0, .choices = {}},
     {.name = "vertex.publisher", .type = Option::Type::kChoice, .choices = kPublishers},
     {.name = "vertex.credentials_file",
+     .type = Option::Type::kString,
+     .min = 0,
+     .max = 0,
+     .choices = {}},
+    {.name = "vertex.metadata_server",
      .type = Option::Type::kString,
      .min = 0,
      .max = 0,
@@ -78,7 +83,8 @@ Result<std::unique_ptr<ProviderAdapter>> VertexAdapter::make(const config::Provi
     a->headers_.emplace_back("x-goog-api-key", p.api_key);
     a->secrets_.push_back(p.api_key);
   } else {
-    auto credentials = gcp::find_credentials(option_or(p, "vertex.credentials_file"), env);
+    auto credentials = gcp::find_credentials(option_or(p, "vertex.credentials_file"), env,
+                                             option_or(p, "vertex.metadata_server"));
     if (!credentials) {
       return config_error(p, credentials.error().message());
     }

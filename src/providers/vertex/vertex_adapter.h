@@ -27,8 +27,11 @@ namespace sluice::providers {
 // location: `vertex.location`, else GOOGLE_CLOUD_LOCATION, else "global".
 //
 // Authentication: `Authorization: Bearer <OAuth access token>` from the credentials file
-// (`vertex.credentials_file`, else GOOGLE_APPLICATION_CREDENTIALS, else gcloud's application
-// default credentials): a service account key or an authorized user (gcp/google_credentials.h).
+// (`vertex.credentials_file`), the metadata server (`vertex.metadata_server`:
+// metadata.google.internal on GCE, GKE with Workload Identity, Cloud Run), else
+// GOOGLE_APPLICATION_CREDENTIALS, else gcloud's application default credentials, else the
+// metadata server GCE_METADATA_HOST names: a service account key, an authorized user or the
+// workload's own service account (gcp/google_credentials.h).
 // Tokens are fetched and refreshed off the request path (google_token_source.h); make() waits
 // up to 5 s for the first one so the first requests after start carry one. With `api_key`
 // instead: Vertex AI express mode, `x-goog-api-key` and the path without project and location

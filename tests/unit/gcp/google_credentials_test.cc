@@ -137,6 +137,36 @@ TEST(GoogleCredentialsTest, UnusableFilesSayWhyAndWhere) {
   EXPECT_NE(none.error().message().find("GOOGLE_APPLICATION_CREDENTIALS"), std::string::npos);
 }
 
+TEST(GoogleCredentialsTest, TheMetadataServerIsAGetOfTheWorkloadsOwnToken) {
+  const auto no_env = [](std::string_view) -> std::optional<std::string> { return std::nullopt; };
+  auto named = find_credentials("", no_env, "metadata.google.internal");
+  ASSERT_TRUE(named) << named.error().message();
+  auto request = TokenRequester::make(std::move(*named))->request(system_clock::now());
+  ASSERT_TRUE(request);
+  EXPECT_TRUE(request->metadata);
+  EXPECT_EQ(request->url,
+            "http://metadata.google.internal/computeMetadata/v1/instance/service-accounts/"
+            "default/token");
+  EXPECT_EQ(request->form, "") << "nothing of the workload's is sent";
+
+  // GCE_METADATA_HOST (Google's client libraries' variable) is the last resort of ADC.
+  const auto env = [](std::string_view name) -> std::optional<std::string> {
+    if (name == "GCE_METADATA_HOST") {
+      return std::string("127.0.0.1:8080");
+    }
+    return std::nullopt;
+  };
+  auto from_env = find_credentials("", env);
+  ASSERT_TRUE(from_env) << from_env.error().message();
+  EXPECT_EQ(from_env->token_uri(),
+            "http://127.0.0.1:8080/computeMetadata/v1/instance/service-accounts/default/token");
+  EXPECT_EQ(from_env->project_id(), "");
+  // A configured file wins over the metadata server.
+  auto file = find_credentials("/nonexistent/sa.json", env, "metadata.google.internal");
+  ASSERT_FALSE(file);
+  EXPECT_NE(file.error().message().find("/nonexistent/sa.json"), std::string::npos);
+}
+
 TEST(GoogleCredentialsTest, TokenAnswersAndRefusals) {
   const system_clock::time_point now{seconds(100)};
   auto token = parse_token_answer(
