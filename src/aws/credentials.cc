@@ -4,6 +4,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "aws/container_credentials.h"
+
 namespace sluice::aws {
 namespace {
 
@@ -194,10 +196,20 @@ Result<FoundCredentials> find_credentials(const CredentialSettings& settings,
                        "role's keys in the environment");
     }
   }
+  Result<std::optional<ContainerEndpoint>> container = container_endpoint(env);
+  if (!container) {
+    return container.error();
+  }
+  if (*container) {
+    return FoundCredentials{.credentials = {},
+                            .web_identity = std::nullopt,
+                            .source = "container credentials (" + (*container)->url + ")",
+                            .container = std::move(**container)};
+  }
   return Error(ErrorKind::kBadRequest,
                "no AWS credentials: none in the provider's config (bedrock.access_key_id, "
                "bedrock.secret_access_key), the environment (AWS_ACCESS_KEY_ID, "
-               "AWS_SECRET_ACCESS_KEY) or profile '" +
+               "AWS_SECRET_ACCESS_KEY, AWS_CONTAINER_CREDENTIALS_FULL_URI) or profile '" +
                    profile + "' of " + credentials_file + " and " + config_file);
 }
 

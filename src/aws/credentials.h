@@ -26,9 +26,11 @@ namespace sluice::aws {
 // provider's `bedrock.role_arn` (right after its static keys), AWS_ROLE_ARN with
 // AWS_WEB_IDENTITY_TOKEN_FILE (after the environment's keys), and a profile's role_arn with
 // web_identity_token_file. The chain then names the role, not keys (FoundCredentials::
-// web_identity): the caller fetches and refreshes them (aws/web_identity.h). Other temporary
-// credentials (source_profile chains, IMDS, SSO) are not read yet: a profile that names only a
-// role is reported, not guessed at.
+// web_identity): the caller fetches and refreshes them (aws/web_identity.h). Last, a container
+// credentials endpoint the environment names (ECS task roles, EKS Pod Identity:
+// aws/container_credentials.h; FoundCredentials::container). Other temporary credentials
+// (source_profile chains, IMDS, SSO) are not read yet: a profile that names only a role is
+// reported, not guessed at.
 struct CredentialSettings {
   std::string access_key_id{};
   std::string secret_access_key{};
@@ -46,11 +48,20 @@ struct WebIdentity {
   std::string session_name;
 };
 
+// A container credentials endpoint (aws/container_credentials.h): ECS task roles, EKS Pod
+// Identity.
+struct ContainerEndpoint {
+  std::string url;
+  std::string authorization;       // the Authorization header's value, "" for none
+  std::string authorization_file;  // else the file holding it, read at every fetch
+};
+
 // The credentials found, and where (for the start-up log line: never the secret).
 struct FoundCredentials {
-  Credentials credentials;                  // empty when web_identity is set
+  Credentials credentials;                  // empty when web_identity or container is set
   std::optional<WebIdentity> web_identity;  // the keys are the role's, fetched through STS
   std::string source;  // "config", "environment", "~/.aws/credentials [prod]"...
+  std::optional<ContainerEndpoint> container{};  // the keys are the endpoint's, fetched
 };
 
 // Reads an environment variable; std::getenv by default, a map in tests.

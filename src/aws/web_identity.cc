@@ -47,7 +47,8 @@ std::string element(std::string_view xml, std::string_view tag) {
   return out;
 }
 
-// "2019-11-09T13:34:41Z" or with fractional seconds ("...41.123Z").
+}  // namespace
+
 std::optional<std::chrono::system_clock::time_point> parse_iso8601(const std::string& text) {
   std::tm tm{};
   int consumed = 0;
@@ -70,8 +71,6 @@ std::optional<std::chrono::system_clock::time_point> parse_iso8601(const std::st
   tm.tm_mon -= 1;
   return std::chrono::system_clock::from_time_t(timegm(&tm));
 }
-
-}  // namespace
 
 std::string sts_endpoint(std::string_view region, std::string_view override_url) {
   if (!override_url.empty()) {

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <chrono>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -23,6 +24,10 @@ std::string sts_endpoint(std::string_view region, std::string_view override_url)
 // RoleSessionName=..&WebIdentityToken=..&DurationSeconds=<duration>.
 std::string assume_role_form(const WebIdentity& identity, std::string_view token,
                              std::chrono::seconds duration = std::chrono::hours(1));
+
+// A UTC time as AWS writes it: "2019-11-09T13:34:41Z", fractional seconds allowed
+// ("...41.123Z"); nullopt for anything else.
+std::optional<std::chrono::system_clock::time_point> parse_iso8601(const std::string& text);
 
 // Temporary keys and when they expire.
 struct TemporaryCredentials {

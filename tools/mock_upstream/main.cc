@@ -122,8 +122,11 @@ int main(int argc, char** argv) {
   app.add_option("--aws-sts-lifetime-s", sts.lifetime_s,
                  "Bedrock: how long issued temporary keys live")
       ->capture_default_str();
+  app.add_option("--aws-container-token", sts.container_token,
+                 "Bedrock: play a container credentials endpoint (GET /v1/credentials, ECS and "
+                 "EKS Pod Identity) for this Authorization token and accept the keys it issues");
   CLI11_PARSE(app, argc, argv);
-  if (!sts.web_identity_token.empty()) {
+  if (!sts.web_identity_token.empty() || !sts.container_token.empty()) {
     config.sts = std::make_shared<sluice::mock::StsIssuer>(sts);
   }
   if (!gcp.service_account_file.empty()) {

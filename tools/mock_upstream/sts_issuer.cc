@@ -70,12 +70,7 @@ Reply StsIssuer::handle(const MockRequest& request, std::chrono::system_clock::t
                      "requirements");
   }
   std::lock_guard lock(mutex_);
-  std::erase_if(issued_, [&](const auto& entry) { return entry.second.expires <= now; });
-  char key_id[32];
-  std::snprintf(key_id, sizeof key_id, "ASIAMOCK%08llu", static_cast<unsigned long long>(++count_));
-  Entry entry{{key_id, "mock/temporary/secret/" + std::to_string(count_),
-               "mock-session-token-" + std::to_string(count_)},
-              now + std::chrono::seconds(config_.lifetime_s)};
+  Entry entry = issue(now);
   std::string body =
       "<AssumeRoleWithWebIdentityResponse xmlns=\"https://sts.amazonaws.com/doc/2011-06-15/\">"
       "<AssumeRoleWithWebIdentityResult><Credentials><AccessKeyId>";
@@ -87,8 +82,44 @@ Reply StsIssuer::handle(const MockRequest& request, std::chrono::system_clock::t
   body.append(
       "</Arn></AssumedRoleUser></AssumeRoleWithWebIdentityResult>"
       "</AssumeRoleWithWebIdentityResponse>");
-  issued_.emplace(key_id, std::move(entry));
+  issued_.emplace(entry.credentials.access_key_id, std::move(entry));
   return xml_reply(200, std::move(body));
+}
+
+StsIssuer::Entry StsIssuer::issue(std::chrono::system_clock::time_point now) {
+  std::erase_if(issued_, [&](const auto& entry) { return entry.second.expires <= now; });
+  char key_id[32];
+  std::snprintf(key_id, sizeof key_id, "ASIAMOCK%08llu", static_cast<unsigned long long>(++count_));
+  return Entry{{key_id, "mock/temporary/secret/" + std::to_string(count_),
+                "mock-session-token-" + std::to_string(count_)},
+               now + std::chrono::seconds(config_.lifetime_s)};
+}
+
+bool StsIssuer::is_container_request(const MockRequest& request) {
+  return request.method == "GET" && path_of(request.target) == "/v1/credentials";
+}
+
+Reply StsIssuer::handle_container(const MockRequest& request,
+                                  std::chrono::system_clock::time_point now) {
+  const auto authorization = find_header(request.headers, "authorization");
+  if (config_.container_token.empty() || !authorization) {
+    Reply r = body_reply(R"({"Code":"AccessDeniedException","Message":"no authorization"})");
+    r.status = 401;
+    return r;
+  }
+  if (*authorization != config_.container_token) {
+    Reply r = body_reply(R"({"Code":"AccessDeniedException","Message":"invalid token"})");
+    r.status = 403;
+    return r;
+  }
+  std::lock_guard lock(mutex_);
+  Entry entry = issue(now);
+  std::string body = R"({"AccessKeyId":")" + entry.credentials.access_key_id +
+                     R"(","SecretAccessKey":")" + entry.credentials.secret_access_key +
+                     R"(","Token":")" + entry.credentials.session_token + R"(","Expiration":")" +
+                     iso8601(entry.expires) + R"("})";
+  issued_.emplace(entry.credentials.access_key_id, std::move(entry));
+  return body_reply(std::move(body));
 }
 
 std::optional<StsIssuer::Issued> StsIssuer::find(std::string_view access_key_id,

@@ -16,6 +16,7 @@ namespace sluice::mock {
 // --aws-web-identity-token, --aws-sts-lifetime-s.
 struct StsConfig {
   std::string web_identity_token;  // the one token AssumeRoleWithWebIdentity accepts
+  std::string container_token;     // the one Authorization the container endpoint accepts
   std::uint32_t lifetime_s = 3600;
 };
 
@@ -31,6 +32,11 @@ class StsIssuer {
 
   static bool is_sts_request(const MockRequest& request);
   Reply handle(const MockRequest& request, std::chrono::system_clock::time_point now);
+  // The container credentials endpoint (ECS, EKS Pod Identity): GET /v1/credentials with
+  // exactly the configured Authorization gets keys like the ones above as
+  // {"AccessKeyId","SecretAccessKey","Token","Expiration"}; else 401/403 with {"Code","Message"}.
+  static bool is_container_request(const MockRequest& request);
+  Reply handle_container(const MockRequest& request, std::chrono::system_clock::time_point now);
 
   // The issued keys of `access_key_id`, and whether they have expired at `now`.
   struct Issued {
@@ -49,6 +55,8 @@ class StsIssuer {
   };
   std::map<std::string, Entry, std::less<>> issued_;
   std::uint64_t count_ = 0;
+
+  Entry issue(std::chrono::system_clock::time_point now);  // new keys; caller holds mutex_
 };
 
 }  // namespace sluice::mock

@@ -12,6 +12,8 @@
 #include "protocol/bedrock_converse/errors.h"
 #include "protocol/bedrock_embeddings/upstream.h"
 #include "providers/background_fetch.h"
+#include "providers/bedrock/container_credentials.h"
+#include "providers/bedrock/role_credentials.h"
 #include "providers/claude_options.h"
 #include "spdlog/spdlog.h"
 
@@ -121,13 +123,20 @@ Result<std::unique_ptr<ProviderAdapter>> BedrockAdapter::make(const config::Prov
       if (!role) {
         return config_error(p, role.error().message());
       }
-      a->role_ = std::move(*role);
-      if (background_fetch_installed() && a->role_->current() == nullptr) {
-        if (auto failed = a->role_->wait_first(kFirstKeysWait)) {
-          // Not fatal: the role is assumed again on its schedule; requests go unsigned
-          // meanwhile and Bedrock's 403 names the credentials.
-          spdlog::warn("provider {}: no keys yet for its role: {}", p.id, failed->message());
-        }
+      a->temporary_ = std::move(*role);
+    } else if (found->container) {
+      auto served = ContainerCredentials::shared(std::move(*found->container));
+      if (!served) {
+        return config_error(p, served.error().message());
+      }
+      a->temporary_ = std::move(*served);
+    }
+    if (a->temporary_ && background_fetch_installed() && a->temporary_->current() == nullptr) {
+      if (auto failed = a->temporary_->wait_first(kFirstKeysWait)) {
+        // Not fatal: the keys are fetched again on their schedule; requests go unsigned
+        // meanwhile and Bedrock's 403 names the credentials.
+        spdlog::warn("provider {}: no keys yet from {}: {}", p.id, found->source,
+                     failed->message());
       }
     }
     a->credentials_ = std::move(found->credentials);
@@ -226,7 +235,7 @@ void BedrockAdapter::write_request_head(const RequestSpec& spec, std::string_vie
                                .query = {},
                                .headers = signed_headers,
                                .payload = aws::Payload::bytes(body)};
-    const aws::Credentials* keys = role_ ? role_->current() : &credentials_;
+    const aws::Credentials* keys = temporary_ ? temporary_->current() : &credentials_;
     Result<aws::Signed> signed_request =
         keys != nullptr ? signer_.sign(request, *keys, std::chrono::system_clock::now())
                         : Result<aws::Signed>(Error(ErrorKind::kInternal, "no keys yet"));

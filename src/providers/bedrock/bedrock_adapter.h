@@ -9,7 +9,7 @@
 #include "aws/sigv4.h"
 #include "providers/adapter.h"
 #include "providers/base_url.h"
-#include "providers/bedrock/role_credentials.h"
+#include "providers/bedrock/temporary_keys.h"
 
 namespace sluice::providers {
 
@@ -47,7 +47,10 @@ namespace sluice::providers {
 //     token (`bedrock.role_arn` + `bedrock.web_identity_token_file`, AWS_ROLE_ARN +
 //     AWS_WEB_IDENTITY_TOKEN_FILE, or a profile's role_arn + web_identity_token_file) through
 //     STS (`bedrock.sts_endpoint`, AWS_ENDPOINT_URL_STS, else the region's), its temporary keys
-//     kept fresh off the request path (role_credentials.h). Host, Content-Type, X-Amz-Date,
+//     kept fresh off the request path (role_credentials.h); or, last, the container credentials
+//     endpoint the environment names (AWS_CONTAINER_CREDENTIALS_FULL_URI / _RELATIVE_URI with
+//     AWS_CONTAINER_AUTHORIZATION_TOKEN(_FILE): ECS task roles, EKS Pod Identity), its keys
+//     kept fresh the same way (container_credentials.h). Host, Content-Type, X-Amz-Date,
 //     X-Amz-Content-Sha256 (the body's SHA-256), X-Amz-Security-Token and the provider's
 //     configured headers are signed; forwarded caller headers are not.
 // Region: `bedrock.region`, else AWS_REGION, else AWS_DEFAULT_REGION; required.
@@ -83,8 +86,9 @@ class BedrockAdapter final : public ProviderAdapter {
 
   BaseUrl url_;
   aws::Signer signer_;
-  aws::Credentials credentials_;           // static keys; empty with an API key or a role
-  std::shared_ptr<RoleCredentials> role_;  // web identity: the role's keys, kept fresh
+  aws::Credentials credentials_;  // static keys; empty with an API key or a role
+  // A web identity role's or a container endpoint's keys, kept fresh; null with static keys.
+  std::shared_ptr<TemporaryKeys> temporary_;
   std::vector<std::pair<std::string, std::string>> headers_;  // configured; signed
   std::string bearer_;                                        // "Bearer <api_key>"
   bool invoke_ = false;                                       // bedrock.api: invoke

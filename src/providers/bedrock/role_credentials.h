@@ -9,6 +9,7 @@
 #include "aws/sigv4.h"
 #include "core/refreshed.h"
 #include "core/result.h"
+#include "providers/bedrock/temporary_keys.h"
 
 namespace sluice::providers {
 
@@ -17,7 +18,7 @@ namespace sluice::providers {
 // token file is read at every exchange (EKS rotates it hourly). Shared by every Bedrock provider
 // of every snapshot naming the same role, token file, session name and STS endpoint.
 // Thread-safe.
-class RoleCredentials {
+class RoleCredentials final : public TemporaryKeys {
  public:
   static Result<std::shared_ptr<RoleCredentials>> shared(aws::WebIdentity identity,
                                                          std::string sts_url);
@@ -26,8 +27,8 @@ class RoleCredentials {
 
   // The current keys, null until STS first answered. Valid while this object lives
   // (core/refreshed.h).
-  const aws::Credentials* current() const { return refreshed_.current(); }
-  std::optional<Error> wait_first(std::chrono::milliseconds timeout) const {
+  const aws::Credentials* current() const override { return refreshed_.current(); }
+  std::optional<Error> wait_first(std::chrono::milliseconds timeout) const override {
     return refreshed_.wait_first(timeout);
   }
 
