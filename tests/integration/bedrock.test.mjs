@@ -388,3 +388,28 @@ describe('embeddings through InvokeModel (Titan, Cohere), for OpenAI embeddings 
     assert.equal((await mock.stats()).requests_total, 1);
   });
 });
+
+describe('provider_options through Converse', () => {
+  test("the bag's bedrock entries reach Converse, merged where the codec also writes", async () => {
+    const res = await post('/v1/chat/completions', {
+      model: 'claude',
+      messages: [{ role: 'user', content: 'hello' }],
+      provider_options: {
+        bedrock: {
+          guardrailConfig: { guardrailIdentifier: 'gr-1', guardrailVersion: '2' },
+          additionalModelRequestFields: { top_k: 40 },
+          requestMetadata: { team: 'search' },
+        },
+        anthropic: { top_k: 5 },
+      },
+    });
+    assert.equal(res.status, 200, await res.text());
+    const sent = JSON.parse((await mock.stats()).last_request.body);
+    assert.deepEqual(sent.guardrailConfig, { guardrailIdentifier: 'gr-1', guardrailVersion: '2' });
+    assert.equal(sent.additionalModelRequestFields.top_k, 40);
+    assert.deepEqual(sent.requestMetadata, { team: 'search' });
+    assert.equal(sent.provider_options, undefined);
+    assert.equal(sent.top_k, undefined, "the anthropic entry is for Anthropic's API, not Converse");
+    assert.equal((await mock.stats()).bedrock_signatures_valid, 1, 'signed over the body as sent');
+  });
+});
