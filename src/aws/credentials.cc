@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "aws/container_credentials.h"
+#include "aws/instance_metadata.h"
 
 namespace sluice::aws {
 namespace {
@@ -206,11 +207,19 @@ Result<FoundCredentials> find_credentials(const CredentialSettings& settings,
                             .source = "container credentials (" + (*container)->url + ")",
                             .container = std::move(**container)};
   }
+  if (std::optional<InstanceMetadata> imds = instance_metadata(env)) {
+    return FoundCredentials{.credentials = {},
+                            .web_identity = std::nullopt,
+                            .source = "the instance metadata service (" + imds->endpoint + ")",
+                            .container = std::nullopt,
+                            .instance = std::move(*imds)};
+  }
   return Error(ErrorKind::kBadRequest,
                "no AWS credentials: none in the provider's config (bedrock.access_key_id, "
                "bedrock.secret_access_key), the environment (AWS_ACCESS_KEY_ID, "
                "AWS_SECRET_ACCESS_KEY, AWS_CONTAINER_CREDENTIALS_FULL_URI) or profile '" +
-                   profile + "' of " + credentials_file + " and " + config_file);
+                   profile + "' of " + credentials_file + " and " + config_file +
+                   ", and the instance metadata service is disabled (AWS_EC2_METADATA_DISABLED)");
 }
 
 }  // namespace sluice::aws

@@ -28,9 +28,11 @@ namespace sluice::aws {
 // web_identity_token_file. The chain then names the role, not keys (FoundCredentials::
 // web_identity): the caller fetches and refreshes them (aws/web_identity.h). Last, a container
 // credentials endpoint the environment names (ECS task roles, EKS Pod Identity:
-// aws/container_credentials.h; FoundCredentials::container). Other temporary credentials
-// (source_profile chains, IMDS, SSO) are not read yet: a profile that names only a role is
-// reported, not guessed at.
+// aws/container_credentials.h; FoundCredentials::container), then EC2's instance metadata
+// service unless AWS_EC2_METADATA_DISABLED (aws/instance_metadata.h; FoundCredentials::
+// instance: whether it answers is known only when it is asked). Other temporary credentials
+// (source_profile chains, SSO) are not read yet: a profile that names only a role is reported,
+// not guessed at.
 struct CredentialSettings {
   std::string access_key_id{};
   std::string secret_access_key{};
@@ -56,12 +58,18 @@ struct ContainerEndpoint {
   std::string authorization_file;  // else the file holding it, read at every fetch
 };
 
+// EC2's instance metadata service (aws/instance_metadata.h): an instance role.
+struct InstanceMetadata {
+  std::string endpoint;  // "http://169.254.169.254"
+};
+
 // The credentials found, and where (for the start-up log line: never the secret).
 struct FoundCredentials {
   Credentials credentials;                  // empty when web_identity or container is set
   std::optional<WebIdentity> web_identity;  // the keys are the role's, fetched through STS
   std::string source;  // "config", "environment", "~/.aws/credentials [prod]"...
   std::optional<ContainerEndpoint> container{};  // the keys are the endpoint's, fetched
+  std::optional<InstanceMetadata> instance{};    // the instance role's, fetched
 };
 
 // Reads an environment variable; std::getenv by default, a map in tests.

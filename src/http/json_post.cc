@@ -42,7 +42,8 @@ struct JsonPoster::Connection {
   providers::BaseUrl url;
   std::string target;
   Headers headers;
-  bool get = false;  // a GET without a body (a metadata server) instead of a POST
+  // POST, or a GET without a body (a metadata server), or a PUT (EC2's IMDSv2 token).
+  bhttp::verb verb = bhttp::verb::post;
   std::shared_ptr<net::ssl::context> ssl;
   net::io_context ioc{1};
   std::unique_ptr<beast::tcp_stream> plain;
@@ -125,8 +126,8 @@ struct JsonPoster::Connection {
   template <class Stream>
   Awaitable<void> write_read(Stream& stream, std::string_view body, Clock::time_point deadline,
                              PostAnswer& answer) {
-    bhttp::request<bhttp::span_body<const char>> req{get ? bhttp::verb::get : bhttp::verb::post,
-                                                     target, 11};
+    const bool get = verb == bhttp::verb::get;
+    bhttp::request<bhttp::span_body<const char>> req{verb, target, 11};
     req.set(bhttp::field::host, url.host_header);
     req.set(bhttp::field::user_agent, kUserAgent);
     if (!get) {
@@ -210,7 +211,12 @@ PostAnswer JsonPoster::post(std::string_view body, Clock::time_point deadline) {
   return connection_->post(body, deadline);
 }
 
-void JsonPoster::use_get() { connection_->get = true; }
+void JsonPoster::use_method(providers::FetchRequest::Method method) {
+  using Method = providers::FetchRequest::Method;
+  connection_->verb = method == Method::kGet   ? bhttp::verb::get
+                      : method == Method::kPut ? bhttp::verb::put
+                                               : bhttp::verb::post;
+}
 
 void JsonPoster::close() {
   if (connection_) {  // not moved from
@@ -250,9 +256,7 @@ providers::FetchAnswer fetch_in_background(const providers::FetchRequest& reques
   if (!poster) {
     return {.status = 0, .body = {}, .failure = poster.error().message()};
   }
-  if (request.method == providers::FetchRequest::Method::kGet) {
-    poster->use_get();
-  }
+  poster->use_method(request.method);
   PostAnswer answer = poster->post(request.body, Clock::now() + timeout);
   return {.status = answer.status,
           .body = std::move(answer.body),

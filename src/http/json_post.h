@@ -40,8 +40,9 @@ class JsonPoster {
   ~JsonPoster();
 
   PostAnswer post(std::string_view body, std::chrono::steady_clock::time_point deadline);
-  // Sends GETs (no body, no Content-Type) from now on: a metadata server's token endpoint.
-  void use_get();
+  // Sends GETs (no body, no Content-Type: a metadata server's token endpoint) or PUTs from now
+  // on; POSTs by default.
+  void use_method(providers::FetchRequest::Method method);
   void close();  // drops the kept-alive connection
 
  private:

@@ -10,9 +10,9 @@
 namespace sluice::providers {
 
 // One request an adapter's credential refresher makes: a POST (an OAuth token endpoint, AWS
-// STS) or a GET (a metadata server).
+// STS), a GET (a metadata server) or a PUT (EC2's IMDSv2 session token).
 struct FetchRequest {
-  enum class Method : std::uint8_t { kPost, kGet };
+  enum class Method : std::uint8_t { kPost, kGet, kPut };
   std::string_view url;
   Method method = Method::kPost;
   std::string_view content_type;  // "application/x-www-form-urlencoded"; "" for none (a GET)

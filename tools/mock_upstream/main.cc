@@ -125,8 +125,11 @@ int main(int argc, char** argv) {
   app.add_option("--aws-container-token", sts.container_token,
                  "Bedrock: play a container credentials endpoint (GET /v1/credentials, ECS and "
                  "EKS Pod Identity) for this Authorization token and accept the keys it issues");
+  app.add_option("--aws-imds-role", sts.imds_role,
+                 "Bedrock: play EC2's instance metadata service (IMDSv2) naming this instance "
+                 "role and accept the keys it issues");
   CLI11_PARSE(app, argc, argv);
-  if (!sts.web_identity_token.empty() || !sts.container_token.empty()) {
+  if (!sts.web_identity_token.empty() || !sts.container_token.empty() || !sts.imds_role.empty()) {
     config.sts = std::make_shared<sluice::mock::StsIssuer>(sts);
   }
   if (!gcp.service_account_file.empty()) {

@@ -318,6 +318,17 @@ Reply RequestHandler::handle(const MockRequest& request) const {
   if (auto key = find_header(request.headers, "x-mock-count-key")) {
     stats_.count_key(*key);
   }
+  if (config_.sts && StsIssuer::is_imds_request(request)) {
+    Reply r = config_.sts->handle_imds(request, std::chrono::system_clock::now());
+    constexpr std::string_view kRoles = "/latest/meta-data/iam/security-credentials/";
+    const std::string_view path = path_of(request.target);
+    if (path.starts_with(kRoles) && path.size() > kRoles.size()) {  // a role's keys, not the list
+      (r.status == 200 ? stats_.sts_credentials_issued : stats_.sts_refusals)
+          .fetch_add(1, std::memory_order_relaxed);
+    }
+    r.request_number = number;
+    return r;
+  }
   if (config_.sts && StsIssuer::is_container_request(request)) {
     Reply r = config_.sts->handle_container(request, std::chrono::system_clock::now());
     (r.status == 200 ? stats_.sts_credentials_issued : stats_.sts_refusals)

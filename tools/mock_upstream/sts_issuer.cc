@@ -1,6 +1,7 @@
 #include "sts_issuer.h"
 
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
 
 #include "codec/percent.h"
@@ -93,6 +94,60 @@ StsIssuer::Entry StsIssuer::issue(std::chrono::system_clock::time_point now) {
   return Entry{{key_id, "mock/temporary/secret/" + std::to_string(count_),
                 "mock-session-token-" + std::to_string(count_)},
                now + std::chrono::seconds(config_.lifetime_s)};
+}
+
+bool StsIssuer::is_imds_request(const MockRequest& request) {
+  return path_of(request.target).starts_with("/latest/");
+}
+
+Reply StsIssuer::handle_imds(const MockRequest& request,
+                             std::chrono::system_clock::time_point now) {
+  const auto text = [](int status, std::string body) {
+    Reply r = body_reply(std::move(body), "text/plain");
+    r.status = status;
+    return r;
+  };
+  const std::string_view path = path_of(request.target);
+  std::lock_guard lock(mutex_);
+  if (path == "/latest/api/token") {
+    const auto ttl = find_header(request.headers, "x-aws-ec2-metadata-token-ttl-seconds");
+    const int seconds = ttl ? std::atoi(std::string(*ttl).c_str()) : 0;
+    if (request.method != "PUT" || seconds < 1 || seconds > 21600 ||
+        find_header(request.headers, "x-forwarded-for")) {
+      return text(400, "Bad Request");
+    }
+    const std::string token = "imds-session-" + std::to_string(imds_sessions_.size() + 1);
+    imds_sessions_.emplace(token, seconds);
+    return text(200, token);
+  }
+  const auto token = find_header(request.headers, "x-aws-ec2-metadata-token");
+  if (request.method != "GET" || !token || !imds_sessions_.contains(*token)) {
+    return text(401, "Unauthorized");
+  }
+  // The listing answers with or without its trailing slash, as the service does (HTTP clients
+  // that normalise paths send it without).
+  constexpr std::string_view kRoles = "/latest/meta-data/iam/security-credentials";
+  if (config_.imds_role.empty() || !path.starts_with(kRoles)) {
+    return text(404, "Not Found");
+  }
+  std::string_view role = path.substr(kRoles.size());
+  if (role.starts_with('/')) {
+    role.remove_prefix(1);
+  }
+  if (role.empty()) {
+    return text(200, config_.imds_role);
+  }
+  if (role != config_.imds_role) {
+    return text(404, "Not Found");
+  }
+  Entry entry = issue(now);
+  std::string body = R"({"Code":"Success","LastUpdated":")" + iso8601(now) +
+                     R"(","Type":"AWS-HMAC","AccessKeyId":")" + entry.credentials.access_key_id +
+                     R"(","SecretAccessKey":")" + entry.credentials.secret_access_key +
+                     R"(","Token":")" + entry.credentials.session_token + R"(","Expiration":")" +
+                     iso8601(entry.expires) + R"("})";
+  issued_.emplace(entry.credentials.access_key_id, std::move(entry));
+  return body_reply(std::move(body));
 }
 
 bool StsIssuer::is_container_request(const MockRequest& request) {

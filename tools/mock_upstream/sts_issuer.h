@@ -17,6 +17,7 @@ namespace sluice::mock {
 struct StsConfig {
   std::string web_identity_token;  // the one token AssumeRoleWithWebIdentity accepts
   std::string container_token;     // the one Authorization the container endpoint accepts
+  std::string imds_role;           // the instance role the metadata service (IMDSv2) names
   std::uint32_t lifetime_s = 3600;
 };
 
@@ -37,6 +38,14 @@ class StsIssuer {
   // {"AccessKeyId","SecretAccessKey","Token","Expiration"}; else 401/403 with {"Code","Message"}.
   static bool is_container_request(const MockRequest& request);
   Reply handle_container(const MockRequest& request, std::chrono::system_clock::time_point now);
+  // EC2's instance metadata service, IMDSv2 only: PUT /latest/api/token (with
+  // X-aws-ec2-metadata-token-ttl-seconds 1..21600, without X-Forwarded-For) gets a session
+  // token; with it in X-aws-ec2-metadata-token, GET /latest/meta-data/iam/security-credentials/
+  // names the role and GET .../<role> gets keys like the ones above ({"Code":"Success",
+  // "AccessKeyId","SecretAccessKey","Token","Expiration",...}); a GET without a live session
+  // token is a 401, as IMDSv2 answers.
+  static bool is_imds_request(const MockRequest& request);
+  Reply handle_imds(const MockRequest& request, std::chrono::system_clock::time_point now);
 
   // The issued keys of `access_key_id`, and whether they have expired at `now`.
   struct Issued {
@@ -55,6 +64,7 @@ class StsIssuer {
   };
   std::map<std::string, Entry, std::less<>> issued_;
   std::uint64_t count_ = 0;
+  std::map<std::string, int, std::less<>> imds_sessions_;  // tokens handed out
 
   Entry issue(std::chrono::system_clock::time_point now);  // new keys; caller holds mutex_
 };

@@ -13,6 +13,7 @@
 #include "protocol/bedrock_embeddings/upstream.h"
 #include "providers/background_fetch.h"
 #include "providers/bedrock/container_credentials.h"
+#include "providers/bedrock/instance_credentials.h"
 #include "providers/bedrock/role_credentials.h"
 #include "providers/claude_options.h"
 #include "spdlog/spdlog.h"
@@ -73,6 +74,8 @@ Error config_error(const config::Provider& p, std::string message) {
 
 // How long make() waits for a new role's first keys.
 constexpr std::chrono::seconds kFirstKeysWait{5};
+// ... and for the instance metadata service's, which answers at once where it exists.
+constexpr std::chrono::seconds kInstanceKeysWait{3};
 // https://docs.aws.amazon.com/bedrock/latest/userguide/model-parameters-anthropic-claude-messages.html
 constexpr std::string_view kInvokeAnthropicVersion = R"("bedrock-2023-05-31")";
 
@@ -130,6 +133,24 @@ Result<std::unique_ptr<ProviderAdapter>> BedrockAdapter::make(const config::Prov
         return config_error(p, served.error().message());
       }
       a->temporary_ = std::move(*served);
+    } else if (found->instance) {
+      auto instance = InstanceCredentials::shared(std::move(*found->instance));
+      if (!instance) {
+        return config_error(p, instance.error().message());
+      }
+      a->temporary_ = std::move(*instance);
+      // The chain's last resort, taken without being named: off EC2 nothing answers, and
+      // that is the missing credentials' error, not a warning.
+      if (background_fetch_installed() && a->temporary_->current() == nullptr) {
+        if (auto failed = a->temporary_->wait_first(kInstanceKeysWait)) {
+          return config_error(p,
+                              "no AWS credentials in the provider's config, the environment, "
+                              "a profile or a container endpoint, and " +
+                                  failed->message() +
+                                  " (or set api_key to a Bedrock API key; "
+                                  "AWS_EC2_METADATA_DISABLED=true skips this step)");
+        }
+      }
     }
     if (a->temporary_ && background_fetch_installed() && a->temporary_->current() == nullptr) {
       if (auto failed = a->temporary_->wait_first(kFirstKeysWait)) {

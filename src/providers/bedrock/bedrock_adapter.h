@@ -50,7 +50,10 @@ namespace sluice::providers {
 //     kept fresh off the request path (role_credentials.h); or, last, the container credentials
 //     endpoint the environment names (AWS_CONTAINER_CREDENTIALS_FULL_URI / _RELATIVE_URI with
 //     AWS_CONTAINER_AUTHORIZATION_TOKEN(_FILE): ECS task roles, EKS Pod Identity), its keys
-//     kept fresh the same way (container_credentials.h). Host, Content-Type, X-Amz-Date,
+//     kept fresh the same way (container_credentials.h); or, last, EC2's instance metadata
+//     service (IMDSv2: instance_credentials.h; AWS_EC2_METADATA_SERVICE_ENDPOINT, skipped with
+//     AWS_EC2_METADATA_DISABLED=true), a load error when it does not answer within 3 s.
+//     Host, Content-Type, X-Amz-Date,
 //     X-Amz-Content-Sha256 (the body's SHA-256), X-Amz-Security-Token and the provider's
 //     configured headers are signed; forwarded caller headers are not.
 // Region: `bedrock.region`, else AWS_REGION, else AWS_DEFAULT_REGION; required.

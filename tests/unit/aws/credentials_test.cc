@@ -108,12 +108,30 @@ TEST_F(CredentialsTest, TheFilesMayBeElsewhereAndARoleOnlyProfileIsReported) {
   EXPECT_NE(role.error().message().find("role_arn"), std::string::npos);
 }
 
+TEST_F(CredentialsTest, TheInstanceMetadataServiceIsTheLastResort) {
+  Result<FoundCredentials> imds = find_credentials({.profile = "nope"}, env_.lookup());
+  ASSERT_TRUE(imds.has_value()) << imds.error().message();
+  ASSERT_TRUE(imds->instance.has_value());
+  EXPECT_EQ(imds->instance->endpoint, "http://169.254.169.254");
+  env_.vars["AWS_EC2_METADATA_SERVICE_ENDPOINT"] = "http://127.0.0.1:9/";
+  imds = find_credentials({.profile = "nope"}, env_.lookup());
+  ASSERT_TRUE(imds.has_value());
+  EXPECT_EQ(imds->instance->endpoint, "http://127.0.0.1:9");
+  env_.vars["AWS_ACCESS_KEY_ID"] = "AKID";
+  env_.vars["AWS_SECRET_ACCESS_KEY"] = "secret";
+  imds = find_credentials({}, env_.lookup());
+  ASSERT_TRUE(imds.has_value());
+  EXPECT_FALSE(imds->instance.has_value()) << "keys found earlier in the chain win";
+}
+
 TEST_F(CredentialsTest, NothingFoundSaysWhereItLooked) {
+  env_.vars["AWS_EC2_METADATA_DISABLED"] = "TRUE";
   Result<FoundCredentials> none = find_credentials({.profile = "nope"}, env_.lookup());
   ASSERT_FALSE(none.has_value());
   EXPECT_NE(none.error().message().find("AWS_ACCESS_KEY_ID"), std::string::npos);
   EXPECT_NE(none.error().message().find("'nope'"), std::string::npos);
   EXPECT_NE(none.error().message().find(".aws/credentials"), std::string::npos);
+  EXPECT_NE(none.error().message().find("AWS_EC2_METADATA_DISABLED"), std::string::npos);
 }
 
 TEST(ReadProfileTest, SectionsAndKeysAsWritten) {
