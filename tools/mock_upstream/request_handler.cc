@@ -318,30 +318,29 @@ Reply RequestHandler::handle(const MockRequest& request) const {
   if (auto key = find_header(request.headers, "x-mock-count-key")) {
     stats_.count_key(*key);
   }
-  if (config_.sts && StsIssuer::is_imds_request(request)) {
-    Reply r = config_.sts->handle_imds(request, std::chrono::system_clock::now());
-    constexpr std::string_view kRoles = "/latest/meta-data/iam/security-credentials/";
-    const std::string_view path = path_of(request.target);
-    if (path.starts_with(kRoles) && path.size() > kRoles.size()) {  // a role's keys, not the list
-      (r.status == 200 ? stats_.sts_credentials_issued : stats_.sts_refusals)
-          .fetch_add(1, std::memory_order_relaxed);
+  if (config_.sts) {
+    // The credential endpoints the mock plays for Bedrock: each issue or refusal of keys counted.
+    const auto now = std::chrono::system_clock::now();
+    std::optional<Reply> r;
+    bool issues_keys = true;
+    if (StsIssuer::is_imds_request(request)) {
+      r = config_.sts->handle_imds(request, now);
+      constexpr std::string_view kRoles = "/latest/meta-data/iam/security-credentials/";
+      const std::string_view path = path_of(request.target);
+      issues_keys = path.starts_with(kRoles) && path.size() > kRoles.size();  // not the listing
+    } else if (StsIssuer::is_container_request(request)) {
+      r = config_.sts->handle_container(request, now);
+    } else if (StsIssuer::is_sts_request(request)) {
+      r = config_.sts->handle(request, now);
     }
-    r.request_number = number;
-    return r;
-  }
-  if (config_.sts && StsIssuer::is_container_request(request)) {
-    Reply r = config_.sts->handle_container(request, std::chrono::system_clock::now());
-    (r.status == 200 ? stats_.sts_credentials_issued : stats_.sts_refusals)
-        .fetch_add(1, std::memory_order_relaxed);
-    r.request_number = number;
-    return r;
-  }
-  if (config_.sts && StsIssuer::is_sts_request(request)) {
-    Reply r = config_.sts->handle(request, std::chrono::system_clock::now());
-    (r.status == 200 ? stats_.sts_credentials_issued : stats_.sts_refusals)
-        .fetch_add(1, std::memory_order_relaxed);
-    r.request_number = number;
-    return r;
+    if (r) {
+      if (issues_keys) {
+        (r->status == 200 ? stats_.sts_credentials_issued : stats_.sts_refusals)
+            .fetch_add(1, std::memory_order_relaxed);
+      }
+      r->request_number = number;
+      return std::move(*r);
+    }
   }
   if (config_.gcp_auth && path_of(request.target).ends_with("/token")) {
     Reply r = config_.gcp_auth->handle_token(request, std::chrono::system_clock::now());

@@ -19,14 +19,9 @@ Error bad_request(std::string message, std::string param) {
   return Error(ErrorKind::kBadRequest, std::move(message)).with_param(std::move(param));
 }
 
-// Whether the caller asked for base64 vectors; the body was validated by to_ir.
-bool wants_base64(const IngressRequest& request) {
-  const ChatRequest chat(request);  // owns the document the views below point into
-  const json::value& doc = chat.document();
-  const json::value* format =
-      doc.is_object() ? doc.get_object().if_contains("encoding_format") : nullptr;
-  return format != nullptr && format->is_string() && format->get_string() == "base64";
-}
+// IngressRequest::codec_flags: to_ir read encoding_format "base64", so the answer's vectors are
+// base64 (bit 1 is ChatRequest's has_stream_options, which an embeddings request never sets).
+constexpr std::uint32_t kBase64Vectors = 2;
 
 // The vector as OpenAI's base64 form: its float32 values, little-endian, base64-encoded.
 void append_base64_vector(std::string& out, const std::vector<double>& vector) {
@@ -135,6 +130,9 @@ Result<ir::Request> EmbeddingsIngress::to_ir(IngressRequest& request) const {
     if (!f->is_string() || (f->get_string() != "float" && f->get_string() != "base64")) {
       return bad_request("'encoding_format' must be \"float\" or \"base64\"", "encoding_format");
     }
+    if (f->get_string() == "base64") {
+      request.codec_flags |= kBase64Vectors;
+    }
   }
   if (const json::value* t = o.if_contains("input_type"); t != nullptr && !t->is_null()) {
     if (!t->is_string()) {
@@ -162,7 +160,7 @@ Result<std::string> EmbeddingsIngress::encode_response(const ir::Response& respo
 Result<std::string> EmbeddingsIngress::encode_response_for(const IngressRequest& request,
                                                            const ir::Response& response,
                                                            bool& /*usage_clamped*/) const {
-  return encode_list(response, request.model, wants_base64(request));
+  return encode_list(response, request.model, (request.codec_flags & kBase64Vectors) != 0);
 }
 
 }  // namespace sluice::protocol::openai_chat
