@@ -143,6 +143,9 @@ void write_reasoning_item(codec::JsonWriter& w, std::string_view id,
   bool first = true;
   for (std::size_t k = begin; k < end; ++k) {
     const ir::ContentPart& p = parts[k];
+    if (p.id != parts[begin].id) {
+      continue;  // an id-less part a request run reaches over (request_encoder.cc)
+    }
     if (!p.signature.empty()) {
       encrypted = p.signature;
     }

@@ -123,7 +123,8 @@ bool read_reasoning_item(const boost::json::object& item, std::string_view id,
 std::size_t reasoning_run_end(const std::vector<ir::ContentPart>& parts, std::size_t begin);
 // {"type":"reasoning","id":..,"summary":[{"type":"summary_text","text":..}..],
 // "encrypted_content":..} for parts[begin, end): a summary_text per kReasoning part except a
-// lone empty one; encrypted_content = the last signature, left out when there is none.
+// lone empty one; encrypted_content = the last signature, left out when there is none. Parts
+// whose id differs from parts[begin]'s are left out.
 void write_reasoning_item(codec::JsonWriter& w, std::string_view id,
                           const std::vector<ir::ContentPart>& parts, std::size_t begin,
                           std::size_t end);

@@ -151,14 +151,33 @@ class RequestWriter {
 
   // Writes the reasoning item starting at parts[i]; returns the index of its last part.
   std::size_t reasoning(const std::vector<ir::ContentPart>& parts, std::size_t i) {
-    const std::size_t end = reasoning_run_end(parts, i);
     if (parts[i].id.empty()) {
       ++stats_.dropped_reasoning;
-    } else {
-      item_open();
-      write_reasoning_item(w_, parts[i].id, parts, i, end);
+      return i;
+    }
+    // Reasoning without an id is dropped, so the same id on its far side would be written as
+    // a second, adjacent item with that id: a Responses upstream rejects the duplicate, and
+    // decode reads the two back as one. The run reaches over id-less parts instead, and
+    // write_reasoning_item leaves them out.
+    std::size_t end = reasoning_run_end(parts, i);
+    for (std::size_t next = end; next < parts.size() && is_reasoning(parts[next]); ++next) {
+      if (parts[next].id == parts[i].id) {
+        end = reasoning_run_end(parts, next);
+        next = end - 1;
+      } else if (!parts[next].id.empty()) {
+        break;
+      }
+    }
+    item_open();
+    write_reasoning_item(w_, parts[i].id, parts, i, end);
+    for (std::size_t k = i; k < end; ++k) {
+      stats_.dropped_reasoning += parts[k].id.empty() ? 1 : 0;
     }
     return end - 1;
+  }
+
+  static bool is_reasoning(const ir::ContentPart& p) {
+    return p.kind == PartKind::kReasoning || p.kind == PartKind::kRedactedReasoning;
   }
 
   JsonWriter w_;

@@ -310,6 +310,30 @@ TEST(ResponsesRequest, ReasoningFromOtherProtocolsIsDropped) {
   EXPECT_FALSE(body.as_object().contains("stream"));
 }
 
+// Found by responses_request_fuzz: reasoning without an id is dropped, so one id on both sides
+// of it was written as two adjacent items with the same id, which a Responses upstream refuses
+// as a duplicate item. It is one item, without the id-less part's summary.
+TEST(ResponsesRequest, OneReasoningIdAcrossADroppedPartIsOneItem) {
+  ir::Request r;
+  r.model = "m";
+  ir::Message& m = r.messages.emplace_back();
+  m.role = ir::Role::kAssistant;
+  for (const auto& [id, text] : {std::pair{"rs_1", "first"}, std::pair{"", "stateless"},
+                                 std::pair{"rs_1", "second"}, std::pair{"rs_2", "other"}}) {
+    ir::ContentPart& p = m.content.emplace_back();
+    p.kind = PartKind::kReasoning;
+    p.id = id;
+    p.text = text;
+  }
+  EncodeStats stats;
+  const json::value body = json::parse(encode_ok(r, false, &stats));
+  EXPECT_EQ(body.at("input"), json::parse(R"([
+      {"type":"reasoning","id":"rs_1","summary":[{"type":"summary_text","text":"first"},
+                                                 {"type":"summary_text","text":"second"}]},
+      {"type":"reasoning","id":"rs_2","summary":[{"type":"summary_text","text":"other"}]}])"));
+  EXPECT_EQ(stats.dropped_reasoning, 1u);
+}
+
 // Found by responses_request_fuzz: a conversation whose only turn is reasoning without an id
 // would reach the upstream as an empty input; it is refused instead, naming the messages.
 TEST(ResponsesRequest, NothingLeftToSendIsRefused) {
