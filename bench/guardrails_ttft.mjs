@@ -2,13 +2,16 @@
 // writes 64 words one delta every 20 ms ("w1 " ... ~4 characters each), Sluice relays them on a
 // route without output policies, on routes whose policy holds text back 16, 64 and 256
 // characters, and on one that holds 256 characters but never longer than 100 ms
-// (hold_back_ms). TTFT = request sent to the first byte of model text read by the client; the
+// (hold_back_ms); then on one whose external checker (a loopback server that answers after
+// CHECKER_MS) judges windows of 64 characters. TTFT = request sent to the first byte of model
+// text read by the client; the
 // total is the whole stream. Prints one table (medians over the runs); writes
 // bench/out/guardrails-ttft-<time>.json.
 //
-//   node bench/guardrails_ttft.mjs [--runs N] [--pace-ms N] [--words N]
+//   node bench/guardrails_ttft.mjs [--runs N] [--pace-ms N] [--words N] [--checker-ms N]
 
 import fs from 'node:fs';
+import http from 'node:http';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -24,8 +27,20 @@ const PACE_MS = opt('pace-ms', 20);
 const WORDS = opt('words', 64);
 const WINDOWS = [16, 64, 256];
 const TIMED = { chars: 256, ms: 100 };
+const CHECKER = { window: 64, ms: opt('checker-ms', 50) };
 
 const mock = await startMock();
+// A generic checker that allows everything after CHECKER.ms.
+const checker = http.createServer((req, res) => {
+  req.resume();
+  req.on('end', () =>
+    setTimeout(() => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end('{"verdict":"allow"}');
+    }, CHECKER.ms),
+  );
+});
+await new Promise((resolve) => checker.listen(0, '127.0.0.1', resolve));
 const policy = (n) => ({
   name: `out-${n}`,
   direction: 'output',
@@ -36,7 +51,20 @@ const gw = await startSluice({
   version: 1,
   listen: '127.0.0.1:0',
   server: { workers: 1 },
-  guardrails: { policies: [...WINDOWS.map(policy), { ...policy(TIMED.chars), name: 'out-timed', hold_back_ms: TIMED.ms }] },
+  guardrails: {
+    policies: [
+      ...WINDOWS.map(policy),
+      { ...policy(TIMED.chars), name: 'out-timed', hold_back_ms: TIMED.ms },
+      {
+        ...policy(16),
+        name: 'out-checked',
+        detectors: [
+          ...policy(16).detectors,
+          { name: 'judge', external: { provider: 'judge', format: 'generic', stream_window_chars: CHECKER.window } },
+        ],
+      },
+    ],
+  },
   providers: [
     {
       id: 'paced',
@@ -45,11 +73,13 @@ const gw = await startSluice({
       api_key: PROVIDER_KEY,
       headers: { 'x-mock-events': String(WORDS), 'x-mock-pace-ms': String(PACE_MS) },
     },
+    { id: 'judge', adapter: 'openai', base_url: `http://127.0.0.1:${checker.address().port}`, api_key: 'sk-judge' },
   ],
   routes: [
     { alias: 'plain', provider: 'paced', model: 'm' },
     ...WINDOWS.map((n) => ({ alias: `held-${n}`, provider: 'paced', model: 'm', guardrails: [`out-${n}`] })),
     { alias: 'held-timed', provider: 'paced', model: 'm', guardrails: ['out-timed'] },
+    { alias: 'checked', provider: 'paced', model: 'm', guardrails: ['out-checked'] },
   ],
   keys: [{ name: 'bench', key: GATEWAY_KEY }],
 });
@@ -81,7 +111,7 @@ const median = (xs) => {
 
 const rows = [];
 try {
-  for (const model of ['plain', ...WINDOWS.map((n) => `held-${n}`), 'held-timed']) {
+  for (const model of ['plain', ...WINDOWS.map((n) => `held-${n}`), 'held-timed', 'checked']) {
     await once(model);  // warm the pool
     const runs = [];
     for (let i = 0; i < RUNS; i++) runs.push(await once(model));
@@ -90,6 +120,7 @@ try {
 } finally {
   await gw.stop();
   await mock.stop();
+  await new Promise((resolve) => checker.close(resolve));
 }
 
 const plain = rows[0];
@@ -98,7 +129,13 @@ console.log('| route | hold-back | TTFT | added TTFT | whole stream |');
 console.log('|---|---:|---:|---:|---:|');
 for (const r of rows) {
   const window =
-    r.model === 'plain' ? 'none' : r.model === 'held-timed' ? `${TIMED.chars} chars or ${TIMED.ms} ms` : `${r.model.slice(5)} chars`;
+    r.model === 'plain'
+      ? 'none'
+      : r.model === 'held-timed'
+        ? `${TIMED.chars} chars or ${TIMED.ms} ms`
+        : r.model === 'checked'
+          ? `16 chars, checker windows of ${CHECKER.window} (${CHECKER.ms} ms)`
+          : `${r.model.slice(5)} chars`;
   const added = r === plain ? '-' : `+${(r.ttft_ms - plain.ttft_ms).toFixed(0)} ms`;
   console.log(`| ${r.model} | ${window} | ${r.ttft_ms.toFixed(0)} ms | ${added} | ${r.total_ms.toFixed(0)} ms |`);
 }

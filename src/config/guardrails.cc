@@ -18,7 +18,7 @@ GuardrailAction load_action(const YamlField& field) {
 
 ExternalChecker load_external(const YamlField& field) {
   const YamlMap m = field.map({"provider", "format", "path", "model", "language", "min_score",
-                               "timeout_ms", "on_error", "mode"});
+                               "timeout_ms", "on_error", "mode", "stream_window_chars"});
   ExternalChecker c;
   c.provider = m.required("provider").text();
   if (auto f = m.get("format")) {
@@ -76,6 +76,9 @@ ExternalChecker load_external(const YamlField& field) {
           in_quotes(mode));
     }
     c.parallel = mode == "parallel";
+  }
+  if (auto f = m.get("stream_window_chars")) {
+    c.stream_window_chars = f->unsigned_in(16, 1 << 20);
   }
   return c;
 }

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -37,6 +38,10 @@ struct ExternalChecker {
   // On a request: asked before the request is sent (the default), or at the same time as the
   // upstream, whose answer then waits for the verdict (a block cancels the upstream call).
   bool parallel = false;
+  // On a streamed answer: asked each time this many characters of new text came (and at the
+  // end), with the policy's hold_back_chars before them as context; the stream holds its text
+  // until the checker cleared it.
+  std::size_t stream_window_chars = 512;
 };
 
 // One detector of a policy: a built-in (`email`, `payment_card`, ... or the sets `pii` and

@@ -25,6 +25,19 @@ void StreamGuard::add_event(std::string_view event, Time now) {
 }
 
 bool StreamGuard::pass(std::string& data, bool ending, Time now) {
+  if (!take(data, ending, now)) {
+    return false;
+  }
+  release(data, ending, now);
+  return true;
+}
+
+std::string_view StreamGuard::unchecked_text(std::size_t context) const {
+  const std::size_t from = checked_ > base_ + context ? checked_ - context - base_ : 0;
+  return std::string_view(text_).substr(std::min(from, text_.size()));
+}
+
+bool StreamGuard::take(std::string& data, bool ending, Time now) {
   std::size_t at = 0;
   while (at < data.size()) {
     std::size_t end = sse_event_end(data, at);
@@ -53,30 +66,39 @@ bool StreamGuard::pass(std::string& data, bool ending, Time now) {
       counted_ = base_ + f.end;
     }
   }
+  return true;
+}
+
+void StreamGuard::release(std::string& out, bool ending, Time now) {
   // Release every event whose text is hold_back characters behind the newest, or that was
-  // held hold_back_time (all of them at the end); the others wait for more text.
+  // held hold_back_time (all of them at the end); the others wait for more text. Gated, none
+  // whose text is not cleared.
   const std::size_t newest = base_ + text_.size();
   const bool timed = hold_back_time_.count() > 0;
   std::size_t count = 0;
-  while (count < events_.size() && (ending || events_[count].text_end + hold_back_ <= newest ||
-                                    (timed && now - events_[count].arrived >= hold_back_time_))) {
+  while (count < events_.size() && (!gated_ || events_[count].text_end <= checked_) &&
+         (ending || events_[count].text_end + hold_back_ <= newest ||
+          (timed && now - events_[count].arrived >= hold_back_time_))) {
     ++count;
   }
   if (count > 0) {
     const std::size_t release = events_[count - 1].bytes_end;
     released_ = events_[count - 1].text_end;
-    data.assign(held_, 0, release);
+    out.append(held_, 0, release);
     held_.erase(0, release);
     events_.erase(events_.begin(), events_.begin() + static_cast<std::ptrdiff_t>(count));
     for (Held& e : events_) e.bytes_end -= release;
   }
-  // Keep hold_back characters of released text as context, drop the rest.
-  const std::size_t keep_from = released_ > hold_back_ ? released_ - hold_back_ : 0;
+  // Keep hold_back characters of released text as context, drop the rest; gated, also the
+  // text not cleared yet and as much before it (the checker's context).
+  std::size_t keep_from = released_ > hold_back_ ? released_ - hold_back_ : 0;
+  if (gated_) {
+    keep_from = std::min(keep_from, checked_ > hold_back_ ? checked_ - hold_back_ : 0);
+  }
   if (keep_from > base_) {
     text_.erase(0, keep_from - base_);
     base_ = keep_from;
   }
-  return true;
 }
 
 }  // namespace sluice::guardrails

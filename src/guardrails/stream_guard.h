@@ -34,13 +34,36 @@ class StreamGuard {
   // `data`: whole SSE events about to be written, at `now`; on return, the events that may go
   // out now (all of them when `ending`: the stream's last write). False when a block was found:
   // `data` is empty then, the held events are dropped, and verdict() says which policy and
-  // detector.
+  // detector. take() then release().
   bool pass(std::string& data, bool ending, Time now = {});
+  // pass() in two steps, for a caller with work between them (an external checker asked about
+  // unchecked_text()): take() holds the events of `data` (emptied) and judges the text
+  // (false: a block, as pass()); release() puts into `out` the events that may go out now.
+  bool take(std::string& data, bool ending, Time now = {});
+  void release(std::string& out, bool ending, Time now = {});
+
+  // Gated (an external checker judges the stream too): no event goes out, the last write's
+  // included, before the text up to its end was cleared (cleared()).
+  void gate() { gated_ = true; }
+  // Characters of text not cleared yet.
+  std::size_t unchecked_chars() const { return base_ + text_.size() - checked_; }
+  // The text not cleared yet, after up to `context` characters before it (so a match that
+  // starts in cleared text is seen whole; the window keeps that much of it).
+  std::string_view unchecked_text(std::size_t context) const;
+  // All text taken so far is cleared: its events may go out.
+  void cleared() { checked_ = base_ + text_.size(); }
+  // A checker refused the text: the held events are dropped.
+  void drop() {
+    held_.clear();
+    events_.clear();
+  }
 
   // When the oldest held event's hold_back_time is up (pass() releases it then, even with no
-  // new bytes); nullopt without a time bound or with nothing held.
+  // new bytes); nullopt without a time bound, with nothing held, or when what is held waits
+  // for a checker (gated) rather than for time.
   std::optional<Time> release_due() const {
-    if (hold_back_time_.count() <= 0 || events_.empty()) {
+    if (hold_back_time_.count() <= 0 || events_.empty() ||
+        (gated_ && events_.front().text_end > checked_)) {
       return std::nullopt;
     }
     return events_.front().arrived + hold_back_time_;
@@ -71,6 +94,8 @@ class StreamGuard {
   std::size_t base_ = 0;
   std::size_t released_ = 0;  // absolute: the text before it went out
   std::size_t counted_ = 0;   // absolute: finds that begin before it were counted
+  bool gated_ = false;
+  std::size_t checked_ = 0;  // absolute: gated, the text before it was cleared
   std::string scratch_;
 };
 

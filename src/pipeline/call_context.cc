@@ -331,7 +331,13 @@ Awaitable<bool> CallContext::begin_own_stream(ResponseHead& head) {
 
 Awaitable<bool> CallContext::write_own_stream(std::string& data, bool ending) {
   std::optional<Error> stopped;
-  const bool go_on = filter_stream_data(data, stopped, ending);
+  bool go_on = true;
+  if (checks_stream()) {
+    go_on = co_await check_stream_data(data, stopped, ending);
+  }
+  if (go_on) {
+    go_on = filter_stream_data(data, stopped, ending);
+  }
   const bool sent = co_await stream_->write(data);
   if (!go_on) {
     ctx_.outcome = Outcome::kMidstreamError;
@@ -429,6 +435,17 @@ Awaitable<void> CallContext::fail(const Error& failure, Outcome outcome,
 
 void CallContext::client_gone(const Error& error) { record_client_gone(ctx_, error); }
 
+namespace {
+
+// What a stream filter that stopped the stream ends it with.
+Error stream_stop(const FilterStatus& status) {
+  return status.action() == FilterStatus::Action::kStop
+             ? status.error()
+             : Error(ErrorKind::kInternal, "a filter ended the stream").with_code("stream_stopped");
+}
+
+}  // namespace
+
 bool CallContext::filter_stream_data(std::string& data, std::optional<Error>& stopped,
                                      bool ending) {
   stream_ending_ = ending;
@@ -436,16 +453,27 @@ bool CallContext::filter_stream_data(std::string& data, std::optional<Error>& st
     const FilterStatus status = filter->on_stream_data(*this, data);
     if (!status.proceeds()) {
       stream_ending_ = false;
-      stopped = status.action() == FilterStatus::Action::kStop
-                    ? status.error()
-                    : Error(ErrorKind::kInternal, "a filter ended the stream")
-                          .with_code("stream_stopped");
+      stopped = stream_stop(status);
       ctx_.ingress->append_stream_error(*stopped, data);
       return false;
     }
   }
   stream_ending_ = false;
   return true;
+}
+
+Awaitable<bool> CallContext::check_stream_data(std::string& data, std::optional<Error>& stopped,
+                                               bool ending) {
+  for (Filter* filter : chain_->at(FilterHook::kStreamCheck)) {
+    const FilterStatus status = co_await filter->check_stream_data(*this, data, ending);
+    if (!status.proceeds()) {
+      stopped = stream_stop(status);
+      data.clear();  // nothing from the checked text on goes out
+      ctx_.ingress->append_stream_error(*stopped, data);
+      co_return false;
+    }
+  }
+  co_return true;
 }
 
 void CallContext::end_filters() {

@@ -179,6 +179,14 @@ class CallContext final : public routing::RequestFacts {
   // the stream, whose error event is then appended to `data`. `ending`: the stream's last
   // write (a filter holding bytes back releases them now; stream_ending() tells it).
   bool filter_stream_data(std::string& data, std::optional<Error>& stopped, bool ending = false);
+  // Whether stream bytes go through awaited checks first (check_stream_data): only a chain with
+  // a kStreamCheck filter (an external checker of streamed answers) makes a write await them.
+  bool checks_stream() const {
+    return chain_ != nullptr && !chain_->at(FilterHook::kStreamCheck).empty();
+  }
+  // Stream bytes through the kStreamCheck hooks, before filter_stream_data; false (and
+  // `stopped` set) when one stopped the stream: `data` is then only its error event.
+  Awaitable<bool> check_stream_data(std::string& data, std::optional<Error>& stopped, bool ending);
   bool stream_ending() const { return stream_ending_; }
   // A stream-data filter holding bytes until `due` (a time bound) runs again then, even if
   // the upstream sends nothing more (CallerStream::rerun_filters_at). No-op outside a stream.

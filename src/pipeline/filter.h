@@ -55,8 +55,9 @@ enum class FilterHook : std::uint8_t {
   // Out of line with the rest:
   kAlongside,      // runs beside the call, from after decode until the call is over
   kBeforeRelease,  // once, before the first byte of an answer or error goes to the caller
+  kStreamCheck,    // stream bytes about to go through kStreamData, awaited (an outside judge)
 };
-inline constexpr std::size_t kFilterHookCount = 9;
+inline constexpr std::size_t kFilterHookCount = 10;
 
 // A set of FilterHook values.
 class FilterHooks {
@@ -139,6 +140,14 @@ class Filter {
   // a stream's head), a relayed upstream error or the gateway's own error (`answer` null).
   // kStop answers that error instead (its head not yet sent). The caller waits meanwhile.
   virtual Awaitable<FilterStatus> before_release(CallContext& call, const std::string* answer);
+  // Stream bytes on their way to the stream-data hooks (whole events, in the caller's
+  // protocol), for work that must be awaited before they may go out: an external checker asked
+  // about the streamed text. The stream waits meanwhile (the upstream is not read). A filter
+  // may keep the bytes (its own on_stream_data releases them later); kStop ends the stream with
+  // the protocol's error event. `ending`: the stream's last write. Only chains with such a
+  // filter pay for the coroutine.
+  virtual Awaitable<FilterStatus> check_stream_data(CallContext& call, std::string& data,
+                                                    bool ending);
 };
 
 // What a filter keeps for one request (CallContext::state creates it on first use).

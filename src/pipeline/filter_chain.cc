@@ -27,6 +27,10 @@ Awaitable<FilterStatus> Filter::before_release(CallContext& /*call*/,
                                                const std::string* /*answer*/) {
   co_return FilterStatus::proceed();
 }
+Awaitable<FilterStatus> Filter::check_stream_data(CallContext& /*call*/, std::string& /*data*/,
+                                                  bool /*ending*/) {
+  co_return FilterStatus::proceed();
+}
 
 FilterChain::FilterChain(std::span<const FilterRegistration> registry, const FilterSetup& setup,
                          std::span<Filter* const> extra) {

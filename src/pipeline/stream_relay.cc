@@ -187,7 +187,13 @@ Awaitable<void> StreamRelay::write_out() {
   std::optional<Error> stopped;
   const StreamTransform& transform = *up_.transform;
   const bool last = ended_ || failure_.has_value() || transform.failed() || transform.complete();
-  const bool go_on = call_.filter_stream_data(out_, stopped, last);
+  bool go_on = true;
+  if (call_.checks_stream()) {
+    go_on = co_await call_.check_stream_data(out_, stopped, last);
+  }
+  if (go_on) {
+    go_on = call_.filter_stream_data(out_, stopped, last);
+  }
   const bool sent = co_await call_.stream()->write(out_);
   if (!go_on) {
     // A filter ended the stream; its error event went out with the write.

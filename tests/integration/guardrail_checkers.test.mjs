@@ -5,14 +5,15 @@
 // the checker gets its own credential and the redacted text, and that a refused request never
 // reaches the upstream. Parallel checkers (asked while the upstream answers: a block cancels
 // it, and the answer waits for the verdict) and checkers of answers (a complete answer checked
-// before it is released, never cached when blocked).
+// before it is released, never cached when blocked; a stream's text asked about in windows,
+// none of it released before its window was cleared).
 
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import net from 'node:net';
 import { after, before, beforeEach, describe, test } from 'node:test';
 
-import { GATEWAY_KEY, PROVIDER_KEY, startMock, startSluice, waitFor } from '../support/harness.mjs';
+import { GATEWAY_KEY, PROVIDER_KEY, collectSse, jsonEvents, startMock, startSluice, waitFor } from '../support/harness.mjs';
 
 const CHECKER_KEY = 'sk-checker-own-key-000000000001';
 let mock;
@@ -43,6 +44,9 @@ function startChecker() {
         // them, the other flags them.
         const found = body.direction === 'output' && text.includes('Mock reply');
         reply(200, { verdict: !found ? 'allow' : req.url === '/answers/check' ? 'flag' : 'block' });
+      } else if (req.url === '/stream-judge/check') {
+        // Judges a streamed answer's windows: the word w40 is unacceptable.
+        reply(200, { verdict: /\bw40\b/.test(text) ? 'block' : 'allow' });
       } else if (req.url === '/slow/check') {
         setTimeout(() => reply(200, { verdict: 'allow' }), 5000).unref();
       } else if (req.url === '/broken/check') {
@@ -97,6 +101,18 @@ before(async () => {
         { name: 'beside-open', detectors: [ext('slow', { provider: 'slow', format: 'generic', timeout_ms: 200, on_error: 'allow', mode: 'parallel' })] },
         { name: 'answers', direction: 'output', detectors: [ext('judge', { provider: 'answers', format: 'generic' })] },
         { name: 'answers-strict', direction: 'output', detectors: [ext('judge', { provider: 'answers-strict', format: 'generic' })] },
+        {
+          name: 'stream-judge',
+          direction: 'output',
+          hold_back_chars: 16,
+          detectors: [ext('judge', { provider: 'stream-judge', format: 'generic', stream_window_chars: 32 })],
+        },
+        { name: 'stream-slow', direction: 'output', detectors: [ext('slow', { provider: 'slow', format: 'generic', timeout_ms: 200 })] },
+        {
+          name: 'stream-slow-open',
+          direction: 'output',
+          detectors: [ext('slow', { provider: 'slow', format: 'generic', timeout_ms: 200, on_error: 'allow', stream_window_chars: 64 })],
+        },
       ],
     },
     providers: [
@@ -109,6 +125,10 @@ before(async () => {
       svc('delayed', `${base}/delayed`),
       svc('answers', `${base}/answers`),
       svc('answers-strict', `${base}/answers-strict`),
+      svc('stream-judge', `${base}/stream-judge`),
+      // One word per event: "Mock reply w1 ... w30" (no w40) and "... w60".
+      { id: 'up-30', adapter: 'openai', base_url: mock.baseUrl, api_key: PROVIDER_KEY, headers: { 'x-mock-events': '30' } },
+      { id: 'up-60', adapter: 'openai', base_url: mock.baseUrl, api_key: PROVIDER_KEY, headers: { 'x-mock-events': '60' } },
       // Takes 3 s to answer: long enough that a parallel block must cut it short.
       { id: 'up-slow', adapter: 'openai', base_url: mock.baseUrl, api_key: PROVIDER_KEY, headers: { 'x-mock-latency-ms': '3000' } },
       { id: 'up-paced', adapter: 'openai', base_url: mock.baseUrl, api_key: PROVIDER_KEY, headers: { 'x-mock-pace-ms': '200', 'x-mock-events': '5' } },
@@ -131,6 +151,10 @@ before(async () => {
       { alias: 'beside-open', provider: 'up', model: 'm', guardrails: ['beside-open'] },
       { alias: 'answers', provider: 'up', model: 'm', guardrails: ['answers'] },
       { alias: 'answers-blocked', provider: 'up', model: 'm', guardrails: ['answers-strict'], cache: true },
+      { alias: 'stream-clean', provider: 'up-30', model: 'm', guardrails: ['stream-judge'] },
+      { alias: 'stream-blocked', provider: 'up-60', model: 'm', guardrails: ['stream-judge'], cache: true },
+      { alias: 'stream-slow', provider: 'up-30', model: 'm', guardrails: ['stream-slow'] },
+      { alias: 'stream-slow-open', provider: 'up-30', model: 'm', guardrails: ['stream-slow-open'] },
     ],
     keys: [{ name: 'a', key: GATEWAY_KEY }],
   });
@@ -318,5 +342,88 @@ describe('checkers of answers (direction: output)', () => {
     const line = await gw.waitForLog((l) => l.alias === 'answers-blocked' && l.status === 400);
     assert.equal(line.usage?.output_tokens, 10, 'the blocked generation was paid: metered');
     assert.equal(line.guardrails, 'out:answers-strict/judge:block=1');
+  });
+});
+
+// "Mock reply w1 w2 ... wN", as the mock streams it one word per event.
+const mockReply = (words) => ['Mock reply', ...Array.from({ length: words }, (_, i) => `w${i + 1}`)].join(' ');
+const streamedText = (events) => jsonEvents(events).map((e) => e.choices?.[0]?.delta?.content ?? '').join('');
+
+describe('checkers of streamed answers', () => {
+  const asks = () => seen.filter((s) => s.path === '/stream-judge/check');
+
+  test('a clean stream goes out whole; the checker saw every character, in windows', async () => {
+    const res = await chat('stream-clean', 'hello', { stream: true });
+    assert.equal(res.status, 200);
+    const { events, text } = await collectSse(res);
+    const full = mockReply(30);
+    assert.equal(streamedText(events), full);
+    assert.ok(text.trim().endsWith('data: [DONE]'), text);
+    const windows = asks().map((a) => a.body.text);
+    assert.ok(windows.length >= 3, `asked ${windows.length} times: ${JSON.stringify(windows)}`);
+    assert.ok(asks().every((a) => a.body.direction === 'output'));
+    // In order, each a piece of the answer that starts at or before the end of the one before
+    // (16 characters of context), the first at its start, the last at its end.
+    let end = 0;
+    for (const w of windows) {
+      const at = full.indexOf(w, Math.max(0, end - 16));
+      assert.equal(at, Math.max(0, end - 16), `window ${JSON.stringify(w)} does not follow on at ${end} with 16 characters of context`);
+      assert.ok(at + w.length > end, 'each window brings new text');
+      end = at + w.length;
+    }
+    assert.equal(end, full.length, 'the end of the answer was asked about');
+    const line = await gw.waitForLog((l) => l.request_id === res.headers.get('x-request-id'));
+    assert.equal(line.outcome, 'complete');
+  });
+
+  test('a blocked window ends the stream before any of its text went out, never cached', async () => {
+    const full = mockReply(60);
+    for (let i = 0; i < 2; i++) {
+      seen.length = 0;
+      const res = await chat('stream-blocked', 'hello', { stream: true });
+      assert.equal(res.status, 200);
+      const { events, text } = await collectSse(res);
+      const got = streamedText(events);
+      assert.ok(full.startsWith(got), got);
+      assert.ok(!/\bw40\b/.test(text), 'nothing of the unacceptable word went out');
+      assert.ok(!text.includes('[DONE]'), 'the stream did not end as a success');
+      assert.match(events.at(-1).raw, /"code":"guardrail_blocked"/);
+      const windows = asks().map((a) => a.body.text);
+      assert.match(windows.at(-1), /\bw40\b/);
+      assert.ok(windows.length >= 2, JSON.stringify(windows));
+      // The blocked window's new text starts where the window before it ended.
+      const before = windows.at(-2);
+      const cleared = full.indexOf(before) + before.length;
+      assert.ok(got.length <= cleared, `the caller got ${JSON.stringify(got)}, past the cleared ${cleared} characters`);
+      const line = await gw.waitForLog((l) => l.request_id === res.headers.get('x-request-id'));
+      assert.equal(line.outcome, 'midstream_error');
+      assert.equal(line.guardrails, 'out:stream-judge/judge:block=1');
+    }
+    assert.equal(await upstreamCalls(), 2, 'the blocked answer was not stored: each request went upstream');
+
+    const anthropic = await fetch(`${gw.url}/v1/messages`, {
+      method: 'POST',
+      headers: { 'x-api-key': GATEWAY_KEY, 'content-type': 'application/json', 'anthropic-version': '2023-06-01' },
+      body: JSON.stringify({ model: 'stream-blocked', max_tokens: 64, stream: true, messages: [{ role: 'user', content: 'hi' }] }),
+    });
+    const told = await anthropic.text();
+    assert.ok(!/\bw40\b/.test(told), told);
+    assert.match(told, /event: error\ndata: \{"type":"error"/);
+    assert.ok(!told.includes('message_stop'));
+  });
+
+  test('a checker that does not answer ends the stream (closed) or lets it through unchecked (open)', async () => {
+    const closed = await chat('stream-slow', 'hello', { stream: true });
+    const { text } = await collectSse(closed);
+    assert.ok(!text.includes('Mock reply'), 'nothing unchecked went out');
+    assert.match(text, /"code":"guardrail_unavailable"/);
+
+    const open = await chat('stream-slow-open', 'hello', { stream: true });
+    const got = await collectSse(open);
+    assert.equal(streamedText(got.events), mockReply(30));
+    assert.ok(got.text.trim().endsWith('data: [DONE]'));
+    const line = await gw.waitForLog((l) => l.request_id === open.headers.get('x-request-id'));
+    assert.equal(line.outcome, 'complete');
+    assert.match(line.guardrails, /^out:stream-slow-open\/slow:unchecked=\d+$/, 'one find, counted per window');
   });
 });

@@ -35,6 +35,19 @@ bool at_stage(const guardrails::Policy::External& e, GuardrailChecks::Stage stag
   return false;
 }
 
+// Into the request's finds; the same find again (a streamed answer's next window) adds to
+// the count instead of repeating itself.
+void add_find(RequestContext& ctx, const GuardrailFind& find) {
+  for (GuardrailFind& f : ctx.guardrails) {
+    if (f.policy == find.policy && f.detector == find.detector && f.action == find.action &&
+        f.output == find.output) {
+      f.count += find.count;
+      return;
+    }
+  }
+  ctx.guardrails.push_back(find);
+}
+
 }  // namespace
 
 GuardrailChecks::GuardrailChecks(const Snapshot& snapshot, const RouteRuntime& route) {
@@ -52,6 +65,11 @@ GuardrailChecks::GuardrailChecks(const Snapshot& snapshot, const RouteRuntime& r
                               : e.checker.parallel ? Stage::kBesideUpstream
                                                    : Stage::kBeforeSend;
           stages_[static_cast<std::size_t>(stage)] = true;
+          if (stage == Stage::kAnswer) {
+            stream_window_ = stream_window_ == 0
+                                 ? e.checker.stream_window_chars
+                                 : std::min(stream_window_, e.checker.stream_window_chars);
+          }
         }
       }
     }
@@ -135,8 +153,26 @@ Awaitable<std::optional<guardrails::CheckerVerdict>> GuardrailChecks::ask(
 Awaitable<std::optional<Error>> GuardrailChecks::run(CallContext& call,
                                                      const guardrails::Policies& policies,
                                                      Stage stage, std::string_view body) {
+  const bool asked = std::any_of(policies.begin(), policies.end(), [&](const auto& policy) {
+    return std::any_of(policy->externals().begin(), policy->externals().end(),
+                       [&](const guardrails::Policy::External& e) { return at_stage(e, stage); });
+  });
+  if (!asked) {
+    co_return std::nullopt;
+  }
   const bool answer = stage == Stage::kAnswer;
-  std::optional<std::string> text;  // read from the body when a checker first needs it
+  const std::string text =
+      guardrails::body_text(body, answer ? guardrails::Side::kAnswer : guardrails::Side::kRequest);
+  if (answer && text.empty()) {
+    co_return std::nullopt;  // no text: a tool call's name only
+  }
+  co_return co_await run_on_text(call, policies, stage, text);
+}
+
+Awaitable<std::optional<Error>> GuardrailChecks::run_on_text(CallContext& call,
+                                                             const guardrails::Policies& policies,
+                                                             Stage stage, std::string_view text) {
+  const bool answer = stage == Stage::kAnswer;
   const std::string_view what = answer ? "answer" : "request";
   // What a checker that did not answer leaves the caller without.
   const std::string_view withheld = stage == Stage::kBeforeSend ? "so it was not sent"
@@ -148,21 +184,16 @@ Awaitable<std::optional<Error>> GuardrailChecks::run(CallContext& call,
       auto it = std::find_if(checkers_.begin(), checkers_.end(),
                              [&](const auto& c) { return c->external == &e; });
       if (it == checkers_.end()) continue;
-      if (!text) {
-        text = guardrails::body_text(
-            body, answer ? guardrails::Side::kAnswer : guardrails::Side::kRequest);
-        if (answer && text->empty()) co_return std::nullopt;  // no text: a tool call's name only
-      }
       const std::optional<guardrails::CheckerVerdict> verdict =
-          co_await ask(call, **it, *text,
+          co_await ask(call, **it, text,
                        answer ? guardrails::Direction::kOutput : guardrails::Direction::kInput);
       RequestContext& ctx = call.ctx();
       if (!verdict) {
         if (e.checker.fail_open) {
-          ctx.guardrails.push_back(GuardrailFind{policy->name(), e.name, "unchecked", answer, 1});
+          add_find(ctx, GuardrailFind{policy->name(), e.name, "unchecked", answer, 1});
           continue;
         }
-        ctx.guardrails.push_back(GuardrailFind{policy->name(), e.name, "unavailable", answer, 1});
+        add_find(ctx, GuardrailFind{policy->name(), e.name, "unavailable", answer, 1});
         co_return Error(ErrorKind::kUnavailable, 503,
                         "The " + std::string(what) +
                             " could not be checked by guardrail policy \"" + policy->name() +
@@ -175,8 +206,8 @@ Awaitable<std::optional<Error>> GuardrailChecks::run(CallContext& call,
       const guardrails::Action action =
           generic ? (verdict->block ? guardrails::Action::kBlock : guardrails::Action::kFlag)
                   : e.action;
-      ctx.guardrails.push_back(GuardrailFind{policy->name(), e.name, guardrails::to_string(action),
-                                             answer, verdict->count});
+      add_find(ctx, GuardrailFind{policy->name(), e.name, guardrails::to_string(action), answer,
+                                  verdict->count});
       if (action == guardrails::Action::kBlock) {
         co_return Error(ErrorKind::kBadRequest, policy->block_status(),
                         "The " + std::string(what) + " was blocked by guardrail policy \"" +

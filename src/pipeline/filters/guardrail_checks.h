@@ -48,6 +48,13 @@ class GuardrailChecks {
   // with, or nullopt to go on.
   Awaitable<std::optional<Error>> run(CallContext& call, const guardrails::Policies& policies,
                                       Stage stage, std::string_view body);
+  // The same on text already read: a streamed answer's window (StreamGuard::unchecked_text).
+  Awaitable<std::optional<Error>> run_on_text(CallContext& call,
+                                              const guardrails::Policies& policies, Stage stage,
+                                              std::string_view text);
+  // How many characters of a streamed answer's new text make its output checkers be asked
+  // (the smallest stream_window_chars of theirs).
+  std::size_t stream_window() const { return stream_window_; }
 
  private:
   struct Checker {
@@ -63,6 +70,7 @@ class GuardrailChecks {
 
   std::vector<std::unique_ptr<Checker>> checkers_;
   std::array<bool, 3> stages_{};
+  std::size_t stream_window_ = 0;
 };
 
 }  // namespace sluice::pipeline

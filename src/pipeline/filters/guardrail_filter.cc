@@ -20,6 +20,7 @@ namespace sluice::pipeline {
 struct GuardrailFilter::Call final : FilterState {
   std::string header;
   std::optional<guardrails::StreamGuard> stream;
+  bool taken = false;  // check_stream_data took this write's events into the guard
   // The checkers asked beside the upstream call (mode: parallel): still asking, what they
   // refused, and what a release waiting for them waits on (cancelled when they are done).
   bool beside_pending = false;
@@ -103,6 +104,7 @@ FilterHooks GuardrailFilter::hooks() const {
   }
   if (checks_.any(Stage::kAnswer)) {
     hooks.add(FilterHook::kBeforeRelease).add(FilterHook::kResponseHead);  // its finds: a header
+    hooks.add(FilterHook::kStreamCheck);
   }
   if (any_policy(route_, /*input=*/false)) {
     hooks.add(FilterHook::kResponseBody).add(FilterHook::kStreamData).add(FilterHook::kEnd);
@@ -247,20 +249,62 @@ FilterStatus GuardrailFilter::on_response_body(CallContext& call, std::string& b
   return FilterStatus::proceed();
 }
 
+guardrails::StreamGuard& GuardrailFilter::stream_guard(CallContext& call, Call& state) const {
+  if (!state.stream) {
+    state.stream.emplace(output(call), hold_back_, hold_back_time_);
+    if (checks_.any(GuardrailChecks::Stage::kAnswer)) {
+      state.stream->gate();
+    }
+  }
+  return *state.stream;
+}
+
+// The in-process detectors judge the events first (take), then, once a window of new text has
+// come (or the stream ends), the checkers are asked about it with the hold-back's characters
+// before it; on_stream_data releases what they cleared. A window is asked about once, so a
+// checker sees each character about twice at most (as new text, then as context).
+Awaitable<FilterStatus> GuardrailFilter::check_stream_data(CallContext& call, std::string& data,
+                                                           bool ending) {
+  const guardrails::Policies& policies = output(call);
+  if (policies.empty()) {
+    co_return FilterStatus::proceed();
+  }
+  Call& state = call.state<Call>(*this);
+  guardrails::StreamGuard& guard = stream_guard(call, state);
+  if (!guard.take(data, ending, call.clock().now())) {
+    co_return FilterStatus::stop(blocked(*guard.verdict().block(), "answer"));
+  }
+  state.taken = true;
+  const std::size_t unchecked = guard.unchecked_chars();
+  if (unchecked == 0 || (!ending && unchecked < checks_.stream_window())) {
+    co_return FilterStatus::proceed();
+  }
+  const std::string text(guard.unchecked_text(hold_back_));
+  std::optional<Error> refused =
+      co_await checks_.run_on_text(call, policies, GuardrailChecks::Stage::kAnswer, text);
+  if (refused) {
+    guard.drop();
+    co_return FilterStatus::stop(std::move(*refused));
+  }
+  guard.cleared();
+  co_return FilterStatus::proceed();
+}
+
 FilterStatus GuardrailFilter::on_stream_data(CallContext& call, std::string& data) {
   const guardrails::Policies& policies = output(call);
   if (policies.empty()) {
     return FilterStatus::proceed();
   }
   Call& state = call.state<Call>(*this);
-  if (!state.stream) {
-    state.stream.emplace(policies, hold_back_, hold_back_time_);
+  guardrails::StreamGuard& guard = stream_guard(call, state);
+  const bool ending = call.stream_ending();
+  if (state.taken) {  // judged already, the checkers asked: only what may go out now
+    state.taken = false;
+    guard.release(data, ending, call.clock().now());
+  } else if (!guard.pass(data, ending, call.clock().now())) {
+    return FilterStatus::stop(blocked(*guard.verdict().block(), "answer"));
   }
-  const bool clean = state.stream->pass(data, call.stream_ending(), call.clock().now());
-  if (!clean) {
-    return FilterStatus::stop(blocked(*state.stream->verdict().block(), "answer"));
-  }
-  if (std::optional<guardrails::StreamGuard::Time> due = state.stream->release_due()) {
+  if (std::optional<guardrails::StreamGuard::Time> due = guard.release_due()) {
     call.rerun_stream_filters_at(*due);  // released then, if no event comes first
   }
   return FilterStatus::proceed();

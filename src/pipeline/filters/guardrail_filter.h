@@ -7,6 +7,10 @@
 #include "pipeline/filter_chain.h"
 #include "pipeline/filters/guardrail_checks.h"
 
+namespace sluice::guardrails {
+class StreamGuard;
+}  // namespace sluice::guardrails
+
 namespace sluice::pipeline {
 
 // The guardrails of a route (docs/guardrails.md), first in its chain.
@@ -16,8 +20,9 @@ namespace sluice::pipeline {
 // (the alongside hook: the upstream is asked at once, and the answer waits in before_release
 // for the verdict; a block cancels the upstream call and is answered instead). Checkers of
 // output policies see a complete answer before it is released, before the response hooks
-// (so a blocked answer is never cached); a stream's answer goes through the in-process
-// detectors only.
+// (so a blocked answer is never cached); a stream's text is asked about in windows
+// (check_stream_data: each stream_window_chars of new text and the end, with hold_back_chars of
+// context), and no event goes out before the checkers cleared its text.
 //
 // Input: right after decode, before anything is charged, looked up or sent, the caller's body
 // goes through the route's input policies (guardrails/body.h). A block answers the policy's
@@ -51,6 +56,8 @@ class GuardrailFilter final : public Filter {
   Awaitable<FilterStatus> before_release(CallContext& call, const std::string* answer) override;
   FilterStatus on_response_head(CallContext& call, ResponseHead& head) override;
   FilterStatus on_response_body(CallContext& call, std::string& body) override;
+  Awaitable<FilterStatus> check_stream_data(CallContext& call, std::string& data,
+                                            bool ending) override;
   FilterStatus on_stream_data(CallContext& call, std::string& data) override;
   void on_end(CallContext& call) override;
 
@@ -58,6 +65,8 @@ class GuardrailFilter final : public Filter {
   struct Call;
   // The input policies' in-process detectors on the request (after_decode's work).
   FilterStatus inspect_request(CallContext& call);
+  // The stream guard of this request, made on its first write.
+  guardrails::StreamGuard& stream_guard(CallContext& call, Call& state) const;
   // The policies of this request: the route's, or its key group's (RouteRuntime).
   const guardrails::Policies& input(const CallContext& call) const;
   const guardrails::Policies& output(const CallContext& call) const;

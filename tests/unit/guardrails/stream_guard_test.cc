@@ -209,5 +209,59 @@ TEST(StreamGuard, AResponsesStreamIsReadFromItsDeltasOnly) {
       << "the instructions are the request's; the done event repeats the delta";
 }
 
+// Gated (an external checker judges the stream): text waits for cleared() whatever the
+// hold-back says, the end included; the checker is shown the new text with the hold-back's
+// characters before it, and the window it keeps is bounded by that.
+TEST(StreamGuard, GatedTextWaitsForTheChecker_TheEndIncluded) {
+  const Policies policies = output_policy(GuardrailAction::kBlock, GuardrailAction::kFlag);
+  StreamGuard guard(policies, 4);
+  guard.gate();
+  std::string data = chat_delta("Hello there");
+  ASSERT_TRUE(guard.take(data, false));
+  EXPECT_EQ(data, "");
+  std::string out;
+  guard.release(out, false);
+  EXPECT_EQ(out, "") << "hold-back passed, but not cleared";
+  EXPECT_EQ(guard.unchecked_chars(), 11u);
+  EXPECT_EQ(guard.unchecked_text(4), "Hello there");
+  guard.cleared();
+  EXPECT_EQ(guard.unchecked_chars(), 0u);
+  guard.release(out, false);
+  EXPECT_EQ(out, "") << "cleared, but not hold_back characters behind the newest";
+  out.clear();
+  data = chat_delta(", friend");
+  ASSERT_TRUE(guard.take(data, true));
+  EXPECT_EQ(guard.unchecked_text(4), "here, friend") << "4 characters of context";
+  guard.release(out, true);
+  EXPECT_EQ(content_of(out), "Hello there") << "the end releases what was cleared";
+  out.clear();
+  guard.release(out, true);
+  EXPECT_EQ(out, "") << "the last write's own text waits for the checker too";
+  guard.cleared();
+  guard.release(out, true);
+  EXPECT_EQ(content_of(out), ", friend");
+  EXPECT_EQ(guard.held_bytes(), 0u);
+}
+
+TEST(StreamGuard, GatedHeldTextIsNotDueByTime_ADropEmptiesIt) {
+  using std::chrono::milliseconds;
+  const Policies policies = output_policy(GuardrailAction::kBlock, GuardrailAction::kFlag);
+  StreamGuard guard(policies, 64, milliseconds(100));
+  guard.gate();
+  const StreamGuard::Time t0{};
+  std::string data = chat_delta("Hello");
+  ASSERT_TRUE(guard.pass(data, false, t0));
+  EXPECT_EQ(guard.release_due(), std::nullopt) << "it waits for the checker, not for time";
+  data.clear();
+  ASSERT_TRUE(guard.pass(data, false, t0 + milliseconds(500)));
+  EXPECT_EQ(data, "");
+  guard.cleared();
+  EXPECT_EQ(guard.release_due(), t0 + milliseconds(100));
+  data = chat_delta(" bad");
+  ASSERT_TRUE(guard.take(data, false, t0 + milliseconds(500)));
+  guard.drop();
+  EXPECT_EQ(guard.held_bytes(), 0u);
+}
+
 }  // namespace
 }  // namespace sluice::guardrails
