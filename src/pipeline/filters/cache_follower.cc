@@ -165,6 +165,12 @@ class StreamFollower {
     out_.clear();
     for (const ir::StreamEvent& e : events_) {
       encoder_->encode(e, out_);
+      if (e.kind == ir::StreamEventKind::kError) {
+        // The shared call broke and said so (its stream ended early): this caller's stream
+        // ends with that error, which is not a coalesced answer.
+        ctx_.outcome = Outcome::kMidstreamError;
+        ctx_.error = e.error;
+      }
     }
     if (state == cache::Flight::State::kFailed && !encoder_->finished()) {
       ir::StreamEvent broken;
