@@ -32,11 +32,12 @@ declare -A max_len=(
   [guardrails_fuzz]=8192
   [eventstream_fuzz]=20000
   [embeddings_fuzz]=16384
+  [live_record_fuzz]=4096
 )
 targets=(sse_parser_fuzz openai_chat_request_fuzz openai_ir_request_fuzz openai_response_fuzz
   openai_stream_fuzz anthropic_request_fuzz anthropic_response_fuzz anthropic_stream_fuzz
   gemini_request_fuzz gemini_stream_fuzz responses_request_fuzz responses_stream_fuzz guardrails_fuzz
-  eventstream_fuzz embeddings_fuzz)
+  eventstream_fuzz embeddings_fuzz live_record_fuzz)
 
 start=$(date +%s)
 cmake --preset fuzz >/dev/null || exit 1

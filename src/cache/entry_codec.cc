@@ -5,97 +5,19 @@
 
 #include <zlib.h>
 
+#include "cache/record_bytes.h"
+
 namespace sluice::cache {
 namespace {
+
+using record_bytes::Reader;
+using record_bytes::Writer;
 
 using std::chrono::milliseconds;
 
 // "SLC" and the layout's version: a record of another version is a miss, never misread.
 constexpr std::string_view kMagic{"SLC1", 4};
 constexpr std::uint8_t kDeflated = 1;
-
-class Writer {
- public:
-  explicit Writer(std::string& out) : out_(out) {}
-
-  void byte(std::uint8_t b) { out_.push_back(static_cast<char>(b)); }
-  void varint(std::uint64_t v) {
-    while (v >= 0x80) {
-      byte(static_cast<std::uint8_t>(v | 0x80));
-      v >>= 7;
-    }
-    byte(static_cast<std::uint8_t>(v));
-  }
-  void signed_varint(std::int64_t v) {
-    varint((static_cast<std::uint64_t>(v) << 1) ^ static_cast<std::uint64_t>(v >> 63));
-  }
-  void text(std::string_view s) {
-    varint(s.size());
-    out_.append(s);
-  }
-  void raw(const void* data, std::size_t n) { out_.append(static_cast<const char*>(data), n); }
-
- private:
-  std::string& out_;
-};
-
-// Every read checks what is left; the first that fails fails the rest.
-class Reader {
- public:
-  explicit Reader(std::string_view in) : in_(in) {}
-
-  bool ok() const { return ok_; }
-  bool at_end() const { return ok_ && in_.empty(); }
-  std::string_view rest() const { return in_; }
-
-  std::uint8_t byte() {
-    if (!ok_ || in_.empty()) {
-      ok_ = false;
-      return 0;
-    }
-    const auto b = static_cast<std::uint8_t>(in_.front());
-    in_.remove_prefix(1);
-    return b;
-  }
-  std::uint64_t varint() {
-    std::uint64_t v = 0;
-    for (int shift = 0; shift < 64; shift += 7) {
-      const std::uint8_t b = byte();
-      v |= static_cast<std::uint64_t>(b & 0x7f) << shift;
-      if ((b & 0x80) == 0) {
-        return v;
-      }
-    }
-    ok_ = false;
-    return 0;
-  }
-  std::int64_t signed_varint() {
-    const std::uint64_t v = varint();
-    return static_cast<std::int64_t>((v >> 1) ^ (~(v & 1) + 1));
-  }
-  std::string text() {
-    const std::uint64_t n = varint();
-    if (!ok_ || n > in_.size()) {
-      ok_ = false;
-      return {};
-    }
-    std::string s(in_.substr(0, n));
-    in_.remove_prefix(n);
-    return s;
-  }
-  void raw(void* data, std::size_t n) {
-    if (!ok_ || n > in_.size()) {
-      ok_ = false;
-      return;
-    }
-    std::memcpy(data, in_.data(), n);
-    in_.remove_prefix(n);
-  }
-
- private:
-  std::string_view in_;
-  bool ok_ = true;
-};
 
 std::int64_t wall_ms(std::chrono::system_clock::time_point t) {
   return std::chrono::duration_cast<milliseconds>(t.time_since_epoch()).count();
@@ -140,14 +62,7 @@ void write_payload(Writer& w, const Entry& entry, const EntryClocks& now) {
   w.byte(static_cast<std::uint8_t>(a.finish));
   w.text(a.stop_sequence);
   w.signed_varint(a.created);
-  w.byte(a.usage ? 1 : 0);
-  if (a.usage) {
-    w.varint(a.usage->input_tokens);
-    w.varint(a.usage->output_tokens);
-    w.varint(a.usage->cache_read_tokens);
-    w.varint(a.usage->cache_write_tokens);
-    w.varint(a.usage->reasoning_tokens);
-  }
+  w.usage(a.usage);
   w.varint(a.content.size());
   for (const ir::ContentPart& part : a.content) {
     w.byte(static_cast<std::uint8_t>(part.kind));
@@ -195,15 +110,7 @@ std::optional<Entry> read_payload(Reader& r, const EntryClocks& now) {
   a.finish = static_cast<ir::FinishReason>(finish);
   a.stop_sequence = r.text();
   a.created = r.signed_varint();
-  if (r.byte() == 1) {
-    ir::Usage u;
-    u.input_tokens = r.varint();
-    u.output_tokens = r.varint();
-    u.cache_read_tokens = r.varint();
-    u.cache_write_tokens = r.varint();
-    u.reasoning_tokens = r.varint();
-    a.usage = u;
-  }
+  a.usage = r.usage();
   const std::uint64_t parts = r.varint();
   for (std::uint64_t i = 0; r.ok() && i < parts; ++i) {
     ir::ContentPart part;
