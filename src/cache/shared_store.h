@@ -59,6 +59,25 @@ class SharedStore {
   // the order, so a waiter never sees the claim gone before the answer is there). Not awaited.
   virtual void release_answer(std::string_view alias, std::string_view tenant, const Key& key) = 0;
 
+  // A shared call's answer live (cache/live_record.h): the claim holder appends its records
+  // to the call's log, which lives `ttl` from its newest. Not awaited; on the connection that
+  // then releases the claim, so a waiter sees the log's end before the claim is gone.
+  virtual void append_live(std::string_view alias, std::string_view tenant, const Key& key,
+                           std::string record, std::chrono::milliseconds ttl) = 0;
+  struct LiveLog {
+    std::vector<std::string> records;  // oldest first
+    LogPosition last;                  // the last record's; `after` when there are none
+    bool claimed = false;              // the call's claim is still held (by anyone)
+  };
+  // The call's live records after `after` (all of them from LogPosition{}), at most `max`, and
+  // whether its claim is still held, read together; nullopt when the store did not answer in
+  // time.
+  virtual boost::asio::awaitable<std::optional<LiveLog>> live_after(std::string_view alias,
+                                                                    std::string_view tenant,
+                                                                    const Key& key,
+                                                                    LogPosition after,
+                                                                    std::size_t max) = 0;
+
   // The semantic cache's vectors across instances (docs/cache.md#redis): each bucket
   // (SemanticIndex) has a log of vector records (cache/vector_record.h) that every instance
   // appends the questions it answered to, and reads from where it last stopped, into its own

@@ -53,6 +53,27 @@ end
 return table.concat(out)
 )lua";
 
+// A shared call's live record appended to its log (ARGV[1]), which lives ARGV[2] ms from it.
+constexpr std::string_view kAppendLiveScript = R"lua(
+redis.call('XADD', KEYS[1], '*', 'r', ARGV[1])
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+return 1
+)lua";
+
+// The live log's records from ARGV[1], at most ARGV[2], after one character that says whether
+// the call's claim (KEYS[2]) is still held: "H" or "-", then kVectorsAfterScript's format. One
+// script, so the two are read at one instant: a log without its end and no claim means the
+// holder is gone.
+constexpr std::string_view kLiveAfterScript = R"lua(
+local out = {}
+for _, e in ipairs(redis.call('XRANGE', KEYS[1], ARGV[1], '+', 'COUNT', ARGV[2])) do
+  local v = e[2][2]
+  out[#out + 1] = e[1] .. ' ' .. #v .. '\n' .. v
+end
+local held = redis.call('EXISTS', KEYS[2]) == 1 and 'H' or '-'
+return held .. table.concat(out)
+)lua";
+
 std::string number(long long v) {
   std::array<char, 24> buf;
   auto [end, ec] = std::to_chars(buf.data(), buf.data() + buf.size(), v);
@@ -131,6 +152,13 @@ std::optional<cache::LogPosition> read_position(std::string_view id) {
 }
 
 // kVectorsAfterScript's answer; nullopt when it is not one.
+// An XRANGE start just after `after` ("-": from the first).
+std::string range_after(cache::LogPosition after) {
+  return after == cache::LogPosition{} ? "-"
+                                       : "(" + number(static_cast<long long>(after.major)) + "-" +
+                                             number(static_cast<long long>(after.minor));
+}
+
 std::optional<cache::SharedStore::VectorLog> read_vector_log(std::string_view text,
                                                              cache::LogPosition after) {
   cache::SharedStore::VectorLog log;
@@ -261,6 +289,35 @@ void AnswerTier::release_answer(std::string_view alias, std::string_view tenant,
   commands_.send(args);
 }
 
+void AnswerTier::append_live(std::string_view alias, std::string_view tenant, const cache::Key& key,
+                             std::string record, milliseconds ttl) {
+  const std::string name = answer_name(alias, tenant, key) + ":live";
+  const std::string px = number(std::max<long long>(1, ttl.count()));
+  const std::array<std::string_view, 6> args{"EVAL", kAppendLiveScript, "1", name, record, px};
+  commands_.send(args);
+}
+
+boost::asio::awaitable<std::optional<cache::SharedStore::LiveLog>> AnswerTier::live_after(
+    std::string_view alias, std::string_view tenant, const cache::Key& key,
+    cache::LogPosition after, std::size_t max) {
+  const std::string name = answer_name(alias, tenant, key);
+  const std::string log = name + ":live";
+  const std::string claim = name + ":claim";
+  const std::string start = range_after(after);
+  const std::string count = number(static_cast<long long>(max));
+  const std::array<std::string_view, 7> args{"EVAL", kLiveAfterScript, "2", log, claim, start,
+                                             count};
+  Reply reply = co_await commands_.call(args, std::chrono::steady_clock::now() + settings_.timeout);
+  if (reply.kind != Reply::Kind::kString || reply.text.empty()) {
+    co_return std::nullopt;
+  }
+  std::optional<VectorLog> read = read_vector_log(std::string_view(reply.text).substr(1), after);
+  if (!read) {
+    co_return std::nullopt;
+  }
+  co_return LiveLog{std::move(read->records), read->last, reply.text.front() == 'H'};
+}
+
 void AnswerTier::append_vector(std::string_view alias, std::string_view tenant,
                                const cache::Key& bucket, std::string record, milliseconds ttl) {
   const std::string name = vector_log_name(alias, tenant, bucket);
@@ -275,10 +332,7 @@ boost::asio::awaitable<std::optional<cache::SharedStore::VectorLog>> AnswerTier:
     std::string_view alias, std::string_view tenant, const cache::Key& bucket,
     cache::LogPosition after, std::size_t max) {
   const std::string name = vector_log_name(alias, tenant, bucket);
-  const std::string start = after == cache::LogPosition{}
-                                ? "-"
-                                : "(" + number(static_cast<long long>(after.major)) + "-" +
-                                      number(static_cast<long long>(after.minor));
+  const std::string start = range_after(after);
   const std::string count = number(static_cast<long long>(max));
   const std::array<std::string_view, 6> args{"EVAL", kVectorsAfterScript, "1", name, start, count};
   Reply reply = co_await commands_.call(args, std::chrono::steady_clock::now() + settings_.timeout);

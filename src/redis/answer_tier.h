@@ -16,6 +16,9 @@ namespace sluice::redis {
 //   e:<alias>:<tenant>:{<key hex>}:claim
 //                                   the cache flight under way: ":<instance>" (a waiter on
 //                                   another instance looks for the record, then the claim)
+//   e:<alias>:<tenant>:{<key hex>}:live
+//                                   that flight's answer as it comes: a stream of live
+//                                   records (cache/live_record.h), read by the waiters
 //   v:<alias>:<tenant>:{<bucket hex>}
 //                                   a semantic bucket's vector log: a stream of vector records
 //                                   (cache/vector_record.h), the newest kMaxBucketVectors
@@ -43,6 +46,13 @@ class AnswerTier final : public cache::SharedStore {
                                              std::chrono::milliseconds hold) override;
   void release_answer(std::string_view alias, std::string_view tenant,
                       const cache::Key& key) override;
+  void append_live(std::string_view alias, std::string_view tenant, const cache::Key& key,
+                   std::string record, std::chrono::milliseconds ttl) override;
+  boost::asio::awaitable<std::optional<LiveLog>> live_after(std::string_view alias,
+                                                            std::string_view tenant,
+                                                            const cache::Key& key,
+                                                            cache::LogPosition after,
+                                                            std::size_t max) override;
   void append_vector(std::string_view alias, std::string_view tenant, const cache::Key& bucket,
                      std::string record, std::chrono::milliseconds ttl) override;
   boost::asio::awaitable<std::optional<VectorLog>> vectors_after(std::string_view alias,

@@ -1,7 +1,7 @@
 // The answer cache and Idempotency-Key over a real redis-server shared by two instances
 // (SLUICE_TEST_REDIS_URL, scripts/test-services.sh): an answer paid for on one instance is a
 // hit on the other, in another protocol; a miss while the other instance makes the same call
-// waits for that call instead of paying again (and makes its own once it failed); a retry that reaches the other instance while the
+// follows that call live instead of paying again (and makes its own once it failed); a retry that reaches the other instance while the
 // first call runs is told to retry (409), never sent upstream again, and after it gets the
 // same answer replayed; a purge drops the shared copies; and Redis killed under load costs no
 // request anything but a trip to the origin. The only fake is the upstream.
@@ -16,6 +16,7 @@ import {
   PROVIDER_KEY,
   makeTempDir,
   removeTempDir,
+  sseEvents,
   startMock,
   startSluice,
   usageRecord,
@@ -54,6 +55,8 @@ function config(name) {
     providers: [
       provider('cached'),
       provider('slow', { 'x-mock-first-byte-ms': '600', 'x-mock-events': '10', 'x-mock-pace-ms': '20' }),
+      // Three words, then nothing until the caller goes away: an answer that never completes.
+      provider('stalled', { 'x-mock-stall-after': '3', 'x-mock-events': '10' }),
       provider('plain'),
       provider('faq'),
       provider('emb', { 'x-mock-embeddings': 'bag-of-words' }),
@@ -62,6 +65,7 @@ function config(name) {
       { alias: 'cached', provider: 'cached', model: 'mock-model', cache: true },
       { alias: 'slow', provider: 'slow', model: 'mock-model' },
       { alias: 'slow-cached', provider: 'slow', model: 'mock-model', cache: { shared_flight_wait_ms: 60000 } },
+      { alias: 'stalled-cached', provider: 'stalled', model: 'mock-model', cache: { shared_flight_wait_ms: 60000 } },
       { alias: 'plain', provider: 'plain', model: 'mock-model' },
       { alias: 'faq', provider: 'faq', model: 'mock-model', cache: { semantic: { embeddings: 'embed', dimensions: 1024 } } },
       { alias: 'embed', kind: 'embeddings', provider: 'emb', model: 'mock-embed' },
@@ -254,6 +258,53 @@ describe('single-flight across instances', { skip }, () => {
     assert.equal(shared.provider, 'slow');
     assert.equal(shared.input_tokens, 0);
     assert.equal(shared.saved_input_tokens, paid.input_tokens);
+  });
+
+  test("a waiter on the other instance gets the first call's events live, before it is complete", async () => {
+    const [one, two] = gws;
+    const text = `one live flight for two instances ${Date.now()}`;
+    const before = await calls('stalled');
+    const leaving = new AbortController();
+    const first = await chat(one, 'stalled-cached', text, { stream: true, signal: leaving.signal });
+    assert.equal(first.headers.get('x-sluice-cache'), 'miss');
+    // The first caller reads its three words; the call then stalls, never complete.
+    const firstEvents = sseEvents(first);
+    let firstText = '';
+    while (firstText.split(' ').length < 4) {
+      const { value } = await firstEvents.next();
+      const delta = JSON.parse(value.data).choices?.[0]?.delta?.content;
+      if (delta) firstText += delta;
+    }
+    // The other instance, in another protocol: the same words, while the call is still open.
+    const second = await anthropic(two, 'stalled-cached', text, { stream: true });
+    assert.equal(second.status, 200);
+    assert.equal(second.headers.get('x-sluice-cache'), 'coalesced');
+    const secondEvents = sseEvents(second);
+    let told = '';
+    const raw = [];
+    while (told !== firstText) {
+      const { value, done } = await secondEvents.next();
+      assert.ok(!done, `the stream ended with ${JSON.stringify(told)} of ${JSON.stringify(firstText)}`);
+      raw.push(value.raw);
+      const e = value.data && JSON.parse(value.data);
+      if (e?.type === 'content_block_delta') told += e.delta.text;
+      assert.ok(firstText.startsWith(told), `${JSON.stringify(told)} is not what the first caller got`);
+    }
+    assert.equal((await calls('stalled')) - before, 1, 'one upstream call for both instances');
+    // The first caller leaves: its call ends without an answer, and the follower's stream
+    // with its protocol's error event, not a success.
+    leaving.abort();
+    for (;;) {
+      const { value, done } = await secondEvents.next();
+      if (done) break;
+      raw.push(value.raw);
+    }
+    const rest = raw.join('');
+    assert.match(rest, /event: error\ndata: \{"type":"error"/, rest);
+    assert.ok(!rest.includes('message_stop'));
+    const shared = await recordOf(two, second.headers.get('x-request-id'));
+    assert.equal(shared.outcome, 'midstream_error');
+    assert.equal((await calls('stalled')) - before, 1);
   });
 
   test('a first call that ends without an answer leaves the key to the waiter at once', async () => {

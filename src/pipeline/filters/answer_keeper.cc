@@ -5,6 +5,9 @@
 namespace sluice::pipeline {
 
 AnswerKeeper::~AnswerKeeper() {
+  if (mirror_) {
+    mirror_->end(false, {}, {}, std::nullopt);
+  }
   if (flight_) {
     flight_->finish(false, {}, {});
     flights_->land(key_, *flight_);
@@ -17,8 +20,9 @@ void AnswerKeeper::keep(const protocol::UpstreamCodec& codec, std::size_t max_by
 
 void AnswerKeeper::lead(CallContext& call, cache::Flights& flights, const cache::Key& key,
                         std::shared_ptr<cache::Flight> flight, const protocol::UpstreamCodec& codec,
-                        std::size_t max_bytes) {
+                        std::size_t max_bytes, std::unique_ptr<LiveMirror> mirror) {
   flight_ = std::move(flight);
+  mirror_ = std::move(mirror);
   flights_ = &flights;
   key_ = key;
   cache::Flight* shared = flight_.get();
@@ -29,11 +33,17 @@ void AnswerKeeper::lead(CallContext& call, cache::Flights& flights, const cache:
     return flight != nullptr && flight->followed();
   });
   const RequestContext* ctx = &call.ctx();  // the keeper lives in the call's state
-  capture_.emplace(codec, max_bytes, [shared, ctx](std::span<const ir::StreamEvent> events) {
-    if (const Attempt* answering = ctx->last_attempt()) {
+  LiveMirror* live = mirror_.get();
+  capture_.emplace(codec, max_bytes, [shared, live, ctx](std::span<const ir::StreamEvent> events) {
+    const Attempt* answering = ctx->last_attempt();
+    if (answering != nullptr) {
       shared->set_origin(answering->provider, answering->model, ctx->usage);
     }
     shared->publish(events);
+    if (live != nullptr) {
+      live->events(events, answering != nullptr ? answering->provider : std::string_view(),
+                   answering != nullptr ? answering->model : std::string_view(), ctx->usage);
+    }
   });
 }
 
@@ -75,6 +85,11 @@ void AnswerKeeper::land(CallContext& call, bool whole) {
   const RequestContext& ctx = call.ctx();
   const Attempt* answered = ctx.last_attempt();
   const bool named = whole && answered != nullptr;
+  if (mirror_) {
+    mirror_->end(whole, named ? answered->provider : std::string_view(),
+                 named ? answered->model : std::string_view(), ctx.usage);
+    mirror_.reset();
+  }
   flight_->finish(whole, named ? std::string(answered->provider) : "",
                   named ? std::string(answered->model) : "", ctx.usage);
   flights_->land(key_, *flight_);

@@ -9,6 +9,7 @@
 #include "cache/flight.h"
 #include "cache/key.h"
 #include "ir/response.h"
+#include "pipeline/filters/live_mirror.h"
 #include "protocol/upstream.h"
 
 namespace sluice::pipeline {
@@ -31,10 +32,11 @@ class AnswerKeeper {
   // Reads the answer back, with no one following.
   void keep(const protocol::UpstreamCodec& codec, std::size_t max_bytes);
   // Leads `flight` (the one under `key` in `flights`): the caller is held while followers wait
-  // (CallContext::hold_caller), and what it is sent is published to them.
+  // (CallContext::hold_caller), and what it is sent is published to them; with `mirror` (the
+  // call holds the instances' claim on its key), to waiters on other instances too.
   void lead(CallContext& call, cache::Flights& flights, const cache::Key& key,
             std::shared_ptr<cache::Flight> flight, const protocol::UpstreamCodec& codec,
-            std::size_t max_bytes);
+            std::size_t max_bytes, std::unique_ptr<LiveMirror> mirror = nullptr);
   bool keeping() const { return capture_.has_value(); }
   // The kept stream has reached its terminator (cache/capture.h AnswerCapture::complete).
   bool complete() const { return capture_ && capture_->complete(); }
@@ -55,6 +57,7 @@ class AnswerKeeper {
  private:
   std::optional<cache::AnswerCapture> capture_;
   std::shared_ptr<cache::Flight> flight_;
+  std::unique_ptr<LiveMirror> mirror_;
   cache::Flights* flights_ = nullptr;
   cache::Key key_{};
 };

@@ -5,6 +5,7 @@
 #include <charconv>
 #include <cstdio>
 
+#include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/container/small_vector.hpp>
 
@@ -45,7 +46,7 @@ struct CacheFilter::Call final : FilterState {
   float similarity = 0;
   std::string similarity_text;  // the header's value, alive until the head is written
   bool finished = false;        // stored and landed (finish): once
-  // This call holds the instances' claim on its key (wait_for_shared_flight): released when
+  // This call holds the instances' claim on its key (claim_shared_flight): released when
   // it is over, after its answer went to the shared store.
   bool shared_claim = false;
 };
@@ -314,25 +315,8 @@ bool CacheFilter::refresh_in_background(CallContext& call,
 Awaitable<FilterStatus> CacheFilter::board(CallContext& call, Call& state) {
   cache::Flights::Boarding boarding = flights_.board(state.key, settings_.max_entry_bytes);
   if (!boarding.leader) {
-    const bool followed = co_await follow_flight(call, *boarding.flight);
-    boarding.flight->leave();
-    if (followed) {
-      call.ctx().saved_bill_percent = settings_.bill_percent;
-      state.followed = std::move(boarding.flight);
-      co_return FilterStatus::answered();
-    }
-    // The shared call failed first, or its leader found the answer another way (a semantic
-    // hit, stored under this key): the store once more, then a call of its own.
-    if (std::optional<cache::MemoryStore::Found> found = store_.find(state.key, call.clock().now());
-        found && found->freshness == cache::MemoryStore::Freshness::kFresh) {
-      const bool served = co_await serve(call, state, *found, "hit");
-      if (served) {
-        co_return FilterStatus::answered();
-      }
-    }
-    call.ctx().cache = "miss";
-    state.keeper.keep(codec_, settings_.max_entry_bytes);
-    co_return FilterStatus::proceed();
+    const bool followed = co_await follow_and_leave(call, boarding.flight);
+    co_return co_await followed_or_own(call, state, std::move(boarding.flight), followed);
   }
   if (state.semantic) {
     std::optional<cache::MemoryStore::Found> found = co_await find_semantic(call, state);
@@ -341,14 +325,10 @@ Awaitable<FilterStatus> CacheFilter::board(CallContext& call, Call& state) {
     }
   }
   if (shared_.store != nullptr && settings_.shared_flight_wait.count() > 0) {
-    SharedFlightWait waited = co_await wait_for_shared_flight(
-        call, *shared_.store, alias_, state.tenant, state.key, settings_.shared_flight_wait);
-    if (waited.result == SharedFlightWait::Result::kCallerGone) {
-      boarding.flight->finish(false, {}, {});  // its followers make their own calls
-      flights_.land(state.key, *boarding.flight);
-      call.client_gone(
-          Error(ErrorKind::kClientGone, "client disconnected waiting for another instance"));
-      co_return FilterStatus::answered();
+    SharedFlightWait waited = co_await claim_shared_flight(*shared_.store, alias_, state.tenant,
+                                                           state.key, settings_.shared_flight_wait);
+    if (waited.result == SharedFlightWait::Result::kElsewhere) {
+      co_return co_await follow_elsewhere(call, state, std::move(boarding.flight));
     }
     if (waited.result == SharedFlightWait::Result::kAnswered) {
       if (std::optional<cache::MemoryStore::Found> found =
@@ -359,9 +339,64 @@ Awaitable<FilterStatus> CacheFilter::board(CallContext& call, Call& state) {
     }
     state.shared_claim = waited.claimed;
   }
+  std::unique_ptr<LiveMirror> mirror;
+  if (state.shared_claim) {  // waiters on other instances follow this call's live log
+    mirror = std::make_unique<LiveMirror>(*shared_.store, alias_, state.tenant, state.key,
+                                          settings_.shared_flight_wait, settings_.max_entry_bytes);
+  }
   state.keeper.lead(call, flights_, state.key, std::move(boarding.flight), codec_,
-                    settings_.max_entry_bytes);
+                    settings_.max_entry_bytes, std::move(mirror));
   co_return FilterStatus::proceed();
+}
+
+Awaitable<bool> CacheFilter::follow_and_leave(CallContext& call,
+                                              std::shared_ptr<cache::Flight> flight) {
+  const bool followed = co_await follow_flight(call, *flight);
+  flight->leave();
+  co_return followed;
+}
+
+Awaitable<FilterStatus> CacheFilter::followed_or_own(CallContext& call, Call& state,
+                                                     std::shared_ptr<cache::Flight> flight,
+                                                     bool followed) {
+  if (followed) {
+    call.ctx().saved_bill_percent = settings_.bill_percent;
+    state.followed = std::move(flight);
+    co_return FilterStatus::answered();
+  }
+  // The shared call failed first, or its leader found the answer another way (a semantic
+  // hit, stored under this key): the store once more, then a call of its own.
+  if (std::optional<cache::MemoryStore::Found> found = store_.find(state.key, call.clock().now());
+      found && found->freshness == cache::MemoryStore::Freshness::kFresh) {
+    const bool served = co_await serve(call, state, *found, "hit");
+    if (served) {
+      co_return FilterStatus::answered();
+    }
+  }
+  call.ctx().cache = "miss";
+  state.keeper.keep(codec_, settings_.max_entry_bytes);
+  co_return FilterStatus::proceed();
+}
+
+// Another instance makes this call: its live log is relayed into this instance's flight of the
+// key (led by this request), and this request follows that flight like any local follower,
+// both at once; the flight's other followers are this instance's identical requests.
+Awaitable<FilterStatus> CacheFilter::follow_elsewhere(CallContext& call, Call& state,
+                                                      std::shared_ptr<cache::Flight> flight) {
+  using boost::asio::experimental::awaitable_operators::operator&&;
+  SharedFlightRelay relay{*shared_.store,
+                          alias_,
+                          state.tenant,
+                          state.key,
+                          settings_.shared_flight_wait,
+                          settings_.max_entry_bytes,
+                          [this, &call, &state](std::string_view record) {
+                            adopt_shared(call, state, state.key, record);
+                          }};
+  flight->join();  // this request follows the flight it leads
+  const bool followed = co_await (relay_shared_flight(std::move(relay), flight, flights_) &&
+                                  follow_and_leave(call, flight));
+  co_return co_await followed_or_own(call, state, std::move(flight), followed);
 }
 
 // The leader found its answer without a call: its flight lands empty, so its followers look in
@@ -515,8 +550,10 @@ void CacheFilter::finish(CallContext& call, Call& state) {
   if (whole && (answer->finish != ir::FinishReason::kLength || settings_.store_truncated)) {
     store_answer(call, state, std::move(*answer));
   }
-  release_shared_claim(state);  // after the answer, on the same connection: waiters find it
+  // The live log's end, then the claim: on the same connection, after the answer, so a waiter
+  // finds the one or the other.
   state.keeper.land(call, whole);
+  release_shared_claim(state);
 }
 
 void CacheFilter::store_answer(CallContext& call, Call& state, ir::Response answer) {

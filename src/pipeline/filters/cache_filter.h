@@ -6,6 +6,7 @@
 #include <boost/asio/any_io_executor.hpp>
 
 #include "cache/cache_state.h"
+#include "cache/flight.h"
 #include "cache/shared_store.h"
 #include "config/cache.h"
 #include "pipeline/filter.h"
@@ -44,8 +45,9 @@ namespace sluice::pipeline {
 // With `cache.redis`, a local miss asks the store every instance shares before it goes on
 // (cache/shared_store.h), and every stored answer is written there too; a Redis that is slow or
 // down is a miss, never an error. A leader of a new flight also claims its key there
-// (pipeline/filters/shared_flight.h): while another instance holds it, the miss waits, bounded,
-// for that call's answer (x-sluice-cache: coalesced) instead of paying for it again.
+// (pipeline/filters/shared_flight.h): while another instance holds it, the miss follows that
+// call's answer as it comes, through the call's live log (x-sluice-cache: coalesced), instead
+// of paying for it again.
 // Semantic cache (cache.semantic): a miss that leads a new flight and whose last message is
 // the caller's text embeds it (SemanticLookup) and is answered by the nearest question already
 // answered in its bucket, if that is at least `threshold` alike (x-sluice-cache: semantic,
@@ -92,6 +94,15 @@ class CacheFilter final : public Filter {
                                                         const cache::Key& key,
                                                         std::string_view record);
   Awaitable<FilterStatus> board(CallContext& call, Call& state);
+  // A follower of `flight`; then its place in the flight is given up.
+  Awaitable<bool> follow_and_leave(CallContext& call, std::shared_ptr<cache::Flight> flight);
+  // After following: answered when it `followed`; else the store once more, then the call's
+  // own attempt.
+  Awaitable<FilterStatus> followed_or_own(CallContext& call, Call& state,
+                                          std::shared_ptr<cache::Flight> flight, bool followed);
+  // The call is under way on another instance: followed live (shared_flight.h).
+  Awaitable<FilterStatus> follow_elsewhere(CallContext& call, Call& state,
+                                           std::shared_ptr<cache::Flight> flight);
   // A stale entry this request claimed is refreshed by an internal call in the background;
   // false when the worker has no room for one.
   bool refresh_in_background(CallContext& call, boost::asio::any_io_executor executor) const;
