@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -62,8 +63,12 @@ class SharedStore {
   // A shared call's answer live (cache/live_record.h): the claim holder appends its records
   // to the call's log, which lives `ttl` from its newest. Not awaited; on the connection that
   // then releases the claim, so a waiter sees the log's end before the claim is gone.
+  // `watched`, when the store answers: for how much longer a waiter elsewhere is known to
+  // follow the call (0: none does), as live_after tells the store.
   virtual void append_live(std::string_view alias, std::string_view tenant, const Key& key,
-                           std::string record, std::chrono::milliseconds ttl) = 0;
+                           std::string record, std::chrono::milliseconds ttl,
+                           std::function<void(std::chrono::milliseconds)> watched) = 0;
+  static constexpr std::chrono::milliseconds kLiveWatch{1000};
   struct LiveLog {
     std::vector<std::string> records;  // oldest first
     LogPosition last;                  // the last record's; `after` when there are none
@@ -71,7 +76,7 @@ class SharedStore {
   };
   // The call's live records after `after` (all of them from LogPosition{}), at most `max`, and
   // whether its claim is still held, read together; nullopt when the store did not answer in
-  // time.
+  // time. Each read also says this instance follows the call, for kLiveWatch from now.
   virtual boost::asio::awaitable<std::optional<LiveLog>> live_after(std::string_view alias,
                                                                     std::string_view tenant,
                                                                     const Key& key,

@@ -53,18 +53,20 @@ end
 return table.concat(out)
 )lua";
 
-// A shared call's live record appended to its log (ARGV[1]), which lives ARGV[2] ms from it.
+// A shared call's live record appended to its log (ARGV[1]), which lives ARGV[2] ms from it;
+// answers how many ms the call's watch (KEYS[2]) has left (negative: none).
 constexpr std::string_view kAppendLiveScript = R"lua(
 redis.call('XADD', KEYS[1], '*', 'r', ARGV[1])
 redis.call('PEXPIRE', KEYS[1], ARGV[2])
-return 1
+return redis.call('PTTL', KEYS[2])
 )lua";
 
 // The live log's records from ARGV[1], at most ARGV[2], after one character that says whether
 // the call's claim (KEYS[2]) is still held: "H" or "-", then kVectorsAfterScript's format. One
 // script, so the two are read at one instant: a log without its end and no claim means the
-// holder is gone.
+// holder is gone. The waiter's watch (KEYS[3]) is set for ARGV[3] ms.
 constexpr std::string_view kLiveAfterScript = R"lua(
+redis.call('SET', KEYS[3], '1', 'PX', ARGV[3])
 local out = {}
 for _, e in ipairs(redis.call('XRANGE', KEYS[1], ARGV[1], '+', 'COUNT', ARGV[2])) do
   local v = e[2][2]
@@ -290,11 +292,23 @@ void AnswerTier::release_answer(std::string_view alias, std::string_view tenant,
 }
 
 void AnswerTier::append_live(std::string_view alias, std::string_view tenant, const cache::Key& key,
-                             std::string record, milliseconds ttl) {
-  const std::string name = answer_name(alias, tenant, key) + ":live";
+                             std::string record, milliseconds ttl,
+                             std::function<void(milliseconds)> watched) {
+  const std::string name = answer_name(alias, tenant, key);
+  const std::string log = name + ":live";
+  const std::string watch = name + ":watch";
   const std::string px = number(std::max<long long>(1, ttl.count()));
-  const std::array<std::string_view, 6> args{"EVAL", kAppendLiveScript, "1", name, record, px};
-  commands_.send(args);
+  const std::array<std::string_view, 7> args{"EVAL", kAppendLiveScript, "2", log, watch, record,
+                                             px};
+  if (!watched) {
+    commands_.send(args);
+    return;
+  }
+  commands_.send(args, [watched = std::move(watched)](const Reply& reply) {
+    if (reply.kind == Reply::Kind::kInteger) {
+      watched(milliseconds(std::max<long long>(0, reply.integer)));
+    }
+  });
 }
 
 boost::asio::awaitable<std::optional<cache::SharedStore::LiveLog>> AnswerTier::live_after(
@@ -303,10 +317,12 @@ boost::asio::awaitable<std::optional<cache::SharedStore::LiveLog>> AnswerTier::l
   const std::string name = answer_name(alias, tenant, key);
   const std::string log = name + ":live";
   const std::string claim = name + ":claim";
+  const std::string watch = name + ":watch";
   const std::string start = range_after(after);
   const std::string count = number(static_cast<long long>(max));
-  const std::array<std::string_view, 7> args{"EVAL", kLiveAfterScript, "2", log, claim, start,
-                                             count};
+  const std::string watch_px = number(kLiveWatch.count());
+  const std::array<std::string_view, 9> args{
+      "EVAL", kLiveAfterScript, "3", log, claim, watch, start, count, watch_px};
   Reply reply = co_await commands_.call(args, std::chrono::steady_clock::now() + settings_.timeout);
   if (reply.kind != Reply::Kind::kString || reply.text.empty()) {
     co_return std::nullopt;

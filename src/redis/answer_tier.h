@@ -19,6 +19,9 @@ namespace sluice::redis {
 //   e:<alias>:<tenant>:{<key hex>}:live
 //                                   that flight's answer as it comes: a stream of live
 //                                   records (cache/live_record.h), read by the waiters
+//   e:<alias>:<tenant>:{<key hex>}:watch
+//                                   set for a second by each read of a waiter: while it is
+//                                   there the holder's call goes on without its own caller
 //   v:<alias>:<tenant>:{<bucket hex>}
 //                                   a semantic bucket's vector log: a stream of vector records
 //                                   (cache/vector_record.h), the newest kMaxBucketVectors
@@ -47,7 +50,8 @@ class AnswerTier final : public cache::SharedStore {
   void release_answer(std::string_view alias, std::string_view tenant,
                       const cache::Key& key) override;
   void append_live(std::string_view alias, std::string_view tenant, const cache::Key& key,
-                   std::string record, std::chrono::milliseconds ttl) override;
+                   std::string record, std::chrono::milliseconds ttl,
+                   std::function<void(std::chrono::milliseconds)> watched) override;
   boost::asio::awaitable<std::optional<LiveLog>> live_after(std::string_view alias,
                                                             std::string_view tenant,
                                                             const cache::Key& key,

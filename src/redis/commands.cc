@@ -140,6 +140,42 @@ boost::asio::awaitable<Reply> Commands::call(std::span<const std::string_view> a
   co_return reply;
 }
 
+// A fire-and-forget command whose reply someone wants to know about.
+struct Commands::Noted {
+  Commands& owner;
+  std::function<void(const Reply&)> on_reply;
+};
+
+void Commands::on_noted_reply(redisAsyncContext*, void* reply, void* privdata) {
+  std::unique_ptr<Noted> noted(static_cast<Noted*>(privdata));
+  Commands& self = noted->owner;
+  --self.waiting_;
+  const auto* r = static_cast<const redisReply*>(reply);
+  Reply out;
+  if (r != nullptr) {
+    self.health_.answered();
+    out = copy_reply(r);
+  } else {
+    out.kind = Reply::Kind::kLost;
+  }
+  noted->on_reply(out);
+}
+
+bool Commands::send(std::span<const std::string_view> args,
+                    std::function<void(const Reply&)> on_reply) {
+  if (!connection_.connected() || waiting_ >= kMaxWaiting) {
+    health_.failed(connection_.connected() ? "too many commands waiting" : "not connected");
+    return false;
+  }
+  auto noted = std::make_unique<Noted>(Noted{*this, std::move(on_reply)});
+  if (!connection_.command(args, &Commands::on_noted_reply, noted.get())) {
+    return false;
+  }
+  noted.release();  // on_noted_reply owns it now
+  ++waiting_;
+  return true;
+}
+
 bool Commands::send(std::span<const std::string_view> args) {
   if (!connection_.connected() || waiting_ >= kMaxWaiting) {
     health_.failed(connection_.connected() ? "too many commands waiting" : "not connected");

@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -62,6 +63,10 @@ class Commands {
   // Sends `args` without waiting for the reply (a write whose outcome changes nothing for the
   // request); false when it was not sent.
   bool send(std::span<const std::string_view> args);
+  // The same, and `on_reply` is called with the reply when it comes (on this worker's thread;
+  // with a kLost reply when the connection closes first, this object's destruction included).
+  // Nothing waits for it: what it captures must look after its own lifetime.
+  bool send(std::span<const std::string_view> args, std::function<void(const Reply&)> on_reply);
 
   std::size_t waiting_for_test() const { return waiting_; }
 
@@ -69,6 +74,8 @@ class Commands {
   struct Pending;
   static void on_reply(redisAsyncContext* ac, void* reply, void* privdata);
   static void on_sent_reply(redisAsyncContext* ac, void* reply, void* privdata);
+  static void on_noted_reply(redisAsyncContext* ac, void* reply, void* privdata);
+  struct Noted;
   Pending* acquire();
   void release(Pending* p);
 

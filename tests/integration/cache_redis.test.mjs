@@ -55,8 +55,9 @@ function config(name) {
     providers: [
       provider('cached'),
       provider('slow', { 'x-mock-first-byte-ms': '600', 'x-mock-events': '10', 'x-mock-pace-ms': '20' }),
-      // Three words, then nothing until the caller goes away: an answer that never completes.
-      provider('stalled', { 'x-mock-stall-after': '3', 'x-mock-events': '10' }),
+      // Three words, then nothing: an answer that never completes (cut by the idle timeout).
+      { ...provider('stalled', { 'x-mock-stall-after': '3', 'x-mock-events': '10' }), timeout: { idle_ms: 1500 } },
+      provider('paced', { 'x-mock-events': '12', 'x-mock-pace-ms': '100' }),
       provider('plain'),
       provider('faq'),
       provider('emb', { 'x-mock-embeddings': 'bag-of-words' }),
@@ -66,6 +67,7 @@ function config(name) {
       { alias: 'slow', provider: 'slow', model: 'mock-model' },
       { alias: 'slow-cached', provider: 'slow', model: 'mock-model', cache: { shared_flight_wait_ms: 60000 } },
       { alias: 'stalled-cached', provider: 'stalled', model: 'mock-model', cache: { shared_flight_wait_ms: 60000 } },
+      { alias: 'paced-cached', provider: 'paced', model: 'mock-model', cache: { shared_flight_wait_ms: 60000 } },
       { alias: 'plain', provider: 'plain', model: 'mock-model' },
       { alias: 'faq', provider: 'faq', model: 'mock-model', cache: { semantic: { embeddings: 'embed', dimensions: 1024 } } },
       { alias: 'embed', kind: 'embeddings', provider: 'emb', model: 'mock-embed' },
@@ -291,8 +293,9 @@ describe('single-flight across instances', { skip }, () => {
       assert.ok(firstText.startsWith(told), `${JSON.stringify(told)} is not what the first caller got`);
     }
     assert.equal((await calls('stalled')) - before, 1, 'one upstream call for both instances');
-    // The first caller leaves: its call ends without an answer, and the follower's stream
-    // with its protocol's error event, not a success.
+    // The first caller leaves; the call goes on for the follower until the stalled upstream's
+    // idle timeout ends it without an answer, and the follower's stream with its protocol's
+    // error event, not a success.
     leaving.abort();
     for (;;) {
       const { value, done } = await secondEvents.next();
@@ -305,6 +308,55 @@ describe('single-flight across instances', { skip }, () => {
     const shared = await recordOf(two, second.headers.get('x-request-id'));
     assert.equal(shared.outcome, 'midstream_error');
     assert.equal((await calls('stalled')) - before, 1);
+  });
+
+  test('the first caller leaving does not stop the call while a waiter on the other instance follows it', async () => {
+    const [one, two] = gws;
+    const text = `a flight that goes on ${Date.now()}`;
+    const before = await calls('paced');
+    const leaving = new AbortController();
+    const first = await chat(one, 'paced-cached', text, { stream: true, signal: leaving.signal });
+    const firstEvents = sseEvents(first);
+    const second = await anthropic(two, 'paced-cached', text, { stream: true });
+    assert.equal(second.headers.get('x-sluice-cache'), 'coalesced');
+    const secondEvents = sseEvents(second);
+    const raw = [];
+    let told = '';
+    let deltas = 0;
+    while (deltas < 3) {
+      const { value, done } = await secondEvents.next();
+      assert.ok(!done);
+      raw.push(value.raw);
+      const e = value.data && JSON.parse(value.data);
+      if (e?.type === 'content_block_delta') {
+        told += e.delta.text;
+        deltas += 1;
+      }
+    }
+    // Two more words for the first caller: the first call's appends since have been answered
+    // with the follower's watch.
+    let firstDeltas = 0;
+    while (firstDeltas < deltas + 2) {
+      const { value } = await firstEvents.next();
+      if (JSON.parse(value.data).choices?.[0]?.delta?.content) firstDeltas += 1;
+    }
+    leaving.abort();
+    for (;;) {
+      const { value, done } = await secondEvents.next();
+      if (done) break;
+      raw.push(value.raw);
+      const e = value.data && JSON.parse(value.data);
+      if (e?.type === 'content_block_delta') told += e.delta.text;
+    }
+    const all = raw.join('');
+    assert.ok(all.includes('event: message_stop'), all);
+    assert.ok(!all.includes('event: error'), all);
+    assert.equal(told, ['Mock reply', ...Array.from({ length: 12 }, (_, i) => `w${i + 1}`)].join(' '));
+    assert.equal((await calls('paced')) - before, 1, 'one upstream call, run to its end');
+    const shared = await recordOf(two, second.headers.get('x-request-id'));
+    assert.equal(shared.outcome, 'coalesced');
+    const paid = await recordOf(one, first.headers.get('x-request-id'));
+    assert.ok(paid.output_tokens > 0, JSON.stringify(paid));
   });
 
   test('a first call that ends without an answer leaves the key to the waiter at once', async () => {

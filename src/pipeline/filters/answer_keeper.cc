@@ -1,5 +1,7 @@
 #include "pipeline/filters/answer_keeper.h"
 
+#include <chrono>
+
 #include "pipeline/call_context.h"
 
 namespace sluice::pipeline {
@@ -28,9 +30,13 @@ void AnswerKeeper::lead(CallContext& call, cache::Flights& flights, const cache:
   cache::Flight* shared = flight_.get();
   // A weak reference: the flight may land (and be freed) while the call goes on, a stream
   // whose answer was whole and stored before the upstream's body ended.
-  call.hold_caller([weak = std::weak_ptr<cache::Flight>(flight_)] {
+  // Followed here, or (the store says) by a waiter on another instance.
+  std::shared_ptr<const LiveMirror::Watch> watch = mirror_ ? mirror_->watch() : nullptr;
+  call.hold_caller([weak = std::weak_ptr<cache::Flight>(flight_), watch = std::move(watch)] {
     const std::shared_ptr<cache::Flight> flight = weak.lock();
-    return flight != nullptr && flight->followed();
+    return flight != nullptr &&
+           (flight->followed() ||
+            (watch != nullptr && std::chrono::steady_clock::now() < watch->until));
   });
   const RequestContext* ctx = &call.ctx();  // the keeper lives in the call's state
   LiveMirror* live = mirror_.get();

@@ -15,7 +15,10 @@ void LiveMirror::events(std::span<const ir::StreamEvent> events, std::string_vie
     end(false, provider, model, usage);  // larger than an entry may be: no waiter gets it
     return;
   }
-  store_.append_live(alias_, tenant_, key_, std::move(record), ttl_);
+  store_.append_live(alias_, tenant_, key_, std::move(record), ttl_,
+                     [watch = watch_](std::chrono::milliseconds left) {
+                       watch->until = std::chrono::steady_clock::now() + left;
+                     });
 }
 
 void LiveMirror::end(bool whole, std::string_view provider, std::string_view model,
@@ -25,7 +28,7 @@ void LiveMirror::end(bool whole, std::string_view provider, std::string_view mod
   }
   ended_ = true;
   store_.append_live(alias_, tenant_, key_, cache::encode_live_end(whole, provider, model, usage),
-                     ttl_);
+                     ttl_, nullptr);
 }
 
 }  // namespace sluice::pipeline

@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -19,6 +20,11 @@ namespace sluice::pipeline {
 // so that waiters on other instances follow it as it comes, then how it ended. Bounded like the
 // flight: past `max_bytes` the log ends as failed, and its waiters make their own calls.
 // Nothing is awaited. Lives with the call's AnswerKeeper, on its worker.
+//
+// Each append's answer says whether a waiter elsewhere still follows the call (its reads set a
+// watch in the store, for SharedStore::kLiveWatch): while one does, the call goes on when its
+// own caller leaves, as it does for a local follower (AnswerKeeper's hold on the caller). Known
+// from the last append's answer: before the first one, only local followers count.
 class LiveMirror {
  public:
   LiveMirror(cache::SharedStore& store, std::string_view alias, std::string_view tenant,
@@ -35,6 +41,12 @@ class LiveMirror {
   // `events` as the flight got them, with the target answering and the usage so far.
   void events(std::span<const ir::StreamEvent> events, std::string_view provider,
               std::string_view model, const std::optional<ir::Usage>& usage);
+  // Until when a waiter elsewhere is known to follow the call. Outlives the mirror (the
+  // store's answers may come after it is gone).
+  struct Watch {
+    std::chrono::steady_clock::time_point until{};
+  };
+  std::shared_ptr<const Watch> watch() const { return watch_; }
   // The call is over (once; later calls do nothing).
   void end(bool whole, std::string_view provider, std::string_view model,
            const std::optional<ir::Usage>& usage);
@@ -47,6 +59,7 @@ class LiveMirror {
   const std::chrono::milliseconds ttl_;
   const std::size_t max_bytes_;
   std::size_t bytes_ = 0;
+  std::shared_ptr<Watch> watch_ = std::make_shared<Watch>();
   bool ended_ = false;
 };
 
