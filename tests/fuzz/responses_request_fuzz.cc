@@ -7,6 +7,7 @@
 // Anthropic (check_anthropic_encoding).
 
 #include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -24,6 +25,39 @@
 #include "protocol/sealed_reasoning.h"
 
 namespace {
+
+// Whether `a` and `b` are the same JSON but for doubles a last bit apart: the body without
+// sealed reasoning is written back from a DOM, and Boost.JSON 1.81 parses a literal such as
+// -5e90 to a neighbour of the nearest double, so parsing what it wrote may land one ulp away.
+bool same_but_last_bits(const boost::json::value& a, const boost::json::value& b) {
+  if (a.is_double() && b.is_double()) {
+    const double x = a.get_double();
+    const double y = b.get_double();
+    return x == y || std::fabs(x - y) <= 1e-15 * std::max(std::fabs(x), std::fabs(y));
+  }
+  if (a.kind() != b.kind()) {
+    return false;
+  }
+  if (a.is_array()) {
+    const boost::json::array& x = a.get_array();
+    const boost::json::array& y = b.get_array();
+    if (x.size() != y.size()) return false;
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      if (!same_but_last_bits(x[i], y[i])) return false;
+    }
+    return true;
+  }
+  if (a.is_object()) {
+    const boost::json::object& x = a.get_object();
+    const boost::json::object& y = b.get_object();
+    if (x.size() != y.size()) return false;
+    for (auto i = x.begin(), j = y.begin(); i != x.end(); ++i, ++j) {
+      if (i->key() != j->key() || !same_but_last_bits(i->value(), j->value())) return false;
+    }
+    return true;
+  }
+  return boost::json::serialize(a) == boost::json::serialize(b);
+}
 
 // decode() reads no header.
 class NoHead final : public sluice::codec::RequestHead {
@@ -72,8 +106,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       items.erase(std::remove_if(items.begin(), items.end(), sealed_item), items.end());
     }
     // Compared as serialized text: Boost.JSON reads a number such as 0e29256 as NaN, which is
-    // never equal to itself, though the bytes went through untouched.
-    check(boost::json::serialize(original) == boost::json::serialize(spliced),
+    // never equal to itself, though the bytes went through untouched. Only a body that held
+    // sealed reasoning is written back from a DOM (its doubles may move a last bit).
+    const bool rewritten = body.find(sluice::protocol::kSealedReasoningPrefix) != body.npos;
+    check(boost::json::serialize(original) == boost::json::serialize(spliced) ||
+              (rewritten && same_but_last_bits(original, spliced)),
           "passthrough body changes more than the model", up);
   }
 
